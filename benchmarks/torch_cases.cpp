@@ -1,0 +1,51 @@
+// libtorch twins of the cases in bench_ops.cpp: same shapes, same threads, same harness.
+#include <torch/torch.h>
+
+#include "harness.h"
+
+namespace bench {
+
+bool torch_available() { return true; }
+
+TwinTable torch_cases() {
+  TwinTable t;
+  t["eager_add_1elem"] = [] {
+    auto a = torch::rand({1}), b = torch::rand({1});
+    return median_seconds([&] { auto c = a + b; }, 15, 20000);
+  };
+  t["autograd_overhead"] = [] {
+    auto x = torch::rand({1}, torch::requires_grad()), y = torch::rand({1}, torch::requires_grad());
+    return median_seconds([&] { (x * y + x).sum().backward(); }, 15, 2000);
+  };
+  t["add_16M_out"] = [] {
+    auto a = torch::rand({16 << 20}), b = torch::rand({16 << 20}), c = torch::empty({16 << 20});
+    return median_seconds([&] { torch::add_out(c, a, b); });
+  };
+  t["exp_16M"] = [] {
+    auto a = torch::rand({16 << 20});
+    return median_seconds([&] { auto c = torch::exp(a); });
+  };
+  t["broadcast_add_4096"] = [] {
+    auto a = torch::rand({4096, 4096}), b = torch::rand({4096});
+    return median_seconds([&] { auto c = a + b; });
+  };
+  t["transpose_copy_4096"] = [] {
+    auto a = torch::rand({4096, 4096});
+    return median_seconds([&] { auto c = a.t().contiguous(); });
+  };
+  t["sum_16M"] = [] {
+    auto a = torch::rand({16 << 20});
+    return median_seconds([&] { auto s = a.sum(); });
+  };
+  t["sum_dim0_4096"] = [] {
+    auto a = torch::rand({4096, 4096});
+    return median_seconds([&] { auto s = a.sum(0); });
+  };
+  t["softmax_rows_4096"] = [] {
+    auto a = torch::rand({4096, 4096});
+    return median_seconds([&] { auto s = torch::softmax(a, 1); });
+  };
+  return t;
+}
+
+}  // namespace bench

@@ -1,0 +1,71 @@
+// 16-bit floating point storage types. They store bits only; arithmetic happens in float
+// (see Note [Half types compute in float]).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+namespace tensor {
+
+// Note [Half types compute in float]
+// Half and BFloat16 are storage formats. Every kernel converts them to float, computes,
+// and rounds back once per output element, as PyTorch's CPU kernels do. That keeps one
+// rounding per op and lets the float SIMD loops serve them.
+
+namespace detail {
+inline uint32_t f32_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+inline float f32_from_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+}  // namespace detail
+
+/// IEEE 754 binary16.
+struct Half {
+  uint16_t x = 0;
+  Half() = default;
+  /// Rounds to nearest even.
+  Half(float f) : x(from_float(f)) {}
+  operator float() const { return to_float(x); }
+  static Half from_bits(uint16_t b) { Half h; h.x = b; return h; }
+
+  static uint16_t from_float(float f) {
+    uint32_t u = detail::f32_bits(f);
+    uint32_t sign = (u >> 16) & 0x8000u;
+    uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return static_cast<uint16_t>(sign | (a > 0x7f800000u ? 0x7e00u : 0x7c00u));
+    if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow to inf
+    if (a < 0x38800000u) {  // subnormal or zero in half
+      float v = detail::f32_from_bits(a) + 0.5f;  // align mantissa so the FPU rounds
+      return static_cast<uint16_t>(sign | (detail::f32_bits(v) - 0x3f000000u));
+    }
+    uint32_t mant_odd = (a >> 13) & 1u;
+    a += 0xc8000fffu + mant_odd;  // rebias exponent and round to nearest even
+    return static_cast<uint16_t>(sign | (a >> 13));
+  }
+  static float to_float(uint16_t h) {
+    uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+    uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+    if (exp == 0x1f) return detail::f32_from_bits(sign | 0x7f800000u | (mant << 13));
+    if (exp == 0) {
+      float v = static_cast<float>(mant) * 5.9604644775390625e-8f;  // 2^-24
+      return sign ? -v : v;
+    }
+    return detail::f32_from_bits(sign | ((exp + 112) << 23) | (mant << 13));
+  }
+};
+
+/// bfloat16: the upper half of a float32.
+struct BFloat16 {
+  uint16_t x = 0;
+  BFloat16() = default;
+  /// Rounds to nearest even; NaN stays NaN.
+  BFloat16(float f) : x(from_float(f)) {}
+  operator float() const { return detail::f32_from_bits(static_cast<uint32_t>(x) << 16); }
+  static BFloat16 from_bits(uint16_t b) { BFloat16 h; h.x = b; return h; }
+  static uint16_t from_float(float f) {
+    uint32_t u = detail::f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return static_cast<uint16_t>(u >> 16);
+  }
+};
+
+}  // namespace tensor

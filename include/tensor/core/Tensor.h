@@ -1,0 +1,303 @@
+// Tensor: a refcounted handle to a TensorImpl. Copies share data (as in libtorch).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "tensor/core/ArrayRef.h"
+#include "tensor/core/Error.h"
+#include "tensor/core/Scalar.h"
+#include "tensor/core/TensorImpl.h"
+#include "tensor/core/TensorOptions.h"
+
+namespace tensor {
+
+namespace indexing { class TensorIndex; }
+class Tensor;
+using TensorList = ArrayRef<Tensor>;
+
+/// A strided view over refcounted storage. A default-constructed Tensor is undefined.
+class TENSOR_API Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return static_cast<bool>(impl_); }
+  TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
+  const intrusive_ptr<TensorImpl>& impl() const { return impl_; }
+  /// True when both handles share one TensorImpl.
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  void reset() { impl_.reset(); }
+
+  // ---- metadata ----
+  /// Sizes of every dim.
+  IntArrayRef sizes() const { return impl_->sizes(); }
+  /// Size of dim `d` (negative counts from the end).
+  int64_t size(int64_t d) const;
+  IntArrayRef strides() const { return impl_->strides(); }
+  int64_t stride(int64_t d) const;
+  int64_t dim() const { return impl_->dim(); }
+  int64_t ndimension() const { return dim(); }
+  int64_t numel() const { return impl_->numel(); }
+  ScalarType dtype() const { return impl_->dtype(); }
+  ScalarType scalar_type() const { return impl_->dtype(); }
+  Device device() const { return impl_->device(); }
+  TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
+  bool is_contiguous() const { return impl_->is_contiguous(); }
+  int64_t storage_offset() const { return impl_->storage_offset(); }
+  int64_t element_size() const { return tensor::element_size(dtype()); }
+  int64_t nbytes() const { return numel() * element_size(); }
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_meta() const { return device().is_meta(); }
+  bool is_floating_point() const { return tensor::is_floating_point(dtype()); }
+  bool is_complex() const { return tensor::is_complex(dtype()); }
+  /// True when this is a lazily conjugated view (conj() of a complex tensor).
+  bool is_conj() const { return impl_->is_conj(); }
+  /// Typed pointer to element 0; throws if T does not match the dtype or the tensor has no memory.
+  template <class T> T* data_ptr() const;
+  void* data_ptr() const;
+  /// The value of a one-element tensor, converted to T.
+  template <class T> T item() const;
+  Scalar item() const;
+  /// Shape and dtype for messages: "[2, 3] float32".
+  std::string describe() const;
+  /// In-place-write counter shared with views (autograd checks it).
+  uint32_t _version() const { return impl_->version(); }
+
+  // ---- conversion ----
+  /// Copy to another dtype and/or device (returns *this when nothing changes unless copy).
+  Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
+  Tensor to(Device d, bool non_blocking = false, bool copy = false) const;
+  Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const { return to(Device(d), non_blocking, copy); }
+  Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
+  Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
+  Tensor cpu() const { return to(Device(kCPU)); }
+  Tensor cuda() const { return to(Device(kCUDA)); }
+  Tensor toType(ScalarType t) const { return to(t); }
+
+  // ---- views and shape ----
+  Tensor view(IntArrayRef sizes) const;
+  Tensor reshape(IntArrayRef sizes) const;
+  Tensor transpose(int64_t d0, int64_t d1) const;
+  Tensor t() const;
+  Tensor permute(IntArrayRef dims) const;
+  Tensor slice(int64_t dim = 0, std::optional<int64_t> start = std::nullopt, std::optional<int64_t> end = std::nullopt,
+               int64_t step = 1) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor operator[](int64_t index) const { return select(0, index); }
+  Tensor expand(IntArrayRef sizes) const;
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor detach() const;
+  /// Lazy conjugate: flips the conj bit of a complex tensor (no copy); identity for real tensors.
+  Tensor conj() const;
+  /// Materializes a pending conjugation.
+  Tensor resolve_conj() const;
+  Tensor real() const;
+  Tensor imag() const;
+  Tensor view_as(const Tensor& o) const { return view(o.sizes()); }
+  Tensor reshape_as(const Tensor& o) const { return reshape(o.sizes()); }
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+
+  // ---- indexing ----
+  Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value);
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor nonzero() const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+
+  // ---- elementwise ----
+#define TENSOR_BINARY_METHODS(name)             \
+  Tensor name(const Tensor& other) const;       \
+  Tensor name(const Scalar& other) const;       \
+  Tensor& name##_(const Tensor& other);         \
+  Tensor& name##_(const Scalar& other);
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  TENSOR_BINARY_METHODS(mul)
+  TENSOR_BINARY_METHODS(div)
+  TENSOR_BINARY_METHODS(remainder)
+  TENSOR_BINARY_METHODS(fmod)
+  TENSOR_BINARY_METHODS(pow)
+  TENSOR_BINARY_METHODS(maximum)
+  TENSOR_BINARY_METHODS(minimum)
+  TENSOR_BINARY_METHODS(atan2)
+  TENSOR_BINARY_METHODS(eq)
+  TENSOR_BINARY_METHODS(ne)
+  TENSOR_BINARY_METHODS(lt)
+  TENSOR_BINARY_METHODS(le)
+  TENSOR_BINARY_METHODS(gt)
+  TENSOR_BINARY_METHODS(ge)
+  TENSOR_BINARY_METHODS(logical_and)
+  TENSOR_BINARY_METHODS(logical_or)
+  TENSOR_BINARY_METHODS(logical_xor)
+  TENSOR_BINARY_METHODS(bitwise_and)
+  TENSOR_BINARY_METHODS(bitwise_or)
+  TENSOR_BINARY_METHODS(bitwise_xor)
+#undef TENSOR_BINARY_METHODS
+
+#define TENSOR_UNARY_METHODS(name) \
+  Tensor name() const;             \
+  Tensor& name##_();
+  TENSOR_UNARY_METHODS(neg)
+  TENSOR_UNARY_METHODS(abs)
+  TENSOR_UNARY_METHODS(exp)
+  TENSOR_UNARY_METHODS(exp2)
+  TENSOR_UNARY_METHODS(log)
+  TENSOR_UNARY_METHODS(log2)
+  TENSOR_UNARY_METHODS(log10)
+  TENSOR_UNARY_METHODS(log1p)
+  TENSOR_UNARY_METHODS(expm1)
+  TENSOR_UNARY_METHODS(sqrt)
+  TENSOR_UNARY_METHODS(rsqrt)
+  TENSOR_UNARY_METHODS(sin)
+  TENSOR_UNARY_METHODS(cos)
+  TENSOR_UNARY_METHODS(tan)
+  TENSOR_UNARY_METHODS(asin)
+  TENSOR_UNARY_METHODS(acos)
+  TENSOR_UNARY_METHODS(atan)
+  TENSOR_UNARY_METHODS(sinh)
+  TENSOR_UNARY_METHODS(cosh)
+  TENSOR_UNARY_METHODS(tanh)
+  TENSOR_UNARY_METHODS(sigmoid)
+  TENSOR_UNARY_METHODS(relu)
+  TENSOR_UNARY_METHODS(gelu)
+  TENSOR_UNARY_METHODS(silu)
+  TENSOR_UNARY_METHODS(erf)
+  TENSOR_UNARY_METHODS(floor)
+  TENSOR_UNARY_METHODS(ceil)
+  TENSOR_UNARY_METHODS(round)
+  TENSOR_UNARY_METHODS(trunc)
+  TENSOR_UNARY_METHODS(sign)
+  TENSOR_UNARY_METHODS(reciprocal)
+  TENSOR_UNARY_METHODS(square)
+  TENSOR_UNARY_METHODS(logical_not)
+  TENSOR_UNARY_METHODS(bitwise_not)
+#undef TENSOR_UNARY_METHODS
+  Tensor isnan() const;
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  Tensor clamp_min(const Scalar& min) const { return clamp(min, std::nullopt); }
+  Tensor clamp_max(const Scalar& max) const { return clamp(std::nullopt, max); }
+  Tensor& fill_(const Scalar& value);
+  Tensor& fill_(const Tensor& value);
+  Tensor& zero_();
+  /// Copies src into this tensor (broadcasting src; any dtype and device).
+  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+
+  // ---- reductions ----
+  Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor prod(int64_t dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var(IntArrayRef dim = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor std(IntArrayRef dim = {}, int64_t correction = 1, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const Scalar& p, IntArrayRef dim, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(int64_t dim, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(int64_t dim, bool keepdim = false) const;
+  Tensor cumsum(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+
+  // ---- comparison of whole tensors ----
+  /// |a - b| <= atol + rtol * |b| everywhere (NaNs equal only if equal_nan).
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  /// Same shape and same values.
+  bool equal(const Tensor& other) const;
+
+  // ---- autograd metadata ----
+  bool requires_grad() const { return impl_->requires_grad(); }
+
+ private:
+  intrusive_ptr<TensorImpl> impl_;
+};
+
+// Operators, as libtorch.
+TENSOR_API Tensor operator+(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator+(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator+(const Scalar& a, const Tensor& b);
+TENSOR_API Tensor operator-(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator-(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator-(const Scalar& a, const Tensor& b);
+TENSOR_API Tensor operator*(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator*(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator*(const Scalar& a, const Tensor& b);
+TENSOR_API Tensor operator/(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator/(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator/(const Scalar& a, const Tensor& b);
+TENSOR_API Tensor operator-(const Tensor& a);
+TENSOR_API Tensor operator==(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator==(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator!=(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator!=(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator<(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator<(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator<=(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator<=(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator>(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator>(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator>=(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator>=(const Tensor& a, const Scalar& b);
+TENSOR_API Tensor& operator+=(Tensor& a, const Tensor& b);
+TENSOR_API Tensor& operator+=(Tensor& a, const Scalar& b);
+TENSOR_API Tensor& operator-=(Tensor& a, const Tensor& b);
+TENSOR_API Tensor& operator-=(Tensor& a, const Scalar& b);
+TENSOR_API Tensor& operator*=(Tensor& a, const Tensor& b);
+TENSOR_API Tensor& operator*=(Tensor& a, const Scalar& b);
+TENSOR_API Tensor& operator/=(Tensor& a, const Tensor& b);
+TENSOR_API Tensor& operator/=(Tensor& a, const Scalar& b);
+TENSOR_API Tensor operator&(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator|(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator^(const Tensor& a, const Tensor& b);
+TENSOR_API Tensor operator~(const Tensor& a);
+
+/// Prints values, dtype and shape.
+TENSOR_API std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+}  // namespace tensor

@@ -1,0 +1,48 @@
+// Options for factories: dtype, device, requires_grad.
+#pragma once
+
+#include "tensor/core/Device.h"
+#include "tensor/core/ScalarType.h"
+
+namespace tensor {
+
+/// Builder for factory options, as libtorch: `dtype(kFloat64).device(kCPU).requires_grad(true)`.
+class TensorOptions {
+ public:
+  TensorOptions() = default;
+  TensorOptions(ScalarType t) : dtype_(t), has_dtype_(true) {}
+  TensorOptions(Device d) : device_(d), has_device_(true) {}
+  TensorOptions(DeviceType d) : device_(d), has_device_(true) {}
+
+  TensorOptions dtype(ScalarType t) const { TensorOptions o = *this; o.dtype_ = t; o.has_dtype_ = true; return o; }
+  TensorOptions device(Device d) const { TensorOptions o = *this; o.device_ = d; o.has_device_ = true; return o; }
+  TensorOptions requires_grad(bool r) const { TensorOptions o = *this; o.requires_grad_ = r; return o; }
+
+  /// The dtype, or the default dtype when unset.
+  ScalarType dtype() const { return has_dtype_ ? dtype_ : get_default_dtype(); }
+  Device device() const { return has_device_ ? device_ : default_device(); }
+  bool requires_grad() const { return requires_grad_; }
+  bool has_dtype() const { return has_dtype_; }
+  bool has_device() const { return has_device_; }
+
+  /// The device used by factories when none is given (CPU unless set_default_device changed it).
+  TENSOR_API static Device default_device();
+
+ private:
+  ScalarType dtype_ = ScalarType::Float;
+  Device device_ = Device(kCPU);
+  bool has_dtype_ = false;
+  bool has_device_ = false;
+  bool requires_grad_ = false;
+};
+
+/// Options with only the dtype set.
+inline TensorOptions dtype(ScalarType t) { return TensorOptions().dtype(t); }
+/// Options with only the device set.
+inline TensorOptions device(Device d) { return TensorOptions().device(d); }
+/// Options with only requires_grad set.
+inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
+/// Sets the device used by factories when none is given.
+TENSOR_API void set_default_device(Device d);
+
+}  // namespace tensor

@@ -1,0 +1,148 @@
+// CPU binary elementwise kernels, compiled once per Highway target (Note [Per-ISA loops]).
+#include <cmath>
+
+#include "kernels/cpu/Elementwise.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/BinaryKernels.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include "kernels/cpu/Loops-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tensor::cpu::HWY_NAMESPACE {
+namespace {
+
+template <class T>
+HWY_INLINE bool is_nan_v(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
+
+// Python-style modulo: the result takes the sign of the divisor.
+template <class T>
+HWY_INLINE T py_mod(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  } else {
+    T r = static_cast<T>(a % b);
+    if (r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+    return r;
+  }
+}
+
+template <class T>
+HWY_INLINE T int_pow(T base, T exp) {
+  T result = 1;
+  while (exp > 0) {
+    if (exp & 1) result = static_cast<T>(result * base);
+    base = static_cast<T>(base * base);
+    exp = static_cast<T>(exp >> 1);
+  }
+  return result;
+}
+
+template <BinaryOp Op, class T>
+HWY_INLINE auto scalar_fn(T a, T b) {
+  if constexpr (Op == BinaryOp::Add) return static_cast<T>(a + b);
+  else if constexpr (Op == BinaryOp::Sub) return static_cast<T>(a - b);
+  else if constexpr (Op == BinaryOp::Mul) {
+    if constexpr (std::is_same_v<T, bool>) return a && b; else return static_cast<T>(a * b);
+  } else if constexpr (Op == BinaryOp::Div) return static_cast<T>(a / b);
+  else if constexpr (Op == BinaryOp::DivTrunc) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a / b); else return std::trunc(a / b);
+  } else if constexpr (Op == BinaryOp::DivFloor) {
+    if constexpr (std::is_integral_v<T>) {
+      T q = static_cast<T>(a / b);
+      if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+      return q;
+    } else {
+      return std::floor(a / b);
+    }
+  } else if constexpr (Op == BinaryOp::Remainder) return py_mod(a, b);
+  else if constexpr (Op == BinaryOp::Fmod) {
+    if constexpr (std::is_integral_v<T>) return static_cast<T>(a % b); else return std::fmod(a, b);
+  } else if constexpr (Op == BinaryOp::Pow) {
+    if constexpr (std::is_integral_v<T>) return int_pow(a, b); else return std::pow(a, b);
+  } else if constexpr (Op == BinaryOp::Maximum) return is_nan_v(a) ? a : is_nan_v(b) ? b : (a > b ? a : b);
+  else if constexpr (Op == BinaryOp::Minimum) return is_nan_v(a) ? a : is_nan_v(b) ? b : (a < b ? a : b);
+  else if constexpr (Op == BinaryOp::Atan2) return std::atan2(a, b);
+  else if constexpr (Op == BinaryOp::Eq) return a == b;
+  else if constexpr (Op == BinaryOp::Ne) return a != b;
+  else if constexpr (Op == BinaryOp::Lt) return a < b;
+  else if constexpr (Op == BinaryOp::Le) return a <= b;
+  else if constexpr (Op == BinaryOp::Gt) return a > b;
+  else if constexpr (Op == BinaryOp::Ge) return a >= b;
+  else if constexpr (Op == BinaryOp::LogicalAnd) return (a != T(0)) && (b != T(0));
+  else if constexpr (Op == BinaryOp::LogicalOr) return (a != T(0)) || (b != T(0));
+  else if constexpr (Op == BinaryOp::LogicalXor) return (a != T(0)) != (b != T(0));
+  else if constexpr (Op == BinaryOp::BitAnd) { if constexpr (std::is_same_v<T, bool>) return a && b; else return static_cast<T>(a & b); }
+  else if constexpr (Op == BinaryOp::BitOr) { if constexpr (std::is_same_v<T, bool>) return a || b; else return static_cast<T>(a | b); }
+  else if constexpr (Op == BinaryOp::BitXor) { if constexpr (std::is_same_v<T, bool>) return a != b; else return static_cast<T>(a ^ b); }
+}
+
+constexpr unsigned groups_for(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Eq: case BinaryOp::Ne:
+    case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr: case BinaryOp::LogicalXor: return kGroupAll;
+    case BinaryOp::Div: return kGroupFloating | kGroupComplex;
+    case BinaryOp::Pow: return kGroupInt | kGroupFloating | kGroupComplex;
+    case BinaryOp::DivTrunc: case BinaryOp::DivFloor: case BinaryOp::Remainder: case BinaryOp::Fmod:
+      return kGroupInt | kGroupFloating;
+    case BinaryOp::Atan2: return kGroupFloating;
+    case BinaryOp::BitAnd: case BinaryOp::BitOr: case BinaryOp::BitXor: return kGroupBool | kGroupInt;
+    default: return kGroupReal;  // maximum, minimum, ordered comparisons
+  }
+}
+
+template <BinaryOp Op>
+void run_op(const TensorIterator& iter, const Scalar& alpha, const char* name) {
+  visit_dtype<groups_for(Op)>(iter.dtype(1), name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using OT = opmath_t<T>;
+    using R = decltype(scalar_fn<Op>(OT{}, OT{}));
+    using out_t = std::conditional_t<std::is_same_v<R, bool>, bool, T>;
+    auto run = [&](auto f) {
+      iter.for_each([&](char** d, const int64_t* s, int64_t n0, int64_t n1) { loop_binary<out_t, T, T>(d, s, n0, n1, f); });
+    };
+    if constexpr (Op == BinaryOp::Add || Op == BinaryOp::Sub) {
+      if constexpr (!std::is_same_v<T, bool>) {
+        OT al = alpha.to<OT>();
+        if (!(al == OT(1))) {
+          if constexpr (Op == BinaryOp::Add) run([al](OT a, OT b) { return static_cast<OT>(a + al * b); });
+          else run([al](OT a, OT b) { return static_cast<OT>(a - al * b); });
+          return;
+        }
+      }
+    }
+    run([](OT a, OT b) { return scalar_fn<Op>(a, b); });
+  });
+}
+
+using RunFn = void (*)(const TensorIterator&, const Scalar&, const char*);
+#define E(name) &run_op<BinaryOp::name>,
+const RunFn kBinaryTable[] = {E(Add) E(Sub) E(Mul) E(Div) E(DivTrunc) E(DivFloor) E(Remainder) E(Fmod) E(Pow)
+                                  E(Maximum) E(Minimum) E(Atan2) E(Eq) E(Ne) E(Lt) E(Le) E(Gt) E(Ge)
+                                      E(LogicalAnd) E(LogicalOr) E(LogicalXor) E(BitAnd) E(BitOr) E(BitXor)};
+#undef E
+
+}  // namespace
+
+void BinaryKernelImpl(const TensorIterator& iter, int op, const Scalar& alpha, const char* name) {
+  kBinaryTable[op](iter, alpha, name);
+}
+
+}  // namespace tensor::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tensor::cpu {
+HWY_EXPORT(BinaryKernelImpl);
+void binary_kernel(const TensorIterator& iter, BinaryOp op, const Scalar& alpha, const char* name) {
+  HWY_DYNAMIC_DISPATCH(BinaryKernelImpl)(iter, static_cast<int>(op), alpha, name);
+}
+}  // namespace tensor::cpu
+#endif

@@ -1,0 +1,191 @@
+// CPU unary elementwise kernels, compiled once per Highway target (Note [Per-ISA loops]).
+#include <cmath>
+
+#include "kernels/cpu/Elementwise.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/UnaryKernels.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include "kernels/cpu/Loops-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace tensor::cpu::HWY_NAMESPACE {
+namespace {
+
+template <class T>
+HWY_INLINE T sigmoid_s(T x) {
+  return T(1) / (T(1) + std::exp(-x));
+}
+
+// Scalar formula of each op on opmath values.
+template <UnaryOp Op, class T>
+HWY_INLINE auto scalar_fn(T x) {
+  if constexpr (Op == UnaryOp::Neg) return static_cast<T>(-x);
+  else if constexpr (Op == UnaryOp::Abs) {
+    if constexpr (std::is_unsigned_v<T>) return x;
+    else if constexpr (is_complex_v<T>) return std::abs(x);
+    else return static_cast<T>(x < 0 ? -x : x);
+  } else if constexpr (Op == UnaryOp::Exp) return std::exp(x);
+  else if constexpr (Op == UnaryOp::Exp2) {
+    if constexpr (is_complex_v<T>) return std::pow(T(2), x);
+    else return std::exp2(x);
+  } else if constexpr (Op == UnaryOp::Log) return std::log(x);
+  else if constexpr (Op == UnaryOp::Log2) {
+    if constexpr (is_complex_v<T>) return std::log(x) / std::log(typename T::value_type(2));
+    else return std::log2(x);
+  } else if constexpr (Op == UnaryOp::Log10) return std::log10(x);
+  else if constexpr (Op == UnaryOp::Log1p) {
+    if constexpr (is_complex_v<T>) return std::log(T(1) + x);
+    else return std::log1p(x);
+  } else if constexpr (Op == UnaryOp::Expm1) {
+    if constexpr (is_complex_v<T>) return std::exp(x) - T(1);
+    else return std::expm1(x);
+  } else if constexpr (Op == UnaryOp::Sqrt) return std::sqrt(x);
+  else if constexpr (Op == UnaryOp::Rsqrt) return T(1) / std::sqrt(x);
+  else if constexpr (Op == UnaryOp::Sin) return std::sin(x);
+  else if constexpr (Op == UnaryOp::Cos) return std::cos(x);
+  else if constexpr (Op == UnaryOp::Tan) return std::tan(x);
+  else if constexpr (Op == UnaryOp::Asin) return std::asin(x);
+  else if constexpr (Op == UnaryOp::Acos) return std::acos(x);
+  else if constexpr (Op == UnaryOp::Atan) return std::atan(x);
+  else if constexpr (Op == UnaryOp::Sinh) return std::sinh(x);
+  else if constexpr (Op == UnaryOp::Cosh) return std::cosh(x);
+  else if constexpr (Op == UnaryOp::Tanh) return std::tanh(x);
+  else if constexpr (Op == UnaryOp::Sigmoid) return sigmoid_s(x);
+  else if constexpr (Op == UnaryOp::Relu) return static_cast<T>(x > T(0) ? x : T(0));
+  else if constexpr (Op == UnaryOp::Gelu) return static_cast<T>(T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))));
+  else if constexpr (Op == UnaryOp::Silu) return static_cast<T>(x * sigmoid_s(x));
+  else if constexpr (Op == UnaryOp::Erf) return std::erf(x);
+  else if constexpr (Op == UnaryOp::Floor) {
+    if constexpr (std::is_integral_v<T>) return x; else return std::floor(x);
+  } else if constexpr (Op == UnaryOp::Ceil) {
+    if constexpr (std::is_integral_v<T>) return x; else return std::ceil(x);
+  } else if constexpr (Op == UnaryOp::Round) {
+    if constexpr (std::is_integral_v<T>) return x; else return std::nearbyint(x);
+  } else if constexpr (Op == UnaryOp::Trunc) {
+    if constexpr (std::is_integral_v<T>) return x; else return std::trunc(x);
+  } else if constexpr (Op == UnaryOp::Sign) {
+    if constexpr (is_complex_v<T>) return x == T(0) ? T(0) : x / std::abs(x);
+    else if constexpr (std::is_same_v<T, bool>) return x;
+    else if constexpr (std::is_floating_point_v<T>) return std::isnan(x) ? x : static_cast<T>((T(0) < x) - (x < T(0)));
+    else return static_cast<T>((T(0) < x) - (x < T(0)));
+  } else if constexpr (Op == UnaryOp::Reciprocal) return static_cast<T>(T(1) / x);
+  else if constexpr (Op == UnaryOp::Square) return static_cast<T>(x * x);
+  else if constexpr (Op == UnaryOp::LogicalNot) return !(x != T(0));
+  else if constexpr (Op == UnaryOp::BitNot) {
+    if constexpr (std::is_same_v<T, bool>) return !x; else return static_cast<T>(~x);
+  } else if constexpr (Op == UnaryOp::IsNan) {
+    if constexpr (is_complex_v<T>) return std::isnan(x.real()) || std::isnan(x.imag());
+    else if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+    else return false;
+  } else if constexpr (Op == UnaryOp::Conj) {
+    if constexpr (is_complex_v<T>) return std::conj(x); else return x;
+  }
+}
+
+// Explicit Highway vector code for float/double; returns false when the op has none.
+template <UnaryOp Op, class T>
+HWY_INLINE bool vec_unary(const T* in, T* out, int64_t n) {
+  auto run = [&](auto vf) { vec_map(in, out, n, vf); return true; };
+  using D = hn::ScalableTag<T>;
+  if constexpr (Op == UnaryOp::Exp) return run([](D d, auto v) { return hn::Exp(d, v); });
+  else if constexpr (Op == UnaryOp::Log) return run([](D d, auto v) { return hn::Log(d, v); });
+  else if constexpr (Op == UnaryOp::Log1p) return run([](D d, auto v) { return hn::Log1p(d, v); });
+  else if constexpr (Op == UnaryOp::Log2) return run([](D d, auto v) { return hn::Log2(d, v); });
+  else if constexpr (Op == UnaryOp::Log10) return run([](D d, auto v) { return hn::Log10(d, v); });
+  else if constexpr (Op == UnaryOp::Expm1) return run([](D d, auto v) { return hn::Expm1(d, v); });
+  else if constexpr (Op == UnaryOp::Sin) return run([](D d, auto v) { return hn::Sin(d, v); });
+  else if constexpr (Op == UnaryOp::Cos) return run([](D d, auto v) { return hn::Cos(d, v); });
+  else if constexpr (Op == UnaryOp::Tanh) return run([](D d, auto v) { return hn::Tanh(d, v); });
+  else if constexpr (Op == UnaryOp::Atan) return run([](D d, auto v) { return hn::Atan(d, v); });
+  else if constexpr (Op == UnaryOp::Asin) return run([](D d, auto v) { return hn::Asin(d, v); });
+  else if constexpr (Op == UnaryOp::Acos) return run([](D d, auto v) { return hn::Acos(d, v); });
+  else if constexpr (Op == UnaryOp::Sinh) return run([](D d, auto v) { return hn::Sinh(d, v); });
+  else if constexpr (Op == UnaryOp::Sigmoid)
+    return run([](D d, auto v) { auto one = hn::Set(d, T(1)); return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(v)))); });
+  else if constexpr (Op == UnaryOp::Silu)
+    return run([](D d, auto v) { auto one = hn::Set(d, T(1)); return hn::Div(v, hn::Add(one, hn::Exp(d, hn::Neg(v)))); });
+  else if constexpr (Op == UnaryOp::Sqrt) return run([](D, auto v) { return hn::Sqrt(v); });
+  else if constexpr (Op == UnaryOp::Rsqrt) return run([](D d, auto v) { return hn::Div(hn::Set(d, T(1)), hn::Sqrt(v)); });
+  else if constexpr (Op == UnaryOp::Reciprocal) return run([](D d, auto v) { return hn::Div(hn::Set(d, T(1)), v); });
+  else if constexpr (Op == UnaryOp::Relu) return run([](D d, auto v) { return hn::Max(v, hn::Zero(d)); });
+  else if constexpr (Op == UnaryOp::Floor) return run([](D, auto v) { return hn::Floor(v); });
+  else if constexpr (Op == UnaryOp::Ceil) return run([](D, auto v) { return hn::Ceil(v); });
+  else if constexpr (Op == UnaryOp::Round) return run([](D, auto v) { return hn::Round(v); });
+  else if constexpr (Op == UnaryOp::Trunc) return run([](D, auto v) { return hn::Trunc(v); });
+  else return false;
+}
+
+// The dtypes each op accepts (PyTorch's); the front end promotes integers for float math.
+constexpr unsigned groups_for(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Square: return kGroupInt | kGroupFloating | kGroupComplex;
+    case UnaryOp::Relu: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
+      return kGroupInt | kGroupFloating;
+    case UnaryOp::Gelu: case UnaryOp::Silu: case UnaryOp::Erf: return kGroupFloating;
+    case UnaryOp::Sign: return kGroupReal;
+    case UnaryOp::LogicalNot: case UnaryOp::IsNan: case UnaryOp::Conj: return kGroupAll;
+    case UnaryOp::BitNot: return kGroupBool | kGroupInt;
+    default: return kGroupFloating | kGroupComplex;
+  }
+}
+
+template <UnaryOp Op>
+void run_op(const TensorIterator& iter, const char* name) {
+  ScalarType in_t = iter.dtype(1), out_t = iter.dtype(0);
+  visit_dtype<groups_for(Op)>(in_t, name, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using OT = opmath_t<T>;
+    using R = decltype(scalar_fn<Op>(OT{}));
+    auto f = [](OT x) { return scalar_fn<Op>(x); };
+    if constexpr (std::is_same_v<R, bool>) {
+      iter.for_each([&](char** d, const int64_t* s, int64_t n0, int64_t n1) { loop_unary<bool, T>(d, s, n0, n1, f); });
+    } else if constexpr (is_complex_v<T> && !is_complex_v<R>) {  // abs of complex -> real
+      using RT = typename T::value_type;
+      iter.for_each([&](char** d, const int64_t* s, int64_t n0, int64_t n1) { loop_unary<RT, T>(d, s, n0, n1, f); });
+    } else {
+      TENSOR_INTERNAL_ASSERT(out_t == in_t);
+      iter.for_each([&](char** d, const int64_t* s, int64_t n0, int64_t n1) {
+        if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+          if (n1 == 1 && s[0] == sizeof(T) && s[1] == sizeof(T) &&
+              vec_unary<Op, T>(reinterpret_cast<const T*>(d[1]), reinterpret_cast<T*>(d[0]), n0))
+            return;
+        }
+        loop_unary<T, T>(d, s, n0, n1, f);
+      });
+    }
+  });
+}
+
+using RunFn = void (*)(const TensorIterator&, const char*);
+#define TENSOR_UNARY_ENTRY(name) &run_op<UnaryOp::name>,
+const RunFn kUnaryTable[] = {
+    TENSOR_UNARY_ENTRY(Neg) TENSOR_UNARY_ENTRY(Abs) TENSOR_UNARY_ENTRY(Exp) TENSOR_UNARY_ENTRY(Exp2)
+    TENSOR_UNARY_ENTRY(Log) TENSOR_UNARY_ENTRY(Log2) TENSOR_UNARY_ENTRY(Log10) TENSOR_UNARY_ENTRY(Log1p)
+    TENSOR_UNARY_ENTRY(Expm1) TENSOR_UNARY_ENTRY(Sqrt) TENSOR_UNARY_ENTRY(Rsqrt) TENSOR_UNARY_ENTRY(Sin)
+    TENSOR_UNARY_ENTRY(Cos) TENSOR_UNARY_ENTRY(Tan) TENSOR_UNARY_ENTRY(Asin) TENSOR_UNARY_ENTRY(Acos)
+    TENSOR_UNARY_ENTRY(Atan) TENSOR_UNARY_ENTRY(Sinh) TENSOR_UNARY_ENTRY(Cosh) TENSOR_UNARY_ENTRY(Tanh)
+    TENSOR_UNARY_ENTRY(Sigmoid) TENSOR_UNARY_ENTRY(Relu) TENSOR_UNARY_ENTRY(Gelu) TENSOR_UNARY_ENTRY(Silu)
+    TENSOR_UNARY_ENTRY(Erf) TENSOR_UNARY_ENTRY(Floor) TENSOR_UNARY_ENTRY(Ceil) TENSOR_UNARY_ENTRY(Round)
+    TENSOR_UNARY_ENTRY(Trunc) TENSOR_UNARY_ENTRY(Sign) TENSOR_UNARY_ENTRY(Reciprocal) TENSOR_UNARY_ENTRY(Square)
+    TENSOR_UNARY_ENTRY(LogicalNot) TENSOR_UNARY_ENTRY(BitNot) TENSOR_UNARY_ENTRY(IsNan) TENSOR_UNARY_ENTRY(Conj)};
+#undef TENSOR_UNARY_ENTRY
+
+}  // namespace
+
+void UnaryKernelImpl(const TensorIterator& iter, int op, const char* name) { kUnaryTable[op](iter, name); }
+
+}  // namespace tensor::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tensor::cpu {
+HWY_EXPORT(UnaryKernelImpl);
+void unary_kernel(const TensorIterator& iter, UnaryOp op, const char* name) {
+  HWY_DYNAMIC_DISPATCH(UnaryKernelImpl)(iter, static_cast<int>(op), name);
+}
+}  // namespace tensor::cpu
+#endif

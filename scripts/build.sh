@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Configures and builds libtensor into build/ (Release, Ninja, ccache). Extra args go to cmake.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+cmake --build build -j "${JOBS:-2}"

@@ -1,0 +1,162 @@
+// copy_, to(), contiguous, clone, fill_, zero_: the data movement every other op relies on.
+#include <cstring>
+
+#include "kernels/cpu/Elementwise.h"
+#include "src/core/Check.h"
+#include "src/cuda/CUDAHooks.h"
+#include "tensor/ops.h"
+
+namespace tensor {
+
+namespace {
+
+// Note [Blocked transpose copy]
+// A copy whose source walks memory with a large stride in the inner loop (t().contiguous())
+// misses cache on every element. Copying 32x32 tiles keeps both sides' lines in L1, and
+// tiles are independent, so threads split them.
+template <class T>
+void transpose_tiles(char* dst, const char* src, int64_t rows, int64_t cols, int64_t d_row, int64_t d_col,
+                     int64_t s_row, int64_t s_col) {
+  constexpr int64_t B = 32;
+  int64_t tiles_r = (rows + B - 1) / B, tiles_c = (cols + B - 1) / B;
+#pragma omp parallel for collapse(2) if (rows * cols >= 65536)
+  for (int64_t tr = 0; tr < tiles_r; ++tr)
+    for (int64_t tc = 0; tc < tiles_c; ++tc) {
+      int64_t r1 = std::min(rows, (tr + 1) * B), c1 = std::min(cols, (tc + 1) * B);
+      for (int64_t r = tr * B; r < r1; ++r)
+        for (int64_t c = tc * B; c < c1; ++c)
+          reinterpret_cast<T*>(dst)[r * d_row + c * d_col] = reinterpret_cast<const T*>(src)[r * s_row + c * s_col];
+    }
+}
+
+// Same dtype, 2-D, destination contiguous, source with unit stride on the other dim.
+bool try_transpose_copy(Tensor& dst, const Tensor& src) {
+  if (dst.dim() != 2 || src.sizes() != dst.sizes() || src.dtype() != dst.dtype() || !dst.is_contiguous() || src.is_conj())
+    return false;
+  if (src.stride(0) != 1 || src.stride(1) == 1 || dst.size(0) < 32 || dst.size(1) < 32) return false;
+  char* d = static_cast<char*>(dst.data_ptr());
+  const char* s = static_cast<const char*>(src.data_ptr());
+  int64_t rows = dst.size(0), cols = dst.size(1);
+  switch (dst.element_size()) {
+    case 1: transpose_tiles<uint8_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
+    case 2: transpose_tiles<uint16_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
+    case 4: transpose_tiles<uint32_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
+    case 8: transpose_tiles<uint64_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
+  TENSOR_CHECK(defined() && src.defined(), "copy_: both tensors must be defined");
+  Device dd = device(), sd = src.device();
+  if (dd.is_meta() || sd.is_meta()) {
+    TENSOR_CHECK(dd.is_meta(), "copy_: cannot copy from a meta tensor (it has no data) into a {} tensor", dd.str());
+    TENSOR_CHECK(broadcast_shapes(src.sizes(), sizes()) == sizes().vec(),
+                 "copy_: source of shape {} cannot be broadcast to destination shape {}", detail::shape_str(src.sizes()),
+                 detail::shape_str(sizes()));
+    return *this;
+  }
+  if (numel() == 0) return *this;
+  if (dd.is_cuda() || sd.is_cuda()) {
+    // Cross-device: stage through a contiguous tensor of the destination's dtype.
+    Tensor s = src;
+    if (s.sizes() != sizes()) s = s.expand(sizes());
+    if (!dd.is_cuda()) s = s.contiguous();  // device -> host: make device side contiguous first
+    if (s.dtype() != dtype() || !s.is_contiguous() || s.is_conj()) s = s.to(dtype()).contiguous();
+    if (is_contiguous()) {
+      cuda_detail::copy_bytes(data_ptr(), dd, s.data_ptr(), s.device(), static_cast<size_t>(nbytes()), non_blocking);
+    } else {
+      Tensor tmp = empty(sizes(), options());
+      cuda_detail::copy_bytes(tmp.data_ptr(), dd, s.data_ptr(), s.device(), static_cast<size_t>(nbytes()), false);
+      copy_(tmp);
+    }
+    impl()->bump_version();
+    return *this;
+  }
+  // Fast paths: identical layout memcpy, and blocked transposes.
+  if (src.dtype() == dtype() && src.sizes() == sizes() && src.is_contiguous() && is_contiguous() && !src.is_conj() && !is_conj()) {
+    if (data_ptr() != src.data_ptr()) std::memcpy(data_ptr(), src.data_ptr(), static_cast<size_t>(nbytes()));
+    impl()->bump_version();
+    return *this;
+  }
+  if (!is_conj() && try_transpose_copy(*this, src)) {
+    impl()->bump_version();
+    return *this;
+  }
+  TensorIterator it;
+  it.name("copy_").add_output(*this).add_input(src).resize_outputs(false).no_input_cast(1);
+  it.common_dtype(dtype());
+  it.build();
+  cpu::copy_kernel(it);
+  it.finish();
+  impl()->bump_version();
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Scalar& value) {
+  if (is_meta() || numel() == 0) return *this;
+  if (is_cuda()) {
+    Tensor one = scalar_tensor(value, TensorOptions(dtype()));
+    TENSOR_CHECK(is_contiguous(), "fill_: non-contiguous CUDA tensors are not supported yet");
+    cuda_detail::fill_bytes(data_ptr(), device(), one.data_ptr(), static_cast<size_t>(element_size()), static_cast<size_t>(numel()));
+    impl()->bump_version();
+    return *this;
+  }
+  TensorIterator it;
+  it.name("fill_").add_output(*this).resize_outputs(false);
+  it.common_dtype(dtype());
+  it.build();
+  cpu::fill_kernel(it, value);
+  impl()->bump_version();
+  return *this;
+}
+
+Tensor& Tensor::fill_(const Tensor& value) {
+  TENSOR_CHECK(value.dim() == 0, "fill_: only a 0-dim value tensor is supported, got shape {}", detail::shape_str(value.sizes()));
+  return fill_(value.item());
+}
+
+Tensor& Tensor::zero_() { return fill_(0); }
+
+Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
+  ScalarType t = o.has_dtype() ? o.dtype() : dtype();
+  Device d = o.has_device() ? o.device() : device();
+  if (!copy && t == dtype() && d == device()) return *this;
+  Tensor out = empty(sizes(), TensorOptions().dtype(t).device(d));
+  out.copy_(*this, non_blocking);
+  return out;
+}
+Tensor Tensor::to(ScalarType t, bool nb, bool copy) const { return to(TensorOptions().dtype(t), nb, copy); }
+Tensor Tensor::to(Device d, bool nb, bool copy) const { return to(TensorOptions().device(d), nb, copy); }
+Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const { return to(TensorOptions().device(d).dtype(t), nb, copy); }
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous() && !is_conj()) return *this;
+  Tensor out = empty(sizes(), options());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  Tensor out = empty(sizes(), options());
+  out.copy_(*this);
+  return out;
+}
+
+Tensor Tensor::resolve_conj() const {
+  if (!is_conj()) return *this;
+  Tensor self = *this;
+  // A conj view reads as the conjugate: materialize through the Conj kernel on the plain data.
+  Tensor plain(make_intrusive<TensorImpl>(impl()->storage(), dtype(), device()));
+  plain.unsafeGetTensorImpl()->set_sizes_and_strides(sizes(), strides(), storage_offset());
+  Tensor out = empty(sizes(), options());
+  TensorIterator it;
+  it.name("resolve_conj").add_output(out).add_input(plain);
+  it.build();
+  if (!it.is_meta()) cpu::unary_kernel(it, cpu::UnaryOp::Conj, "resolve_conj");
+  return out;
+}
+
+}  // namespace tensor

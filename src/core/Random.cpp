@@ -1,0 +1,157 @@
+// The global generator: Philox4x32-10, counter-based (Note [Counter-based RNG]).
+#include <cmath>
+#include <mutex>
+
+#include "src/core/Check.h"
+#include "src/autograd/AutogradMeta.h"
+#include "src/core/DtypeVisit.h"
+#include "tensor/ops.h"
+
+namespace tensor {
+
+// Note [Counter-based RNG]
+// Philox maps (key = seed, counter) to 4 random 32-bit words with no state to carry, so
+// element i of a draw uses counter (offset + i / 4) whatever thread computes it: results
+// are identical for any thread count, and the generator only advances its offset per call.
+// CUDA kernels can use the same scheme (and graph-safe RNG needs exactly this).
+namespace {
+struct Philox {
+  static void round(uint32_t c[4], uint32_t k[2]) {
+    const uint64_t p0 = uint64_t(0xD2511F53) * c[0], p1 = uint64_t(0xCD9E8D57) * c[2];
+    uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0];
+    uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1];
+    c[0] = n0;
+    c[1] = static_cast<uint32_t>(p1);
+    c[2] = n2;
+    c[3] = static_cast<uint32_t>(p0);
+  }
+  static void draw(uint64_t seed, uint64_t counter, uint32_t out[4]) {
+    uint32_t c[4] = {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0};
+    uint32_t k[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
+    for (int r = 0; r < 10; ++r) {
+      round(c, k);
+      k[0] += 0x9E3779B9u;
+      k[1] += 0xBB67AE85u;
+    }
+    for (int i = 0; i < 4; ++i) out[i] = c[i];
+  }
+};
+
+struct Generator {
+  std::mutex mu;
+  uint64_t seed = 67280421310721ull;
+  uint64_t offset = 0;
+  // Reserves `n` counters and returns the first.
+  uint64_t reserve(uint64_t n) {
+    std::lock_guard<std::mutex> g(mu);
+    uint64_t o = offset;
+    offset += n;
+    return o;
+  }
+};
+Generator& gen() {
+  static Generator g;
+  return g;
+}
+
+inline double u01_53(uint32_t hi, uint32_t lo) {
+  return static_cast<double>((static_cast<uint64_t>(hi) << 21) ^ (lo >> 11)) * (1.0 / 9007199254740992.0);
+}
+
+// Fills a contiguous float64 buffer of n values, 2 per counter (uniform) via `f(u1, u2, out2)`.
+template <class F>
+void fill_pairs(double* p, int64_t n, uint64_t seed, uint64_t base, const F& f) {
+  int64_t pairs = (n + 1) / 2;
+#pragma omp parallel for if (n > 65536)
+  for (int64_t i = 0; i < pairs; ++i) {
+    uint32_t r[4];
+    Philox::draw(seed, base + static_cast<uint64_t>(i), r);
+    double out2[2];
+    f(u01_53(r[0], r[1]), u01_53(r[2], r[3]), out2);
+    p[2 * i] = out2[0];
+    if (2 * i + 1 < n) p[2 * i + 1] = out2[1];
+  }
+}
+
+Tensor random_impl(IntArrayRef sizes, const TensorOptions& o, bool normal, const char* op) {
+  ScalarType t = o.dtype();
+  TENSOR_CHECK(is_floating_point(t), "{}: expected a floating point dtype, got {}", op, t);
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  Tensor buf = empty({n}, TensorOptions(kFloat64));
+  uint64_t seed, base = gen().reserve(static_cast<uint64_t>((n + 1) / 2));
+  {
+    std::lock_guard<std::mutex> g(gen().mu);
+    seed = gen().seed;
+  }
+  double* p = buf.data_ptr<double>();
+  if (normal) {
+    fill_pairs(p, n, seed, base, [](double u1, double u2, double* out) {
+      double r = std::sqrt(-2.0 * std::log(1.0 - u1)), th = 2.0 * M_PI * u2;
+      out[0] = r * std::cos(th);
+      out[1] = r * std::sin(th);
+    });
+  } else {
+    fill_pairs(p, n, seed, base, [](double u1, double u2, double* out) {
+      out[0] = u1;
+      out[1] = u2;
+    });
+  }
+  Tensor out = buf.view(sizes).to(TensorOptions().dtype(t).device(o.device()));
+  if (!normal && t != kFloat64) {
+    // Rounding to a narrower dtype can produce exactly 1.0; keep the range [0, 1).
+    Tensor cpu_out = out.is_cpu() ? out : out.cpu();
+    Tensor below = cpu_out.clamp(std::nullopt, std::nextafter(1.0f, 0.0f));
+    out = below.to(o.device());
+  }
+  return detail::apply_factory_options(out, o);
+}
+}  // namespace
+
+void manual_seed(uint64_t seed) {
+  std::lock_guard<std::mutex> g(gen().mu);
+  gen().seed = seed;
+  gen().offset = 0;
+}
+
+Tensor rand(IntArrayRef sizes, const TensorOptions& o) { return random_impl(sizes, o, false, "rand"); }
+Tensor randn(IntArrayRef sizes, const TensorOptions& o) { return random_impl(sizes, o, true, "randn"); }
+
+Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& o) { return randint(0, high, sizes, o); }
+Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& o) {
+  TENSOR_CHECK(low < high, "randint: expected low < high, got low={} high={}", low, high);
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  Tensor buf = empty({n}, TensorOptions(kInt64));
+  uint64_t seed, base = gen().reserve(static_cast<uint64_t>(n));
+  {
+    std::lock_guard<std::mutex> g(gen().mu);
+    seed = gen().seed;
+  }
+  uint64_t range = static_cast<uint64_t>(high - low);
+  int64_t* p = buf.data_ptr<int64_t>();
+#pragma omp parallel for if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t r[4];
+    Philox::draw(seed, base + static_cast<uint64_t>(i), r);
+    uint64_t v = (static_cast<uint64_t>(r[0]) << 32) | r[1];
+    p[i] = low + static_cast<int64_t>(v % range);
+  }
+  TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
+  return buf.view(sizes).to(TensorOptions().dtype(opts.dtype()).device(opts.device()));
+}
+
+Tensor randperm(int64_t n, const TensorOptions& o) {
+  TENSOR_CHECK(n >= 0, "randperm: n must be non-negative, got {}", n);
+  Tensor keys = randint(0, int64_t(1) << 62, {n});
+  // Fisher-Yates driven by the drawn keys keeps it a function of (seed, offset) only.
+  Tensor out = empty({n}, TensorOptions(kInt64));
+  int64_t* p = out.data_ptr<int64_t>();
+  const int64_t* k = keys.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) p[i] = i;
+  for (int64_t i = n - 1; i > 0; --i) std::swap(p[i], p[k[i] % (i + 1)]);
+  TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
+  return out.to(TensorOptions().dtype(opts.dtype()).device(opts.device()));
+}
+
+}  // namespace tensor

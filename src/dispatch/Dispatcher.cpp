@@ -1,0 +1,27 @@
+#include "src/dispatch/Dispatcher.h"
+
+#include "src/core/Check.h"
+
+namespace tensor {
+
+const char* to_string(DispatchKey k) {
+  static const char* names[] = {"Undefined", "CPU", "CUDA", "Meta", "Autograd", "Autocast", "Profiler"};
+  int i = static_cast<int>(k);
+  return i < kNumDispatchKeys ? names[i] : "Unknown";
+}
+
+namespace dispatch {
+
+LocalKeys& local_keys() {
+  static thread_local LocalKeys keys;
+  return keys;
+}
+
+void no_kernel(const char* op, DispatchKey k) {
+  if (k == DispatchKey::CUDA)
+    TENSOR_ERROR("{}: no CUDA kernel is registered yet for this op; move the inputs to the CPU with .cpu()", op);
+  TENSOR_ERROR("{}: no kernel registered for dispatch key {}", op, to_string(k));
+}
+
+}  // namespace dispatch
+}  // namespace tensor

@@ -1,0 +1,88 @@
+// Internal: per-op kernel tables and the dispatch hot path (Note [Dispatch hot path]).
+#pragma once
+
+#include <type_traits>
+
+#include "tensor/core/Tensor.h"
+#include "tensor/dispatch/DispatchKey.h"
+
+namespace tensor::dispatch {
+
+// Note [Dispatch hot path]
+// Each built-in op is an OpDef<Sig> holding one function pointer per DispatchKey. A call
+// ORs the key sets of its tensor arguments with the thread-local included set, masks out
+// the thread-local excluded set, takes the highest bit and calls that slot: no strings,
+// no std::function, no allocation. A kernel that wraps others (Autograd, Profiler) calls
+// `redispatch` with the keys below its own.
+
+/// Thread-local included/excluded keys (NoGradGuard excludes Autograd, the profiler includes Profiler).
+struct LocalKeys {
+  DispatchKeySet included;
+  DispatchKeySet excluded;
+};
+LocalKeys& local_keys();
+
+inline DispatchKeySet key_set_of(const TensorImpl* t) {
+  DispatchKeySet ks;
+  switch (t->device().type()) {
+    case DeviceType::CPU: ks = DispatchKeySet(DispatchKey::CPU); break;
+    case DeviceType::CUDA: ks = DispatchKeySet(DispatchKey::CUDA); break;
+    case DeviceType::Meta: ks = DispatchKeySet(DispatchKey::Meta); break;
+  }
+  if (t->autograd_meta() && t->requires_grad()) ks = ks | DispatchKeySet(DispatchKey::Autograd);
+  return ks;
+}
+
+inline DispatchKeySet arg_keys(const Tensor& t) { return t.defined() ? key_set_of(t.unsafeGetTensorImpl()) : DispatchKeySet(); }
+inline DispatchKeySet arg_keys(const std::optional<Tensor>& t) { return t ? arg_keys(*t) : DispatchKeySet(); }
+inline DispatchKeySet arg_keys(TensorList ts) {
+  DispatchKeySet ks;
+  for (const Tensor& t : ts) ks = ks | arg_keys(t);
+  return ks;
+}
+template <class T>
+inline DispatchKeySet arg_keys(const T&) { return DispatchKeySet(); }
+
+inline DispatchKeySet from_local(DispatchKeySet ks, const LocalKeys& lk) {
+  return DispatchKeySet::from_bits((ks | lk.included).raw() & static_cast<uint16_t>(~lk.excluded.raw()));
+}
+
+template <class... A>
+inline DispatchKeySet compute_keys(const A&... a) {
+  DispatchKeySet ks = (DispatchKeySet() | ... | arg_keys(a));
+  const LocalKeys& lk = local_keys();
+  return from_local(ks, lk);
+}
+
+[[noreturn]] void no_kernel(const char* op, DispatchKey k);
+
+template <class Sig> struct OpDef;
+
+/// One op's kernel table.
+template <class R, class... A>
+struct OpDef<R(A...)> {
+  using Fn = R (*)(A...);
+  const char* name;
+  Fn kernels[kNumDispatchKeys] = {};
+
+  R operator()(A... a) const { return call_with(compute_keys(a...), a...); }
+  /// Calls the kernel for the highest key in `ks` below `self` (used by wrapping kernels).
+  R redispatch(DispatchKey self, A... a) const { return call_with(compute_keys(a...).below(self), a...); }
+  R call_with(DispatchKeySet ks, A... a) const {
+    DispatchKey k = ks.highest();
+    Fn f = kernels[static_cast<int>(k)];
+    if (__builtin_expect(f == nullptr, 0)) {
+      // Wrapping keys without a kernel fall through to the next key down.
+      while (f == nullptr && k > DispatchKey::Meta) {
+        ks = ks.below(k);
+        k = ks.highest();
+        f = kernels[static_cast<int>(k)];
+      }
+      if (!f) no_kernel(name, k);
+    }
+    return f(a...);
+  }
+  void set(DispatchKey k, Fn f) { kernels[static_cast<int>(k)] = f; }
+};
+
+}  // namespace tensor::dispatch

@@ -1,0 +1,37 @@
+// Internal: dispatcher tables of the elementwise ops, so that wrapping layers (autograd,
+// profiler, CUDA) can fill their slots.
+#pragma once
+
+#include "kernels/cpu/Elementwise.h"
+#include "src/dispatch/Dispatcher.h"
+
+namespace tensor::ops {
+
+using BinaryFn = Tensor(const Tensor&, const Tensor&, const Scalar&);
+using BinaryInplaceFn = Tensor&(Tensor&, const Tensor&, const Scalar&);
+using BinaryOutFn = Tensor&(Tensor&, const Tensor&, const Tensor&, const Scalar&);
+using UnaryFn = Tensor(const Tensor&);
+using UnaryInplaceFn = Tensor&(Tensor&);
+using UnaryOutFn = Tensor&(Tensor&, const Tensor&);
+
+constexpr int kNumBinaryOps = static_cast<int>(cpu::BinaryOp::BitXor) + 1;
+constexpr int kNumUnaryOps = static_cast<int>(cpu::UnaryOp::Conj) + 1;
+
+struct BinaryOpDefs {
+  dispatch::OpDef<BinaryFn> functional;
+  dispatch::OpDef<BinaryInplaceFn> inplace;
+  dispatch::OpDef<BinaryOutFn> out;
+};
+struct UnaryOpDefs {
+  dispatch::OpDef<UnaryFn> functional;
+  dispatch::OpDef<UnaryInplaceFn> inplace;
+  dispatch::OpDef<UnaryOutFn> out;
+};
+
+BinaryOpDefs& binary_op(cpu::BinaryOp op);
+UnaryOpDefs& unary_op(cpu::UnaryOp op);
+/// Public name of an op ("add", "exp", ...).
+const char* binary_name(cpu::BinaryOp op);
+const char* unary_name(cpu::UnaryOp op);
+
+}  // namespace tensor::ops

@@ -1,0 +1,326 @@
+// The elementwise op table (Note [Op table]): every unary and binary op against a float64
+// reference loop, over dtypes and over contiguous, transposed, sliced, expanded, zero-size,
+// 0-dim and broadcast inputs.
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace tensor;
+
+namespace {
+
+// Note [Op table]
+// One table drives the elementwise tests, as ggml's test-backend-ops does: an entry names the
+// op, how to call it, a float64 reference for one element, the input domain and the dtypes it
+// supports. Adding an op means adding a row here.
+
+struct UnaryCase {
+  std::string name;
+  std::function<Tensor(const Tensor&)> fn;
+  std::function<double(double)> ref;
+  double lo, hi;                 // input domain
+  std::vector<ScalarType> dtypes;
+};
+struct BinaryCase {
+  std::string name;
+  std::function<Tensor(const Tensor&, const Tensor&)> fn;
+  std::function<double(double, double)> ref;
+  double lo, hi, blo, bhi;
+  std::vector<ScalarType> dtypes;
+  bool bool_out = false;
+};
+
+const std::vector<ScalarType> kFloats = {kFloat32, kFloat64, kFloat16, kBFloat16};
+const std::vector<ScalarType> kReal = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kInt16, kInt8, kUInt8};
+
+double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+std::vector<UnaryCase> unary_cases() {
+  return {
+      {"neg", [](auto& a) { return tensor::neg(a); }, [](double x) { return -x; }, -5, 5, {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kInt8}},
+      {"abs", [](auto& a) { return tensor::abs(a); }, [](double x) { return std::fabs(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64, kInt8}},
+      {"exp", [](auto& a) { return tensor::exp(a); }, [](double x) { return std::exp(x); }, -10, 10, kFloats},
+      {"exp2", [](auto& a) { return tensor::exp2(a); }, [](double x) { return std::exp2(x); }, -10, 10, kFloats},
+      {"log", [](auto& a) { return tensor::log(a); }, [](double x) { return std::log(x); }, 0.01, 100, kFloats},
+      {"log2", [](auto& a) { return tensor::log2(a); }, [](double x) { return std::log2(x); }, 0.01, 100, kFloats},
+      {"log10", [](auto& a) { return tensor::log10(a); }, [](double x) { return std::log10(x); }, 0.01, 100, kFloats},
+      {"log1p", [](auto& a) { return tensor::log1p(a); }, [](double x) { return std::log1p(x); }, -0.9, 10, kFloats},
+      {"expm1", [](auto& a) { return tensor::expm1(a); }, [](double x) { return std::expm1(x); }, -5, 5, kFloats},
+      {"sqrt", [](auto& a) { return tensor::sqrt(a); }, [](double x) { return std::sqrt(x); }, 0, 100, kFloats},
+      {"rsqrt", [](auto& a) { return tensor::rsqrt(a); }, [](double x) { return 1 / std::sqrt(x); }, 0.01, 100, kFloats},
+      {"sin", [](auto& a) { return tensor::sin(a); }, [](double x) { return std::sin(x); }, -6, 6, kFloats},
+      {"cos", [](auto& a) { return tensor::cos(a); }, [](double x) { return std::cos(x); }, -6, 6, kFloats},
+      {"tan", [](auto& a) { return tensor::tan(a); }, [](double x) { return std::tan(x); }, -1.2, 1.2, kFloats},
+      {"asin", [](auto& a) { return tensor::asin(a); }, [](double x) { return std::asin(x); }, -0.99, 0.99, kFloats},
+      {"acos", [](auto& a) { return tensor::acos(a); }, [](double x) { return std::acos(x); }, -0.99, 0.99, kFloats},
+      {"atan", [](auto& a) { return tensor::atan(a); }, [](double x) { return std::atan(x); }, -10, 10, kFloats},
+      {"sinh", [](auto& a) { return tensor::sinh(a); }, [](double x) { return std::sinh(x); }, -5, 5, kFloats},
+      {"cosh", [](auto& a) { return tensor::cosh(a); }, [](double x) { return std::cosh(x); }, -5, 5, kFloats},
+      {"tanh", [](auto& a) { return tensor::tanh(a); }, [](double x) { return std::tanh(x); }, -5, 5, kFloats},
+      {"sigmoid", [](auto& a) { return tensor::sigmoid(a); }, sigmoid_ref, -10, 10, kFloats},
+      {"relu", [](auto& a) { return tensor::relu(a); }, [](double x) { return x > 0 ? x : 0; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
+      {"gelu", [](auto& a) { return tensor::gelu(a); }, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5, kFloats},
+      {"silu", [](auto& a) { return tensor::silu(a); }, [](double x) { return x * sigmoid_ref(x); }, -10, 10, kFloats},
+      {"erf", [](auto& a) { return tensor::erf(a); }, [](double x) { return std::erf(x); }, -3, 3, kFloats},
+      {"floor", [](auto& a) { return tensor::floor(a); }, [](double x) { return std::floor(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32}},
+      {"ceil", [](auto& a) { return tensor::ceil(a); }, [](double x) { return std::ceil(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32}},
+      {"round", [](auto& a) { return tensor::round(a); }, [](double x) { return std::nearbyint(x); }, -5, 5, {kFloat32, kFloat64, kFloat16}},
+      {"trunc", [](auto& a) { return tensor::trunc(a); }, [](double x) { return std::trunc(x); }, -5, 5, {kFloat32, kFloat64, kFloat16}},
+      {"sign", [](auto& a) { return tensor::sign(a); }, [](double x) { return double((x > 0) - (x < 0)); }, -5, 5, {kFloat32, kFloat64, kInt32, kInt64}},
+      {"reciprocal", [](auto& a) { return tensor::reciprocal(a); }, [](double x) { return 1 / x; }, 0.1, 10, kFloats},
+      {"square", [](auto& a) { return tensor::square(a); }, [](double x) { return x * x; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
+  };
+}
+
+std::vector<BinaryCase> binary_cases() {
+  return {
+      {"add", [](auto& a, auto& b) { return a + b; }, [](double x, double y) { return x + y; }, -5, 5, -5, 5, kReal},
+      {"add_alpha", [](auto& a, auto& b) { return tensor::add(a, b, 2); }, [](double x, double y) { return x + 2 * y; }, -5, 5, -5, 5, {kFloat32, kFloat64, kInt64}},
+      {"sub", [](auto& a, auto& b) { return a - b; }, [](double x, double y) { return x - y; }, -5, 5, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
+      {"mul", [](auto& a, auto& b) { return a * b; }, [](double x, double y) { return x * y; }, -5, 5, -5, 5, kReal},
+      {"div", [](auto& a, auto& b) { return a / b; }, [](double x, double y) { return x / y; }, -5, 5, 0.5, 5, kFloats},
+      {"remainder", [](auto& a, auto& b) { return tensor::remainder(a, b); }, [](double x, double y) { double r = std::fmod(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; }, -20, 20, 1, 6, {kFloat32, kFloat64, kInt32, kInt64}},
+      {"fmod", [](auto& a, auto& b) { return tensor::fmod(a, b); }, [](double x, double y) { return std::fmod(x, y); }, -20, 20, 1, 6, {kFloat32, kFloat64, kInt32, kInt64}},
+      {"pow", [](auto& a, auto& b) { return tensor::pow(a, b); }, [](double x, double y) { return std::pow(x, y); }, 0.1, 3, -2, 2, {kFloat32, kFloat64}},
+      {"maximum", [](auto& a, auto& b) { return tensor::maximum(a, b); }, [](double x, double y) { return std::max(x, y); }, -5, 5, -5, 5, kReal},
+      {"minimum", [](auto& a, auto& b) { return tensor::minimum(a, b); }, [](double x, double y) { return std::min(x, y); }, -5, 5, -5, 5, kReal},
+      {"atan2", [](auto& a, auto& b) { return tensor::atan2(a, b); }, [](double x, double y) { return std::atan2(x, y); }, -5, 5, -5, 5, {kFloat32, kFloat64}},
+      {"eq", [](auto& a, auto& b) { return a == b; }, [](double x, double y) { return double(x == y); }, -2, 2, -2, 2, kReal, true},
+      {"ne", [](auto& a, auto& b) { return a != b; }, [](double x, double y) { return double(x != y); }, -2, 2, -2, 2, kReal, true},
+      {"lt", [](auto& a, auto& b) { return a < b; }, [](double x, double y) { return double(x < y); }, -2, 2, -2, 2, kReal, true},
+      {"le", [](auto& a, auto& b) { return a <= b; }, [](double x, double y) { return double(x <= y); }, -2, 2, -2, 2, kReal, true},
+      {"gt", [](auto& a, auto& b) { return a > b; }, [](double x, double y) { return double(x > y); }, -2, 2, -2, 2, kReal, true},
+      {"ge", [](auto& a, auto& b) { return a >= b; }, [](double x, double y) { return double(x >= y); }, -2, 2, -2, 2, kReal, true},
+      {"logical_and", [](auto& a, auto& b) { return tensor::logical_and(a, b); }, [](double x, double y) { return double(x != 0 && y != 0); }, -1, 1, -1, 1, {kFloat32, kInt64}, true},
+      {"logical_or", [](auto& a, auto& b) { return tensor::logical_or(a, b); }, [](double x, double y) { return double(x != 0 || y != 0); }, -1, 1, -1, 1, {kFloat32, kInt64}, true},
+      {"logical_xor", [](auto& a, auto& b) { return tensor::logical_xor(a, b); }, [](double x, double y) { return double((x != 0) != (y != 0)); }, -1, 1, -1, 1, {kFloat32, kInt64}, true},
+      {"bitwise_and", [](auto& a, auto& b) { return tensor::bitwise_and(a, b); }, [](double x, double y) { return double(int64_t(x) & int64_t(y)); }, -9, 9, -9, 9, {kInt32, kInt64, kUInt8}},
+      {"bitwise_or", [](auto& a, auto& b) { return tensor::bitwise_or(a, b); }, [](double x, double y) { return double(int64_t(x) | int64_t(y)); }, -9, 9, -9, 9, {kInt32, kInt64}},
+      {"bitwise_xor", [](auto& a, auto& b) { return tensor::bitwise_xor(a, b); }, [](double x, double y) { return double(int64_t(x) ^ int64_t(y)); }, -9, 9, -9, 9, {kInt32, kInt64}},
+  };
+}
+
+// Random values in [lo, hi) of dtype t (integers: whole numbers in range; uint8 clamps at 0).
+Tensor make_input(IntArrayRef shape, ScalarType t, double lo, double hi) {
+  Tensor u = tensor::rand(shape, kFloat64) * (hi - lo) + lo;
+  if (is_integral(t, false)) {
+    if (t == kUInt8) u = u.clamp(0, std::nullopt);
+    u = u.floor();
+    if (lo > 0) u = u.clamp(std::ceil(lo), std::nullopt);
+  }
+  return u.to(t);
+}
+
+// Reads any tensor as a flat vector of doubles (row-major over its logical shape).
+std::vector<double> values(const Tensor& t) {
+  Tensor c = t.to(kFloat64).contiguous();
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+
+double tol_for(ScalarType t) {
+  switch (t) {
+    case kFloat16: return 2e-3;
+    case kBFloat16: return 1.6e-2;
+    case kFloat32: return 2e-6;
+    case kFloat64: return 1e-12;
+    default: return 0;
+  }
+}
+
+// Expected value of ref(x) rounded into dtype t, as the kernel must produce.
+double round_to(double v, ScalarType t) { return tensor::scalar_tensor(v, kFloat64).to(t).to(kFloat64).item<double>(); }
+
+void expect_close(const Tensor& out, const std::vector<double>& want, ScalarType t, const std::string& what) {
+  std::vector<double> got = values(out);
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double tol = tol_for(t);
+  for (size_t i = 0; i < got.size(); ++i) {
+    double w = want[i], g = got[i];
+    if (std::isnan(w)) {
+      EXPECT_TRUE(std::isnan(g)) << what << " at " << i;
+      continue;
+    }
+    double err = std::fabs(g - w), bound = tol * std::max(1.0, std::fabs(w));
+    if (is_integral(t, true)) bound = 0;
+    ASSERT_LE(err, bound) << what << " at " << i << ": got " << g << ", want " << w;
+  }
+}
+
+// The layouts each op is tested on; every one holds logical shape [3, 5] unless noted.
+struct Layout {
+  const char* name;
+  std::function<Tensor(ScalarType, double, double)> make;
+};
+std::vector<Layout> layouts() {
+  return {
+      {"contiguous", [](ScalarType t, double lo, double hi) { return make_input({3, 5}, t, lo, hi); }},
+      {"transposed", [](ScalarType t, double lo, double hi) { return make_input({5, 3}, t, lo, hi).t(); }},
+      {"sliced", [](ScalarType t, double lo, double hi) { return make_input({3, 10}, t, lo, hi).slice(1, 0, 10, 2); }},
+      {"expanded", [](ScalarType t, double lo, double hi) { return make_input({1, 5}, t, lo, hi).expand({3, 5}); }},
+      {"zero_size", [](ScalarType t, double lo, double hi) { return make_input({0, 5}, t, lo, hi); }},
+      {"zero_dim", [](ScalarType t, double lo, double hi) { return make_input({}, t, lo, hi); }},
+      {"large", [](ScalarType t, double lo, double hi) { return make_input({300, 257}, t, lo, hi); }},
+  };
+}
+
+}  // namespace
+
+TEST(OpTable, Unary) {
+  manual_seed(1);
+  for (const auto& c : unary_cases())
+    for (ScalarType t : c.dtypes)
+      for (const auto& l : layouts()) {
+        std::string what = c.name + " " + to_string(t) + " " + l.name;
+        Tensor a = l.make(t, c.lo, c.hi);
+        Tensor out = c.fn(a);
+        ASSERT_EQ(out.sizes(), a.sizes()) << what;
+        ScalarType ot = out.dtype();
+        if (is_floating_point(t)) EXPECT_EQ(ot, t) << what;
+        std::vector<double> want;
+        for (double x : values(a)) want.push_back(round_to(c.ref(x), ot));
+        expect_close(out, want, ot, what);
+      }
+}
+
+TEST(OpTable, UnaryIntegerInputsPromoteToFloat) {
+  Tensor a = tensor::tensor({1, 2, 3});
+  Tensor e = tensor::exp(a);
+  EXPECT_EQ(e.dtype(), kFloat32);
+  EXPECT_NEAR(e[2].item<double>(), std::exp(3.0), 1e-5);
+  EXPECT_EQ(tensor::sqrt(tensor::tensor({4}, kInt32)).dtype(), kFloat32);
+  EXPECT_EQ(tensor::abs(tensor::tensor({-4}, kInt32)).dtype(), kInt32);
+}
+
+TEST(OpTable, Binary) {
+  manual_seed(2);
+  for (const auto& c : binary_cases())
+    for (ScalarType t : c.dtypes)
+      for (const auto& la : layouts())
+        for (const char* lb : {"same", "broadcast_row", "scalar"}) {
+          std::string what = c.name + " " + to_string(t) + " " + la.name + " with " + lb;
+          Tensor a = la.make(t, c.lo, c.hi);
+          Tensor b;
+          if (std::string(lb) == "same") b = make_input(a.sizes(), t, c.blo, c.bhi).t().contiguous().t();
+          else if (std::string(lb) == "broadcast_row") b = make_input({a.dim() ? a.size(-1) : 1}, t, c.blo, c.bhi);
+          else b = make_input({}, t, c.blo, c.bhi);
+          if (std::string(lb) == "same" && a.dim() < 2) b = make_input(a.sizes(), t, c.blo, c.bhi);
+          Tensor out = c.fn(a, b);
+          std::vector<int64_t> shape = broadcast_shapes(a.sizes(), b.sizes());
+          ASSERT_EQ(out.sizes(), IntArrayRef(shape)) << what;
+          ScalarType ot = c.bool_out ? kBool : t;
+          EXPECT_EQ(out.dtype(), ot) << what;
+          std::vector<double> va = values(a.expand(shape)), vb = values(b.expand(shape)), want;
+          for (size_t i = 0; i < va.size(); ++i) want.push_back(round_to(c.ref(va[i], vb[i]), ot));
+          expect_close(out, want, is_integral(t, true) || c.bool_out ? kInt64 : t, what);
+        }
+}
+
+TEST(OpTable, InplaceAndOutFormsMatchFunctional) {
+  manual_seed(3);
+  Tensor a = tensor::rand({4, 6}), b = tensor::rand({6});
+  Tensor want = a * b;
+  Tensor x = a.clone();
+  x.mul_(b);
+  EXPECT_TRUE(x.equal(want));
+  Tensor out = tensor::empty({4, 6});
+  tensor::mul_out(out, a, b);
+  EXPECT_TRUE(out.equal(want));
+  // out= of the wrong shape is resized; out= of a wider dtype receives the cast result.
+  Tensor o2 = tensor::empty({1});
+  tensor::add_out(o2, a, b);
+  EXPECT_EQ(o2.sizes(), IntArrayRef({4, 6}));
+  Tensor o3 = tensor::empty({4, 6}, kFloat64);
+  tensor::exp_out(o3, a);
+  EXPECT_TRUE(o3.allclose(tensor::exp(a.to(kFloat64)), 1e-6, 1e-6));
+  // In-place on a transposed view writes through to the base.
+  Tensor base = tensor::zeros({3, 2});
+  Tensor v = base.t();
+  v.add_(tensor::tensor({1.0, 2.0, 3.0}));
+  EXPECT_EQ(base[2][1].item<float>(), 3.0f);
+  Tensor y = a.clone();
+  y.exp_();
+  EXPECT_TRUE(y.allclose(tensor::exp(a)));
+}
+
+TEST(OpTable, ClampAndWhere) {
+  Tensor a = tensor::tensor({-2.0, -0.5, 0.5, 2.0, NAN});
+  Tensor c = a.clamp(-1, 1);
+  EXPECT_EQ(c[0].item<float>(), -1.0f);
+  EXPECT_EQ(c[1].item<float>(), -0.5f);
+  EXPECT_EQ(c[3].item<float>(), 1.0f);
+  EXPECT_TRUE(std::isnan(c[4].item<float>()));
+  EXPECT_EQ(tensor::clamp(tensor::tensor({1, 5, 9}), 2, 6)[2].item<int64_t>(), 6);
+  EXPECT_EQ(tensor::clamp(tensor::tensor({1, 5, 9}), 2.5).dtype(), kFloat32);
+  Tensor cond = tensor::tensor({true, false, true});
+  Tensor w = tensor::where(cond, tensor::tensor({1.0, 2.0, 3.0}), tensor::tensor({10, 20, 30}));
+  EXPECT_EQ(w.dtype(), kFloat32);
+  EXPECT_EQ(w[1].item<float>(), 20.0f);
+  EXPECT_EQ(tensor::where(cond.view({3, 1}), 1.0, tensor::zeros({4})).sizes(), IntArrayRef({3, 4}));
+}
+
+TEST(TypePromotion, MatchesPyTorchTable) {
+  struct P { ScalarType a, b, want; };
+  // Entries from torch.promote_types.
+  const P table[] = {
+      {kUInt8, kInt8, kInt16}, {kBool, kBool, kBool}, {kHalf, kBFloat16, kFloat}, {kInt64, kHalf, kHalf},
+      {kComplex64, kDouble, kComplex128}, {kUInt8, kBool, kUInt8}, {kInt32, kInt64, kInt64}, {kInt8, kInt16, kInt16},
+      {kUInt8, kInt64, kInt64}, {kBFloat16, kInt32, kBFloat16}, {kComplex64, kHalf, kComplex64}, {kFloat, kDouble, kDouble},
+      {kBool, kComplex128, kComplex128}, {kInt16, kFloat, kFloat},
+  };
+  for (const P& p : table) {
+    EXPECT_EQ(promote_types(p.a, p.b), p.want) << to_string(p.a) << " + " << to_string(p.b);
+    EXPECT_EQ(promote_types(p.b, p.a), p.want);
+    Tensor x = tensor::ones({2}, p.a), y = tensor::ones({2}, p.b);
+    EXPECT_EQ((x.logical_or(y)).dtype(), kBool);
+    if (p.want != kBool) EXPECT_EQ((x * y).dtype(), p.want) << to_string(p.a) << " * " << to_string(p.b);
+  }
+}
+
+TEST(TypePromotion, ScalarsAndZeroDimAreWeak) {
+  Tensor i32 = tensor::ones({2}, kInt32), f16 = tensor::ones({2}, kHalf), u8 = tensor::ones({2}, kUInt8);
+  Tensor b = tensor::ones({2}, kBool);
+  EXPECT_EQ((i32 + 2.5).dtype(), kFloat32);        // int tensor + float scalar -> default float
+  EXPECT_EQ((f16 + 2.5).dtype(), kHalf);           // float16 tensor keeps its precision
+  EXPECT_EQ((i32 + 2).dtype(), kInt32);            // int scalar does not widen
+  EXPECT_EQ((u8 + 1000).dtype(), kUInt8);
+  EXPECT_EQ((b + 1).dtype(), kInt64);              // bool + int scalar -> int64
+  EXPECT_EQ((b + true).dtype(), kBool);
+  EXPECT_EQ((f16 * complex64(1, 1)).dtype(), kComplex64);
+  Tensor zd64 = tensor::scalar_tensor(1.0, kFloat64), zi64 = tensor::scalar_tensor(1, kInt64);
+  EXPECT_EQ((tensor::ones({2}) + zd64).dtype(), kFloat32);    // 0-dim of same category is weak
+  EXPECT_EQ((tensor::ones({2}, kInt8) + zi64).dtype(), kInt8);
+  EXPECT_EQ((i32 + zd64).dtype(), kFloat64);                  // higher category wins, keeps its dtype
+  EXPECT_EQ((zd64 + zi64).dtype(), kFloat64);
+  EXPECT_EQ(result_type(i32, Scalar(1.5)), kFloat32);
+}
+
+TEST(Errors, MessagesNameOpAndShapes) {
+  auto expect_msg = [](const std::function<void()>& f, const std::vector<std::string>& parts) {
+    try {
+      f();
+      ADD_FAILURE() << "no error thrown";
+    } catch (const tensor::Error& e) {
+      std::string m = e.what();
+      for (const auto& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "message: " << m << "\nmissing: " << p;
+    }
+  };
+  expect_msg([] { tensor::ones({2, 3}) + tensor::ones({4}); }, {"add", "[2, 3]", "[4]"});
+  expect_msg([] { tensor::ones({2, 3}).mul_(tensor::ones({4, 2, 3})); }, {"mul", "[2, 3]", "[4, 2, 3]"});
+  expect_msg([] { tensor::ones({2}, kInt64).add_(tensor::ones({2})); }, {"add", "float32", "int64"});
+  expect_msg([] { tensor::ones({2}, kFloat32).bitwise_and(tensor::ones({2})); }, {"bitwise_and", "float32"});
+  expect_msg([] { tensor::remainder(tensor::ones({2}, kInt64), tensor::zeros({2}, kInt64)); }, {"remainder", "division by zero"});
+  expect_msg([] { -tensor::ones({2}, kBool); }, {"neg", "bool"});
+  expect_msg([] { tensor::ones({2, 3}).view({4}); }, {"view", "[4]", "6"});
+  expect_msg([] { tensor::ones({2, 3}).transpose(0, 5); }, {"transpose", "dim 5", "2 dims"});
+  expect_msg([] { tensor::ones({2, 3}).select(1, 3); }, {"select", "index 3", "[2, 3]"});
+  expect_msg([] { tensor::ones({2, 3}).expand({3, 3}); }, {"expand", "[2, 3]"});
+  expect_msg([] { tensor::ones({2}).data_ptr<int64_t>(); }, {"data_ptr", "int64", "float32"});
+  expect_msg([] { tensor::ones({2, 3}).item<float>(); }, {"item", "[2, 3]"});
+  expect_msg([] { tensor::empty({2}, TensorOptions().device(kCUDA)); }, {"CUDA"});
+  expect_msg([] { Device("tpu:0"); }, {"tpu"});
+}
