@@ -1,0 +1,115 @@
+// Raw byte copies between CPU and CUDA devices, and device fills. Everything is ordered on the
+// current stream of the CUDA side (Note [CUDA caching allocator] keys blocks on it too).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "src/core/Check.h"
+#include "src/cuda/CUDAHooks.h"
+#include "src/cuda/CUDAKernels.h"
+#include "tensor/cuda/cuda.h"
+
+namespace tensor::cuda_detail {
+
+namespace {
+
+// An event on the current device, destroyed on scope exit (the driver releases it once any
+// pending record completes, so destroying right after enqueueing a wait is fine).
+class ScopedEvent {
+ public:
+  ScopedEvent() { TENSOR_CUDA_CHECK(cudaEventCreateWithFlags(&ev_, cudaEventDisableTiming)); }
+  ~ScopedEvent() {
+    if (cudaEventDestroy(ev_) != cudaSuccess) (void)cudaGetLastError();
+  }
+  ScopedEvent(const ScopedEvent&) = delete;
+  ScopedEvent& operator=(const ScopedEvent&) = delete;
+  cudaEvent_t get() const { return ev_; }
+
+ private:
+  cudaEvent_t ev_ = nullptr;
+};
+
+// Copies between two devices on the source device's stream. Events make the copy wait for
+// earlier work on the destination's stream (which may still read dst), and make later work
+// there wait for the copy, since streams of different devices are not ordered otherwise.
+void peer_copy(void* dst, int dst_dev, const void* src, int src_dev, size_t nbytes, bool non_blocking) {
+  cudaStream_t ds = current_stream(dst_dev);
+  cudaStream_t ss = current_stream(src_dev);
+  cuda::CUDAGuard to_dst(dst_dev);
+  ScopedEvent dst_ready;
+  TENSOR_CUDA_CHECK(cudaEventRecord(dst_ready.get(), ds));
+  {
+    cuda::CUDAGuard to_src(src_dev);
+    ScopedEvent copied;
+    TENSOR_CUDA_CHECK(cudaStreamWaitEvent(ss, dst_ready.get(), 0));
+    TENSOR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, nbytes, ss));
+    TENSOR_CUDA_CHECK(cudaEventRecord(copied.get(), ss));
+    if (!non_blocking) TENSOR_CUDA_CHECK(cudaStreamSynchronize(ss));
+    cuda::CUDAGuard back(dst_dev);
+    TENSOR_CUDA_CHECK(cudaStreamWaitEvent(ds, copied.get(), 0));
+  }
+}
+
+bool all_bytes_equal(const unsigned char* p, size_t n) {
+  for (size_t i = 1; i < n; ++i)
+    if (p[i] != p[0]) return false;
+  return true;
+}
+
+}  // namespace
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes, bool non_blocking) {
+  TENSOR_CHECK(!dst_device.is_meta() && !src_device.is_meta(), "copy: meta tensors have no data to copy ({} -> {})",
+               src_device.str(), dst_device.str());
+  bool to_cuda = dst_device.is_cuda(), from_cuda = src_device.is_cuda();
+  if (!to_cuda && !from_cuda) {
+    if (nbytes != 0 && dst != src) std::memcpy(dst, src, nbytes);
+    return;
+  }
+  if (to_cuda && from_cuda) {
+    int dd = resolve_device("copy between CUDA devices", dst_device);
+    int sd = resolve_device("copy between CUDA devices", src_device);
+    if (nbytes == 0) return;
+    if (dd != sd) {
+      peer_copy(dst, dd, src, sd, nbytes, non_blocking);
+      return;
+    }
+    cuda::CUDAGuard guard(dd);
+    cudaStream_t s = current_stream(dd);
+    TENSOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s));
+    if (!non_blocking) TENSOR_CUDA_CHECK(cudaStreamSynchronize(s));
+    return;
+  }
+  int d = resolve_device(to_cuda ? "copy to CUDA" : "copy from CUDA", to_cuda ? dst_device : src_device);
+  if (nbytes == 0) return;
+  cuda::CUDAGuard guard(d);
+  cudaStream_t s = current_stream(d);
+  // Async plus a stream sync rather than cudaMemcpy: blocking copies then wait only for this
+  // stream, which stays correct once side streams exist. From pageable host memory the driver
+  // stages the copy, so non_blocking only overlaps for pinned memory.
+  TENSOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, to_cuda ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
+  if (!non_blocking) TENSOR_CUDA_CHECK(cudaStreamSynchronize(s));
+}
+
+// Stream-ordered and asynchronous, like any kernel: the pattern is passed by value, so the
+// caller's host buffer may die right after.
+void fill_bytes(void* dst, Device device, const void* pattern, size_t elem_size, size_t count) {
+  int d = resolve_device("fill on CUDA", device);
+  TENSOR_CHECK(elem_size == 1 || elem_size == 2 || elem_size == 4 || elem_size == 8 || elem_size == 16,
+               "fill on CUDA: unsupported element size {} bytes (expected 1, 2, 4, 8 or 16)", elem_size);
+  if (count == 0) return;
+  TENSOR_CHECK(count <= SIZE_MAX / elem_size, "fill on CUDA: {} elements of {} bytes overflow size_t", count,
+               elem_size);
+  size_t nbytes = count * elem_size;
+  cuda::CUDAGuard guard(d);
+  cudaStream_t s = current_stream(d);
+  const auto* p = static_cast<const unsigned char*>(pattern);
+  if (all_bytes_equal(p, elem_size)) {
+    TENSOR_CUDA_CHECK(cudaMemsetAsync(dst, p[0], nbytes, s));
+  } else {
+    TENSOR_CUDA_CHECK(launch_fill(dst, pattern, elem_size, nbytes, s));
+  }
+}
+
+}  // namespace tensor::cuda_detail
