@@ -4,6 +4,7 @@
 #include "src/core/Check.h"
 #include "src/cuda/CUDAHooks.h"
 #include "src/autograd/AutogradMeta.h"
+#include "tensor/cuda/cuda.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -14,13 +15,18 @@ void check_sizes(IntArrayRef sizes, const char* op) {
     TENSOR_CHECK(s >= 0, "{}: negative dimension {} in size {}", op, s, detail::shape_str(sizes));
 }
 Tensor finish_options(Tensor t, const TensorOptions& o) { return detail::apply_factory_options(std::move(t), o); }
+// "cuda" means the current device: pin the index so storages always name a real device.
+Device resolve_device(Device d) {
+  if (d.is_cuda() && !d.has_index()) return Device(kCUDA, static_cast<int8_t>(cuda::current_device()));
+  return d;
+}
 }  // namespace
 
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o) {
   check_sizes(sizes, "empty_strided");
   TENSOR_CHECK(sizes.size() == strides.size(), "empty_strided: got {} sizes but {} strides", sizes.size(), strides.size());
   ScalarType dt = o.dtype();
-  Device dev = o.device();
+  Device dev = resolve_device(o.device());
   int64_t span = 1;  // elements needed: 1 + sum((size-1)*stride)
   bool empty_t = false;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -37,7 +43,7 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions
 Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
   check_sizes(sizes, "empty");
   ScalarType dt = o.dtype();
-  Device dev = o.device();
+  Device dev = resolve_device(o.device());
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
   auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(n * element_size(dt)), dev, get_allocator(dev.type()));

@@ -266,11 +266,13 @@ struct ArgTraits<std::optional<T>> {
   }
 };
 
-/// Kernel parameters are taken by value or const reference; a mutable reference could not
-/// bind to the boxed argument (and would hide writes), so it is rejected at compile time.
+/// Kernel parameters are taken by value or const reference; a mutable or rvalue reference
+/// could not bind to the boxed argument (which the caller still owns), so it is rejected at
+/// compile time.
 template <class P>
 struct ParamTraits {
-  static_assert(!std::is_lvalue_reference_v<P> || std::is_const_v<std::remove_reference_t<P>>,
+  static_assert(!std::is_reference_v<P> ||
+                    (std::is_lvalue_reference_v<P> && std::is_const_v<std::remove_reference_t<P>>),
                 "custom op kernel parameters must be taken by value or by const reference");
   using Traits = ArgTraits<std::remove_cv_t<std::remove_reference_t<P>>>;
 };
@@ -339,9 +341,11 @@ struct OpEntry;  // the registry's record of one op (src/dispatch/Library.cpp)
 class TENSOR_API OpHandle {
  public:
   OpHandle() = default;
+  /// False for a default-constructed handle.
   bool valid() const { return entry_ != nullptr; }
-  /// "myops::axpby".
+  /// The qualified name, "myops::axpby".
   const std::string& name() const;
+  /// The parsed schema the op was defined with.
   const Schema& schema() const;
   /// True when a kernel is registered for `key`.
   bool has_kernel(DispatchKey key) const;
