@@ -8,6 +8,7 @@ namespace bench {
 bool torch_available() { return true; }
 
 TwinTable torch_cases() {
+  torch::set_num_threads(2);  // libtorch's own intra-op setting, beside omp_set_num_threads
   TwinTable t;
   t["eager_add_1elem"] = [] {
     auto a = torch::rand({1}), b = torch::rand({1});

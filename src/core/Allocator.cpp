@@ -1,4 +1,6 @@
 // CPU caching allocator (Note [CPU caching allocator]) and the per-device allocator table.
+#include <sys/mman.h>
+
 #include <cstdint>
 #include <cstdlib>
 #include <map>
@@ -14,16 +16,23 @@ namespace tensor {
 // time page-faults 16k times. Blocks of at least kMinCached bytes are kept on free and reused
 // for a request of the same size class (rounded up to 1 MB), up to kMaxCachedBytes in total;
 // small blocks go straight to malloc, which already caches them well. Every block is
-// 64-byte aligned for AVX-512 loads.
+// 64-byte aligned for AVX-512 loads. Blocks of 2 MB and more are 2 MB aligned and advised as
+// transparent huge pages: a strided walk over a big tensor (transpose, reductions over dim 0)
+// then misses the TLB once per 2 MB instead of once per 4 KB, and first touch faults 512x less.
 namespace {
 constexpr size_t kAlign = 64;
 constexpr size_t kMinCached = size_t(1) << 20;
 constexpr size_t kMaxCachedBytes = size_t(2) << 30;
+constexpr size_t kHugePage = size_t(2) << 20;
 
 void* raw_alloc(size_t nbytes) {
-  size_t n = (nbytes + kAlign - 1) / kAlign * kAlign;
-  void* p = std::aligned_alloc(kAlign, n == 0 ? kAlign : n);
+  size_t align = nbytes >= kHugePage ? kHugePage : kAlign;
+  size_t n = (nbytes + align - 1) / align * align;
+  void* p = std::aligned_alloc(align, n == 0 ? align : n);
   TENSOR_CHECK(p != nullptr, "CPU allocator: out of memory allocating {} bytes", nbytes);
+#ifdef MADV_HUGEPAGE
+  if (align == kHugePage) madvise(p, n, MADV_HUGEPAGE);  // advice only: failure is harmless
+#endif
   return p;
 }
 

@@ -12,20 +12,33 @@ namespace {
 
 // Note [Blocked transpose copy]
 // A copy whose source walks memory with a large stride in the inner loop (t().contiguous())
-// misses cache on every element. Copying 32x32 tiles keeps both sides' lines in L1, and
-// tiles are independent, so threads split them.
+// misses cache on every element, and power-of-two row pitches map every line of a naive tile
+// to the same L1 set. So the copy moves blocks of one cache line by one cache line (16x16
+// floats): it reads each source line whole into a small L1-resident buffer, transposes there,
+// and writes each destination line whole. Every line is touched once, set conflicts stop
+// mattering, and blocks are independent, so threads split them.
 template <class T>
 void transpose_tiles(char* dst, const char* src, int64_t rows, int64_t cols, int64_t d_row, int64_t d_col,
                      int64_t s_row, int64_t s_col) {
-  constexpr int64_t B = 32;
+  constexpr int64_t B = 64 / sizeof(T);
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
   int64_t tiles_r = (rows + B - 1) / B, tiles_c = (cols + B - 1) / B;
 #pragma omp parallel for collapse(2) if (rows * cols >= 65536)
   for (int64_t tr = 0; tr < tiles_r; ++tr)
     for (int64_t tc = 0; tc < tiles_c; ++tc) {
-      int64_t r1 = std::min(rows, (tr + 1) * B), c1 = std::min(cols, (tc + 1) * B);
-      for (int64_t r = tr * B; r < r1; ++r)
-        for (int64_t c = tc * B; c < c1; ++c)
-          reinterpret_cast<T*>(dst)[r * d_row + c * d_col] = reinterpret_cast<const T*>(src)[r * s_row + c * s_col];
+      const int64_t r0 = tr * B, c0 = tc * B;
+      const int64_t nr = std::min(B, rows - r0), nc = std::min(B, cols - c0);
+      alignas(64) T buf[B][B];
+      // Source line c holds dst column c (contiguous along r since s_row == 1).
+      for (int64_t c = 0; c < nc; ++c) {
+        const T* line = s + r0 * s_row + (c0 + c) * s_col;
+        for (int64_t r = 0; r < nr; ++r) buf[r][c] = line[r];
+      }
+      for (int64_t r = 0; r < nr; ++r) {
+        T* out = d + (r0 + r) * d_row + c0 * d_col;
+        for (int64_t c = 0; c < nc; ++c) out[c] = buf[r][c];
+      }
     }
 }
 
