@@ -8,12 +8,24 @@
 
 namespace tensor::indexing {
 
-/// A Python-style slice; absent bounds mean "from the start" / "to the end".
+struct NoneIndexType {};
+struct EllipsisIndexType {};
+
+/// A slice bound: an integer, or None / std::nullopt for "open".
+struct SliceBound {
+  SliceBound(int64_t v) : value(v) {}
+  SliceBound(int v) : value(v) {}
+  SliceBound(std::nullopt_t) {}
+  SliceBound(NoneIndexType) {}
+  std::optional<int64_t> value;
+};
+
+/// A Python-style slice; absent bounds mean "from the start" / "to the end":
+/// Slice(), Slice(1, None), Slice(None, None, 2).
 class Slice {
  public:
-  Slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt,
-        std::optional<int64_t> step = std::nullopt)
-      : start_(start), stop_(stop), step_(step.value_or(1)) {}
+  Slice(SliceBound start = std::nullopt, SliceBound stop = std::nullopt, SliceBound step = std::nullopt)
+      : start_(start.value), stop_(stop.value), step_(step.value.value_or(1)) {}
   std::optional<int64_t> start() const { return start_; }
   std::optional<int64_t> stop() const { return stop_; }
   int64_t step() const { return step_; }
@@ -23,8 +35,6 @@ class Slice {
   int64_t step_;
 };
 
-struct NoneIndexType {};
-struct EllipsisIndexType {};
 /// Inserts a new dim of size 1.
 constexpr NoneIndexType None{};
 /// Stands for as many full slices as needed.
@@ -32,7 +42,7 @@ constexpr EllipsisIndexType Ellipsis{};
 
 /// One entry of an index list: an integer, a Slice, None, Ellipsis, a bool or a tensor
 /// (integer tensors gather, bool tensors mask).
-class TensorIndex {
+class TENSOR_API TensorIndex {
  public:
   enum class Kind { Integer, Slice, None, Ellipsis, Boolean, Tensor };
   TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}

@@ -1,0 +1,638 @@
+// Indexing ops along a dim: index_select, gather, scatter, scatter_add, index_add,
+// masked_fill, masked_select, nonzero, where(cond). Checks first, then loops over raw data
+// (Note [Index loop geometry] in IndexOps.h).
+#include "src/ops/IndexOps.h"
+
+#include <cstring>
+
+#include "src/core/DtypeVisit.h"
+#include "tensor/ops.h"
+
+namespace tensor {
+namespace ops {
+
+namespace {
+using detail::shape_str;
+using detail::wrap_dim;
+using index_detail::check_cpu_or_meta;
+using index_detail::Geometry;
+using index_detail::visit_element_size;
+
+// ---- shared checks ----
+
+void check_index_dtype(const Tensor& index, const char* op, bool allow_int32) {
+  TENSOR_CHECK(index.defined(), "{}: index tensor is undefined", op);
+  TENSOR_CHECK(index.dtype() == kInt64 || (allow_int32 && index.dtype() == kInt32),
+               "{}: expected an index tensor of dtype int64{}, but got {} (index shape {})", op,
+               allow_int32 ? " or int32" : "", index.dtype(), shape_str(index.sizes()));
+}
+
+template <class F>
+void visit_index_dtype(ScalarType t, F&& f) {
+  if (t == kInt32)
+    f(TypeTag<int32_t>{});
+  else
+    f(TypeTag<int64_t>{});
+}
+
+/// A geometry that walks one tensor in row-major order (operand 0 only).
+Geometry geometry_of(const Tensor& t) {
+  Geometry g;
+  for (int64_t d = 0; d < t.dim(); ++d) g.add_dim(t.size(d), t.stride(d), 0, 0);
+  return g;
+}
+
+// Every index value must lie in [0, size) before anything is written (these ops, unlike
+// Tensor::index, do not wrap negative indices, as PyTorch). Names the op, the first bad
+// value, the dim and the shape of the indexed tensor.
+void check_index_range(const Tensor& index, int64_t size, int64_t dim, IntArrayRef self_shape, const char* op) {
+  if (!index.is_cpu() || index.numel() == 0) return;
+  Geometry g = geometry_of(index);
+  g.coalesce();
+  bool bad = false;
+  int64_t bad_value = 0;
+  visit_index_dtype(index.dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I* p = index.data_ptr<I>();
+    auto f = [&](int64_t a, int64_t, int64_t) {
+      int64_t v = static_cast<int64_t>(p[a]);
+      if (!bad && (v < 0 || v >= size)) {
+        bad = true;
+        bad_value = v;
+      }
+    };
+    index_detail::for_each(g, f, /*parallel=*/false);
+  });
+  TENSOR_CHECK(!bad, "{}: index {} is out of bounds for dim {} with size {} (self shape {}, index shape {})", op,
+               bad_value, dim, size, shape_str(self_shape), shape_str(index.sizes()));
+}
+
+bool same_storage(const Tensor& a, const Tensor& b) {
+  return a.defined() && b.defined() && a.impl()->storage().get() == b.impl()->storage().get();
+}
+
+// In-place writes through a tensor whose elements share memory (an expand()ed view) would
+// race and give order-dependent results; PyTorch rejects them the same way.
+void check_no_internal_overlap(const Tensor& self, const char* op) {
+  for (int64_t d = 0; d < self.dim(); ++d)
+    TENSOR_CHECK(
+        self.stride(d) != 0 || self.size(d) <= 1,
+        "{}: unsupported operation: more than one element of the written-to tensor (shape {}, strides {}) refers "
+        "to a single memory location; call .clone() before writing in place",
+        op, shape_str(self.sizes()), shape_str(self.strides()));
+}
+
+void check_not_conj(const Tensor& self, const char* op) {
+  TENSOR_CHECK(!self.is_conj(),
+               "{}: writing in place into a lazily conjugated view (shape {}) is not supported; "
+               "call resolve_conj() first",
+               op, shape_str(self.sizes()));
+}
+
+/// A fresh contiguous copy with any pending conjugation applied (the functional ops' output).
+Tensor fresh_copy(const Tensor& t) { return t.is_conj() ? t.resolve_conj() : t.clone(); }
+
+/// 0-dim tensors behave as 1-element 1-D ones along dim 0 in the dim-wise ops.
+Tensor as_1d(const Tensor& t) { return t.dim() == 0 ? t.reshape({1}) : t; }
+int64_t dims_1d(const Tensor& t) { return std::max<int64_t>(t.dim(), 1); }
+
+bool try_broadcast(IntArrayRef a, IntArrayRef b, DimVector& out) {
+  size_t n = std::max(a.size(), b.size());
+  out.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t x = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t y = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (x != y && x != 1 && y != 1) return false;
+    out[i] = x == 1 ? y : x;
+  }
+  return true;
+}
+
+/// dst (+)= v in the op's compute type (float for half types, logical or for bool).
+template <class T>
+inline void add_into(T& dst, T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    dst = dst || v;
+  } else {
+    using M = opmath_t<T>;
+    dst = convert<T>(static_cast<M>(convert<M>(dst) + convert<M>(v)));
+  }
+}
+
+template <class T>
+inline T scalar_to(const Scalar& s) {
+  return convert<T>(s.to<opmath_t<T>>());
+}
+
+// ---- index_select ----
+
+Tensor index_select_kernel(const Tensor& self_in, int64_t dim, const Tensor& index) {
+  const char* op = "index_select";
+  check_cpu_or_meta(self_in, op, "self");
+  check_index_dtype(index, op, /*allow_int32=*/true);
+  check_cpu_or_meta(index, op, "index");
+  TENSOR_CHECK(index.dim() <= 1, "index_select: index must be a 0-D or 1-D tensor, but got shape {} (self shape {})",
+               shape_str(index.sizes()), shape_str(self_in.sizes()));
+  dim = wrap_dim(dim, self_in.dim(), op);
+  Tensor self = self_in.resolve_conj();
+  if (self.dim() == 0) {
+    TENSOR_CHECK(index.numel() == 1,
+                 "index_select: indexing a 0-dim tensor needs exactly one index, got index shape {}",
+                 shape_str(index.sizes()));
+    check_index_range(index, 1, 0, self.sizes(), op);
+    return self.is_meta() ? empty({}, self.options()) : self.clone();
+  }
+  DimVector out_shape(self.sizes());
+  out_shape[dim] = index.numel();
+  Tensor out = empty(out_shape, self.options());
+  check_index_range(index, self.size(dim), dim, self.sizes(), op);
+  if (out.is_meta() || index.is_meta() || out.numel() == 0) return out;
+
+  const int64_t es = self.element_size();
+  const int64_t n = index.numel(), idx_stride = index.dim() == 1 ? index.stride(0) : 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= self.size(d);
+  for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= self.size(d);
+  visit_index_dtype(index.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* ip = index.data_ptr<I>();
+    if (self.is_contiguous() && inner > 1) {
+      // Contiguous fast path: every selected slice is `inner` consecutive elements.
+      const char* src = static_cast<const char*>(self.data_ptr());
+      char* dst = static_cast<char*>(out.data_ptr());
+      const int64_t src_size = self.size(dim), rows = outer * n, bytes = inner * es;
+#pragma omp parallel for if (rows * inner >= index_detail::kIndexGrain && !omp_in_parallel())
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t o = r / n, i = r % n;
+        int64_t v = static_cast<int64_t>(ip[i * idx_stride]);
+        std::memcpy(dst + r * bytes, src + (o * src_size + v) * bytes, static_cast<size_t>(bytes));
+      }
+      return;
+    }
+    Geometry g;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      g.add_dim(out.size(d), out.stride(d), d == dim ? idx_stride : 0, d == dim ? 0 : self.stride(d));
+    g.coalesce();
+    const int64_t sd = self.stride(dim);
+    visit_element_size(es, [&](auto etag) {
+      using E = typename decltype(etag)::type;
+      E* o = static_cast<E*>(out.data_ptr());
+      const E* s = static_cast<const E*>(self.data_ptr());
+      index_detail::for_each(
+          g, [=](int64_t a, int64_t b, int64_t c) { o[a] = s[c + static_cast<int64_t>(ip[b]) * sd]; },
+          /*parallel=*/true);
+    });
+  });
+  return out;
+}
+
+// ---- gather ----
+
+Tensor gather_kernel(const Tensor& self_in, int64_t dim, const Tensor& index) {
+  const char* op = "gather";
+  check_cpu_or_meta(self_in, op, "self");
+  check_index_dtype(index, op, /*allow_int32=*/false);
+  check_cpu_or_meta(index, op, "index");
+  TENSOR_CHECK(
+      dims_1d(index) == dims_1d(self_in),
+      "gather: index tensor must have the same number of dims as self, but got index shape {} and self shape {}",
+      shape_str(index.sizes()), shape_str(self_in.sizes()));
+  dim = wrap_dim(dim, self_in.dim(), op);
+  Tensor self = as_1d(self_in.resolve_conj()), idx = as_1d(index);
+  for (int64_t d = 0; d < self.dim(); ++d)
+    TENSOR_CHECK(d == dim || idx.size(d) <= self.size(d),
+                 "gather: index shape {} must not exceed self shape {} except at dim {} (dim {}: {} > {})",
+                 shape_str(index.sizes()), shape_str(self_in.sizes()), dim, d, idx.size(d), self.size(d));
+  Tensor out = empty(index.sizes(), self.options());
+  check_index_range(index, self.size(dim), dim, self_in.sizes(), op);
+  if (out.is_meta() || index.is_meta() || out.numel() == 0) return out;
+
+  Tensor out1 = as_1d(out);
+  Geometry g;
+  for (int64_t d = 0; d < idx.dim(); ++d)
+    g.add_dim(idx.size(d), out1.stride(d), idx.stride(d), d == dim ? 0 : self.stride(d));
+  g.coalesce();
+  const int64_t sd = self.stride(dim);
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  visit_element_size(self.element_size(), [&](auto etag) {
+    using E = typename decltype(etag)::type;
+    E* o = static_cast<E*>(out.data_ptr());
+    const E* s = static_cast<const E*>(self.data_ptr());
+    index_detail::for_each(
+        g, [=](int64_t a, int64_t b, int64_t c) { o[a] = s[c + ip[b] * sd]; }, /*parallel=*/true);
+  });
+  return out;
+}
+
+// ---- scatter, scatter_add ----
+
+// `op` is the name the user called (functional or in-place), for messages.
+template <bool Add>
+Tensor& scatter_inplace_impl(Tensor& self, int64_t dim, const Tensor& index_in, const Tensor& src_in, const char* op) {
+  TENSOR_CHECK(self.defined() && src_in.defined(), "{}: self and src must be defined tensors", op);
+  check_cpu_or_meta(self, op, "self");
+  check_index_dtype(index_in, op, /*allow_int32=*/false);
+  check_cpu_or_meta(index_in, op, "index");
+  check_cpu_or_meta(src_in, op, "src");
+  TENSOR_CHECK(src_in.dtype() == self.dtype(),
+               "{}: expected self and src to have the same dtype, but got {} (self) and {} (src)", op, self.dtype(),
+               src_in.dtype());
+  dim = wrap_dim(dim, self.dim(), op);
+  check_not_conj(self, op);
+  check_no_internal_overlap(self, op);
+  Tensor s1 = as_1d(self), idx = as_1d(index_in), src = as_1d(src_in.resolve_conj());
+  // As PyTorch, an empty index writes nothing and is not shape-checked.
+  if (index_in.numel() == 0) return self;
+  TENSOR_CHECK(
+      idx.dim() == s1.dim() && src.dim() == s1.dim(),
+      "{}: index, self and src must have the same number of dims, but got index shape {}, self shape {} and src "
+      "shape {}",
+      op, shape_str(index_in.sizes()), shape_str(self.sizes()), shape_str(src_in.sizes()));
+  for (int64_t d = 0; d < s1.dim(); ++d) {
+    TENSOR_CHECK(idx.size(d) <= src.size(d), "{}: index shape {} must not exceed src shape {} (dim {}: {} > {})", op,
+                 shape_str(index_in.sizes()), shape_str(src_in.sizes()), d, idx.size(d), src.size(d));
+    TENSOR_CHECK(d == dim || idx.size(d) <= s1.size(d),
+                 "{}: index shape {} must not exceed self shape {} except at dim {} (dim {}: {} > {})", op,
+                 shape_str(index_in.sizes()), shape_str(self.sizes()), dim, d, idx.size(d), s1.size(d));
+  }
+  check_index_range(index_in, s1.size(dim), dim, self.sizes(), op);
+  if (self.is_meta() || idx.is_meta() || src.is_meta()) return self;
+  // Reading what we are writing would make the result depend on the loop order.
+  if (same_storage(src, self)) src = src.clone();
+  if (same_storage(idx, self)) idx = idx.clone();
+
+  Geometry g;
+  for (int64_t d = 0; d < idx.dim(); ++d)
+    g.add_dim(idx.size(d), src.stride(d), idx.stride(d), d == dim ? 0 : s1.stride(d));
+  g.coalesce();
+  const int64_t sd = s1.stride(dim);
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  // Serial: duplicate indices write the same element (the last write wins for scatter_).
+  if constexpr (Add) {
+    visit_dtype(self.dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* p = static_cast<T*>(s1.data_ptr());
+      const T* sp = static_cast<const T*>(src.data_ptr());
+      index_detail::for_each(
+          g, [=](int64_t a, int64_t b, int64_t c) { add_into(p[c + ip[b] * sd], sp[a]); }, false);
+    });
+  } else {
+    visit_element_size(self.element_size(), [&](auto etag) {
+      using E = typename decltype(etag)::type;
+      E* p = static_cast<E*>(s1.data_ptr());
+      const E* sp = static_cast<const E*>(src.data_ptr());
+      index_detail::for_each(
+          g, [=](int64_t a, int64_t b, int64_t c) { p[c + ip[b] * sd] = sp[a]; }, false);
+    });
+  }
+  self.unsafeGetTensorImpl()->bump_version();
+  return self;
+}
+
+template <bool Add>
+Tensor scatter_kernel(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  TENSOR_CHECK(self.defined(), "{}: self is undefined", Add ? "scatter_add" : "scatter");
+  Tensor out = self.is_meta() ? empty(self.sizes(), self.options()) : fresh_copy(self);
+  scatter_inplace_impl<Add>(out, dim, index, src, Add ? "scatter_add" : "scatter");
+  return out;
+}
+Tensor& scatter_inplace_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_inplace_impl<false>(self, dim, index, src, "scatter_");
+}
+Tensor& scatter_add_inplace_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
+  return scatter_inplace_impl<true>(self, dim, index, src, "scatter_add_");
+}
+
+// ---- index_add ----
+
+Tensor& index_add_impl(Tensor& self, int64_t dim, const Tensor& index_in, const Tensor& source_in, const Scalar& alpha,
+                       const char* op) {
+  TENSOR_CHECK(self.defined() && source_in.defined(), "{}: self and source must be defined tensors", op);
+  check_cpu_or_meta(self, op, "self");
+  check_index_dtype(index_in, op, /*allow_int32=*/true);
+  check_cpu_or_meta(index_in, op, "index");
+  check_cpu_or_meta(source_in, op, "source");
+  TENSOR_CHECK(index_in.dim() <= 1, "{}: index must be a 0-D or 1-D tensor, but got shape {}", op,
+               shape_str(index_in.sizes()));
+  TENSOR_CHECK(source_in.dtype() == self.dtype(),
+               "{}: expected self and source to have the same dtype, but got {} (self) and {} (source)", op,
+               self.dtype(), source_in.dtype());
+  TENSOR_CHECK(!(is_integral(self.dtype(), true) && (alpha.is_floating_point() || alpha.is_complex())),
+               "{}: for integral self (dtype {}), alpha must not be a floating point number", op, self.dtype());
+  dim = wrap_dim(dim, self.dim(), op);
+  check_not_conj(self, op);
+  check_no_internal_overlap(self, op);
+  Tensor s1 = as_1d(self), src = as_1d(source_in.resolve_conj()), idx = index_in;
+  TENSOR_CHECK(src.dim() == s1.dim(), "{}: source shape {} must have as many dims as self shape {}", op,
+               shape_str(source_in.sizes()), shape_str(self.sizes()));
+  TENSOR_CHECK(idx.numel() == src.size(dim),
+               "{}: the number of indices ({}) must equal source.size({}) ({}); source shape {}", op, idx.numel(), dim,
+               src.size(dim), shape_str(source_in.sizes()));
+  for (int64_t d = 0; d < s1.dim(); ++d)
+    TENSOR_CHECK(d == dim || src.size(d) == s1.size(d),
+                 "{}: source shape {} must match self shape {} except at dim {} (dim {}: {} vs {})", op,
+                 shape_str(source_in.sizes()), shape_str(self.sizes()), dim, d, src.size(d), s1.size(d));
+  check_index_range(idx, s1.size(dim), dim, self.sizes(), op);
+  if (self.is_meta() || idx.is_meta() || src.is_meta() || src.numel() == 0) return self;
+  if (same_storage(src, self)) src = src.clone();
+  if (same_storage(idx, self)) idx = idx.clone();
+
+  const int64_t idx_stride = idx.dim() == 1 ? idx.stride(0) : 0;
+  Geometry g;
+  for (int64_t d = 0; d < src.dim(); ++d)
+    g.add_dim(src.size(d), src.stride(d), d == dim ? idx_stride : 0, d == dim ? 0 : s1.stride(d));
+  g.coalesce();
+  const int64_t sd = s1.stride(dim);
+  visit_index_dtype(idx.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* ip = idx.data_ptr<I>();
+    visit_dtype(self.dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using M = opmath_t<T>;
+      T* p = static_cast<T*>(s1.data_ptr());
+      const T* sp = static_cast<const T*>(src.data_ptr());
+      const M a = alpha.to<M>();
+      index_detail::for_each(
+          g,
+          [=](int64_t x, int64_t b, int64_t c) {
+            T& dst = p[c + static_cast<int64_t>(ip[b]) * sd];
+            if constexpr (std::is_same_v<T, bool>)
+              dst = dst || (a && sp[x]);
+            else
+              dst = convert<T>(static_cast<M>(convert<M>(dst) + a * convert<M>(sp[x])));
+          },
+          /*parallel=*/false);
+    });
+  });
+  self.unsafeGetTensorImpl()->bump_version();
+  return self;
+}
+
+Tensor index_add_kernel(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                        const Scalar& alpha) {
+  TENSOR_CHECK(self.defined(), "index_add: self is undefined");
+  Tensor out = self.is_meta() ? empty(self.sizes(), self.options()) : fresh_copy(self);
+  index_add_impl(out, dim, index, source, alpha, "index_add");
+  return out;
+}
+Tensor& index_add_inplace_kernel(Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
+                                 const Scalar& alpha) {
+  return index_add_impl(self, dim, index, source, alpha, "index_add_");
+}
+
+// ---- masked_fill ----
+
+void check_mask(const Tensor& mask, const char* op) {
+  TENSOR_CHECK(mask.defined(), "{}: mask is undefined", op);
+  TENSOR_CHECK(mask.dtype() == kBool, "{}: expected a bool mask, but got dtype {} (mask shape {})", op, mask.dtype(),
+               shape_str(mask.sizes()));
+  check_cpu_or_meta(mask, op, "mask");
+}
+
+Tensor& masked_fill_impl(Tensor& self, const Tensor& mask_in, const Scalar& value, const char* op) {
+  TENSOR_CHECK(self.defined(), "{}: self is undefined", op);
+  check_cpu_or_meta(self, op, "self");
+  check_mask(mask_in, op);
+  DimVector shape;
+  TENSOR_CHECK(try_broadcast(self.sizes(), mask_in.sizes(), shape) && IntArrayRef(shape) == self.sizes(),
+               "{}: mask of shape {} cannot be broadcast to self of shape {}", op, shape_str(mask_in.sizes()),
+               shape_str(self.sizes()));
+  TENSOR_CHECK(!value.is_complex() || self.is_complex(), "{}: cannot fill a {} tensor (shape {}) with a complex value",
+               op, self.dtype(), shape_str(self.sizes()));
+  check_not_conj(self, op);
+  check_no_internal_overlap(self, op);
+  if (self.is_meta() || mask_in.is_meta() || self.numel() == 0) return self;
+  Tensor mask = same_storage(mask_in, self) ? mask_in.clone() : mask_in;
+  Tensor m = mask.expand(self.sizes());
+  Geometry g;
+  for (int64_t d = 0; d < self.dim(); ++d) g.add_dim(self.size(d), self.stride(d), m.stride(d), 0);
+  g.coalesce();
+  const bool* mp = m.data_ptr<bool>();
+  visit_dtype(self.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = static_cast<T*>(self.data_ptr());
+    const T v = scalar_to<T>(value);
+    // Written as a select (store either way) so that the contiguous inner loop can be
+    // if-converted and vectorized: masks are often random, and a branch would mispredict.
+    index_detail::for_each(
+        g, [=](int64_t a, int64_t b, int64_t) { p[a] = mp[b] ? v : p[a]; }, /*parallel=*/true);
+  });
+  self.unsafeGetTensorImpl()->bump_version();
+  return self;
+}
+
+Tensor masked_fill_kernel(const Tensor& self, const Tensor& mask, const Scalar& value) {
+  const char* op = "masked_fill";
+  TENSOR_CHECK(self.defined(), "{}: self is undefined", op);
+  check_mask(mask, op);
+  DimVector shape;
+  TENSOR_CHECK(try_broadcast(self.sizes(), mask.sizes(), shape),
+               "{}: mask of shape {} and self of shape {} cannot be broadcast together", op, shape_str(mask.sizes()),
+               shape_str(self.sizes()));
+  // As PyTorch: the output takes the broadcast shape of self and mask.
+  Tensor out = empty(shape, self.options());
+  if (!out.is_meta()) out.copy_(self.expand(shape));
+  masked_fill_impl(out, mask, value, op);
+  return out;
+}
+Tensor& masked_fill_inplace_kernel(Tensor& self, const Tensor& mask, const Scalar& value) {
+  return masked_fill_impl(self, mask, value, "masked_fill_");
+}
+
+// ---- nonzero ----
+
+template <class T>
+inline bool is_nonzero(T v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v;
+  else if constexpr (is_complex_v<T>)
+    return v != T(0);
+  else
+    return static_cast<opmath_t<T>>(v) != opmath_t<T>(0);
+}
+
+// ---- the dispatcher tables ----
+
+constexpr int kCPU_ = static_cast<int>(DispatchKey::CPU);
+constexpr int kMeta_ = static_cast<int>(DispatchKey::Meta);
+
+template <class Fn>
+constexpr dispatch::OpDef<Fn> backend_def(const char* name, Fn* f) {
+  dispatch::OpDef<Fn> d{name, {}};
+  d.kernels[kCPU_] = f;
+  d.kernels[kMeta_] = f;
+  return d;
+}
+
+dispatch::OpDef<IndexSelectFn> g_index_select = backend_def<IndexSelectFn>("index_select", &index_select_kernel);
+dispatch::OpDef<GatherFn> g_gather = backend_def<GatherFn>("gather", &gather_kernel);
+dispatch::OpDef<ScatterFn> g_scatter = backend_def<ScatterFn>("scatter", &scatter_kernel<false>);
+dispatch::OpDef<ScatterInplaceFn> g_scatter_ = backend_def<ScatterInplaceFn>("scatter_", &scatter_inplace_kernel);
+dispatch::OpDef<ScatterFn> g_scatter_add = backend_def<ScatterFn>("scatter_add", &scatter_kernel<true>);
+dispatch::OpDef<ScatterInplaceFn> g_scatter_add_ =
+    backend_def<ScatterInplaceFn>("scatter_add_", &scatter_add_inplace_kernel);
+dispatch::OpDef<IndexAddFn> g_index_add = backend_def<IndexAddFn>("index_add", &index_add_kernel);
+dispatch::OpDef<IndexAddInplaceFn> g_index_add_ =
+    backend_def<IndexAddInplaceFn>("index_add_", &index_add_inplace_kernel);
+dispatch::OpDef<MaskedFillFn> g_masked_fill = backend_def<MaskedFillFn>("masked_fill", &masked_fill_kernel);
+dispatch::OpDef<MaskedFillInplaceFn> g_masked_fill_ =
+    backend_def<MaskedFillInplaceFn>("masked_fill_", &masked_fill_inplace_kernel);
+
+}  // namespace
+
+dispatch::OpDef<IndexSelectFn>& index_select_op() { return g_index_select; }
+dispatch::OpDef<GatherFn>& gather_op() { return g_gather; }
+dispatch::OpDef<ScatterFn>& scatter_op() { return g_scatter; }
+dispatch::OpDef<ScatterInplaceFn>& scatter_inplace_op() { return g_scatter_; }
+dispatch::OpDef<ScatterFn>& scatter_add_op() { return g_scatter_add; }
+dispatch::OpDef<ScatterInplaceFn>& scatter_add_inplace_op() { return g_scatter_add_; }
+dispatch::OpDef<IndexAddFn>& index_add_op() { return g_index_add; }
+dispatch::OpDef<IndexAddInplaceFn>& index_add_inplace_op() { return g_index_add_; }
+dispatch::OpDef<MaskedFillFn>& masked_fill_op() { return g_masked_fill; }
+dispatch::OpDef<MaskedFillInplaceFn>& masked_fill_inplace_op() { return g_masked_fill_; }
+
+}  // namespace ops
+
+// ---- public API ----
+
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) { return ops::index_select_op()(a, dim, index); }
+Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) { return ops::gather_op()(a, dim, index); }
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
+  return ops::scatter_op()(a, dim, index, src);
+}
+Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
+  return ops::scatter_add_op()(a, dim, index, src);
+}
+Tensor index_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return ops::index_add_op()(a, dim, index, source, alpha);
+}
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
+  return ops::masked_fill_op()(a, mask, value);
+}
+
+Tensor masked_select(const Tensor& self_in, const Tensor& mask_in) {
+  const char* op = "masked_select";
+  TENSOR_CHECK(self_in.defined(), "{}: self is undefined", op);
+  ops::check_mask(mask_in, op);
+  ops::index_detail::check_cpu_or_meta(self_in, op, "self");
+  TENSOR_CHECK(
+      !self_in.is_meta() && !mask_in.is_meta(),
+      "{}: the output size depends on the mask's values, so meta tensors are not supported (self shape {}, mask "
+      "shape {})",
+      op, detail::shape_str(self_in.sizes()), detail::shape_str(mask_in.sizes()));
+  DimVector shape;
+  TENSOR_CHECK(ops::try_broadcast(self_in.sizes(), mask_in.sizes(), shape),
+               "{}: mask of shape {} and self of shape {} cannot be broadcast together", op,
+               detail::shape_str(mask_in.sizes()), detail::shape_str(self_in.sizes()));
+  Tensor self = self_in.resolve_conj().expand(shape), mask = mask_in.expand(shape);
+  ops::index_detail::Geometry g;
+  for (int64_t d = 0; d < self.dim(); ++d) g.add_dim(self.size(d), self.stride(d), mask.stride(d), 0);
+  g.coalesce();
+  const bool* mp = mask.numel() ? mask.data_ptr<bool>() : nullptr;
+  int64_t count = 0;
+  auto counter = [&](int64_t, int64_t b, int64_t) { count += mp[b] ? 1 : 0; };
+  ops::index_detail::for_each(g, counter, /*parallel=*/false);
+  // A spare slot lets the copy loop store every element and advance only on true mask
+  // entries, without a branch on the mask.
+  Tensor buf = empty({count + 1}, self.options());
+  Tensor out = buf.narrow(0, 0, count);
+  if (count == 0) return out;
+  ops::index_detail::visit_element_size(self.element_size(), [&](auto etag) {
+    using E = typename decltype(etag)::type;
+    E* o = static_cast<E*>(buf.data_ptr());
+    const E* s = static_cast<const E*>(self.data_ptr());
+    int64_t k = 0;
+    auto writer = [&](int64_t a, int64_t b, int64_t) {
+      o[k] = s[a];
+      k += mp[b] ? 1 : 0;
+    };
+    ops::index_detail::for_each(g, writer, /*parallel=*/false);
+  });
+  return out;
+}
+
+Tensor nonzero(const Tensor& a_in) {
+  const char* op = "nonzero";
+  TENSOR_CHECK(a_in.defined(), "{}: tensor is undefined", op);
+  ops::index_detail::check_cpu_or_meta(a_in, op, "self");
+  TENSOR_CHECK(!a_in.is_meta(),
+               "{}: the output size depends on the values, so meta tensors (shape {}) are not supported", op,
+               detail::shape_str(a_in.sizes()));
+  Tensor a = a_in.resolve_conj();
+  const int64_t nd = a.dim(), numel = a.numel();
+  Tensor out;
+  visit_dtype(a.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = numel ? static_cast<const T*>(a.data_ptr()) : nullptr;
+    ops::index_detail::Geometry g = ops::geometry_of(a);
+    g.coalesce();
+    int64_t count = 0;
+    auto counter = [&](int64_t x, int64_t, int64_t) { count += ops::is_nonzero(p[x]) ? 1 : 0; };
+    ops::index_detail::for_each(g, counter, /*parallel=*/false);
+    // One spare row lets the second pass write every element's coordinates and advance only
+    // past the nonzero ones, with no branch on the (often random) values.
+    Tensor buf = empty({count + 1, nd}, TensorOptions(kInt64));
+    out = buf.narrow(0, 0, count);
+    if (count == 0 || nd == 0) return;
+    int64_t* o = buf.data_ptr<int64_t>();
+    const int64_t last = nd - 1;
+    ops::index_detail::for_each_row(a.sizes(), a.strides(),
+                                    [&](const int64_t* coords, int64_t base, int64_t n, int64_t stride) {
+                                      for (int64_t i = 0; i < n; ++i) {
+                                        const bool nz = ops::is_nonzero(p[base + i * stride]);
+                                        for (int64_t d = 0; d < last; ++d) o[d] = coords[d];
+                                        o[last] = i;
+                                        o += nz ? nd : 0;
+                                      }
+                                    });
+  });
+  return out;
+}
+
+std::vector<Tensor> where(const Tensor& cond) {
+  TENSOR_CHECK(cond.defined(), "where: condition is undefined");
+  // As nonzero(as_tuple=True): a 0-dim condition counts as 1-D.
+  Tensor nz = nonzero(cond.dim() == 0 ? cond.reshape({1}) : cond);
+  std::vector<Tensor> cols;
+  for (int64_t d = 0; d < nz.size(1); ++d) cols.push_back(nz.select(1, d));
+  return cols;
+}
+
+// ---- Tensor methods ----
+
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return tensor::index_select(*this, dim, index); }
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return tensor::gather(*this, dim, index); }
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return tensor::scatter(*this, dim, index, src);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Scalar& value) const {
+  TENSOR_CHECK(defined() && index.defined(), "scatter: self and index must be defined tensors");
+  // The value becomes a src of self's dtype broadcast to the index shape.
+  Tensor src = full({}, value, options()).expand(index.sizes());
+  return tensor::scatter(*this, dim, index, src);
+}
+Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return tensor::scatter_add(*this, dim, index, src);
+}
+Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
+  return tensor::index_add(*this, dim, index, source, alpha);
+}
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
+  return tensor::masked_fill(*this, mask, value);
+}
+Tensor Tensor::masked_select(const Tensor& mask) const { return tensor::masked_select(*this, mask); }
+Tensor Tensor::nonzero() const { return tensor::nonzero(*this); }
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
+  return ops::scatter_inplace_op()(*this, dim, index, src);
+}
+Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
+  return ops::scatter_add_inplace_op()(*this, dim, index, src);
+}
+Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
+  return ops::index_add_inplace_op()(*this, dim, index, source, alpha);
+}
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+  return ops::masked_fill_inplace_op()(*this, mask, value);
+}
+
+}  // namespace tensor

@@ -1,0 +1,208 @@
+// Joining and splitting: cat, stack (copies into one new tensor), split, chunk (views).
+#include <cstring>
+
+#include "src/ops/IndexOps.h"
+#include "tensor/ops.h"
+
+namespace tensor {
+namespace ops {
+
+namespace {
+using detail::shape_str;
+using detail::wrap_dim;
+
+// Note [Legacy empty tensors in cat]
+// PyTorch once used a 1-D tensor of shape [0] as "no tensor", and cat still skips such
+// inputs whatever the other inputs' ranks are: cat({zeros({0}), x}, 1) == x for a 2-D x.
+// They still take part in dtype promotion.
+bool is_legacy_empty(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
+
+// Copies `src` into the [offset, offset + src.size(dim)) slab of the contiguous `out`.
+void copy_into_slab(Tensor& out, const Tensor& src, int64_t dim, int64_t offset) {
+  const int64_t n = src.size(dim);
+  if (n == 0 || src.numel() == 0) return;
+  if (src.is_contiguous() && src.dtype() == out.dtype() && !src.is_conj()) {
+    // Fast path: the slab is `outer` runs of n * inner contiguous elements in both tensors.
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < dim; ++d) outer *= out.size(d);
+    for (int64_t d = dim + 1; d < out.dim(); ++d) inner *= out.size(d);
+    const int64_t es = out.element_size();
+    const int64_t run = n * inner * es, out_row = out.size(dim) * inner * es;
+    char* dst = static_cast<char*>(out.data_ptr()) + offset * inner * es;
+    const char* s = static_cast<const char*>(src.data_ptr());
+#pragma omp parallel for if (outer * n * inner >= index_detail::kIndexGrain && outer > 1 && !omp_in_parallel())
+    for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row, s + o * run, static_cast<size_t>(run));
+    return;
+  }
+  // General path: strided, type-converting, conj-resolving copy of the elementwise engine.
+  Tensor slab = out.narrow(dim, offset, n);
+  slab.copy_(src);
+}
+
+Tensor cat_impl(TensorList tensors, int64_t dim, const char* op) {
+  TENSOR_CHECK(!tensors.empty(), "{}: expected a non-empty list of tensors", op);
+  ScalarType dtype = ScalarType::Undefined;
+  Device device = Device(kCPU);
+  int64_t ref = -1;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    TENSOR_CHECK(t.defined(), "{}: tensor {} in the list is undefined", op, i);
+    TENSOR_CHECK(t.dim() > 0,
+                 "{}: zero-dimensional tensor (at position {}) cannot be concatenated; unsqueeze it or use stack", op,
+                 i);
+    if (i == 0) {
+      dtype = t.dtype();
+      device = t.device();
+    }
+    TENSOR_CHECK(t.device() == device,
+                 "{}: expected all tensors on the same device, but tensor 0 is on {} and tensor {} is on {}", op,
+                 device.str(), i, t.device().str());
+    dtype = promote_types(dtype, t.dtype());
+    if (ref < 0 && !is_legacy_empty(t)) ref = static_cast<int64_t>(i);
+  }
+  index_detail::check_cpu_or_meta(tensors[0], op, "the input");
+  TensorOptions opts = TensorOptions().dtype(dtype).device(device);
+  if (ref < 0) return empty({0}, opts);  // only legacy empty tensors
+  const Tensor& r = tensors[ref];
+  dim = wrap_dim(dim, r.dim(), op);
+  DimVector shape(r.sizes());
+  shape[dim] = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    if (is_legacy_empty(t)) continue;
+    TENSOR_CHECK(t.dim() == r.dim(),
+                 "{}: tensors must have the same number of dims, but tensor {} has shape {} and tensor {} has shape {}",
+                 op, ref, shape_str(r.sizes()), i, shape_str(t.sizes()));
+    for (int64_t d = 0; d < r.dim(); ++d)
+      TENSOR_CHECK(
+          d == dim || t.size(d) == r.size(d),
+          "{}: sizes of tensors must match except in dim {}: expected size {} but got size {} at dim {} for tensor "
+          "number {} in the list (shapes {} and {})",
+          op, dim, r.size(d), t.size(d), d, i, shape_str(r.sizes()), shape_str(t.sizes()));
+    shape[dim] += t.size(dim);
+  }
+  Tensor out = empty(shape, opts);
+  if (out.is_meta() || out.numel() == 0) return out;
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    if (is_legacy_empty(t)) continue;
+    copy_into_slab(out, t, dim, offset);
+    offset += t.size(dim);
+  }
+  return out;
+}
+
+Tensor cat_kernel(TensorList tensors, int64_t dim) { return cat_impl(tensors, dim, "cat"); }
+
+Tensor stack_kernel(TensorList tensors, int64_t dim) {
+  TENSOR_CHECK(!tensors.empty(), "stack: expected a non-empty list of tensors");
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    TENSOR_CHECK(tensors[i].defined(), "stack: tensor {} in the list is undefined", i);
+    TENSOR_CHECK(tensors[i].sizes() == tensors[0].sizes(),
+                 "stack: expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
+                 shape_str(tensors[0].sizes()), shape_str(tensors[i].sizes()), i);
+  }
+  dim = wrap_dim(dim, tensors[0].dim() + 1, "stack");
+  std::vector<Tensor> expanded;
+  expanded.reserve(tensors.size());
+  for (const Tensor& t : tensors) expanded.push_back(t.unsqueeze(dim));
+  return cat_impl(expanded, dim, "stack");
+}
+
+constexpr int kCPU_ = static_cast<int>(DispatchKey::CPU);
+constexpr int kMeta_ = static_cast<int>(DispatchKey::Meta);
+
+template <class Fn>
+constexpr dispatch::OpDef<Fn> backend_def(const char* name, Fn* f) {
+  dispatch::OpDef<Fn> d{name, {}};
+  d.kernels[kCPU_] = f;
+  d.kernels[kMeta_] = f;
+  return d;
+}
+
+dispatch::OpDef<CatFn> g_cat = backend_def<CatFn>("cat", &cat_kernel);
+dispatch::OpDef<StackFn> g_stack = backend_def<StackFn>("stack", &stack_kernel);
+
+}  // namespace
+
+dispatch::OpDef<CatFn>& cat_op() { return g_cat; }
+dispatch::OpDef<StackFn>& stack_op() { return g_stack; }
+
+}  // namespace ops
+
+// The list is checked before dispatch: an empty list (or undefined tensors) has no dispatch key.
+static void check_list(TensorList tensors, const char* op) {
+  TENSOR_CHECK(!tensors.empty(), "{}: expected a non-empty list of tensors", op);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    TENSOR_CHECK(tensors[i].defined(), "{}: tensor {} in the list is undefined", op, i);
+}
+Tensor cat(TensorList tensors, int64_t dim) {
+  check_list(tensors, "cat");
+  return ops::cat_op()(tensors, dim);
+}
+Tensor stack(TensorList tensors, int64_t dim) {
+  check_list(tensors, "stack");
+  return ops::stack_op()(tensors, dim);
+}
+
+std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
+  TENSOR_CHECK(a.defined(), "split: tensor is undefined");
+  TENSOR_CHECK(a.dim() > 0, "split: cannot split a 0-dim tensor");
+  dim = detail::wrap_dim(dim, a.dim(), "split");
+  const int64_t n = a.size(dim);
+  TENSOR_CHECK(split_size >= 0, "split: split_size must be non-negative, but got {} (shape {})", split_size,
+               detail::shape_str(a.sizes()));
+  TENSOR_CHECK(split_size > 0 || n == 0,
+               "split: split_size can only be 0 if dim {} has size 0, but it has size {} (shape {})", dim, n,
+               detail::shape_str(a.sizes()));
+  // An empty dim still yields one (empty) piece, as PyTorch.
+  const int64_t pieces = split_size > 0 ? std::max<int64_t>((n + split_size - 1) / split_size, 1) : 1;
+  std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(pieces));
+  for (int64_t i = 0; i < pieces; ++i) {
+    int64_t start = i * split_size;
+    out.push_back(a.narrow(dim, start, std::min(split_size, n - start)));
+  }
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim) {
+  TENSOR_CHECK(a.defined(), "split: tensor is undefined");
+  TENSOR_CHECK(a.dim() > 0, "split: cannot split a 0-dim tensor");
+  dim = detail::wrap_dim(dim, a.dim(), "split");
+  const int64_t n = a.size(dim);
+  int64_t total = 0;
+  for (int64_t s : split_sizes) {
+    TENSOR_CHECK(s >= 0, "split: split_sizes {} contains a negative size", detail::shape_str(split_sizes));
+    total += s;
+  }
+  TENSOR_CHECK(total == n, "split: split_sizes {} sum to {}, but dim {} has size {} (shape {})",
+               detail::shape_str(split_sizes), total, dim, n, detail::shape_str(a.sizes()));
+  std::vector<Tensor> out;
+  out.reserve(split_sizes.size());
+  int64_t start = 0;
+  for (int64_t s : split_sizes) {
+    out.push_back(a.narrow(dim, start, s));
+    start += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
+  TENSOR_CHECK(a.defined(), "chunk: tensor is undefined");
+  TENSOR_CHECK(a.dim() > 0, "chunk: cannot chunk a 0-dim tensor");
+  TENSOR_CHECK(chunks > 0, "chunk: number of chunks must be greater than 0, but got {}", chunks);
+  dim = detail::wrap_dim(dim, a.dim(), "chunk");
+  const int64_t n = a.size(dim);
+  const int64_t split_size = (n + chunks - 1) / chunks;
+  // An empty dim gives `chunks` empty pieces rather than one (PyTorch's special case).
+  if (split_size == 0 && n == 0) return split(a, std::vector<int64_t>(static_cast<size_t>(chunks), 0), dim);
+  return split(a, split_size, dim);
+}
+
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
+  return tensor::split(*this, split_size, dim);
+}
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return tensor::chunk(*this, chunks, dim); }
+
+}  // namespace tensor
