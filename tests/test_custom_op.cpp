@@ -306,6 +306,7 @@ TEST(CustomOpErrors, WrongArgumentCount) {
 }
 
 TEST(CustomOpErrors, WrongArgumentType) {
+  register_explicit_ops();  // ctest runs each test in its own process
   Tensor x = tensor::tensor({1.0f});
   expect_error_contains([&] { Tensor t = dispatch::call("testops::axpby", x, 1.0f, 2.0f, 3.0f); },
                         {"testops::axpby", "argument 2 'y'", "must be Tensor", "got float"});

@@ -64,13 +64,13 @@ std::vector<UnaryCase> unary_cases() {
       {"sigmoid", [](auto& a) { return tensor::sigmoid(a); }, sigmoid_ref, -10, 10, kFloats},
       {"relu", [](auto& a) { return tensor::relu(a); }, [](double x) { return x > 0 ? x : 0; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
       {"gelu", [](auto& a) { return tensor::gelu(a); }, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5, kFloats},
-      {"silu", [](auto& a) { return tensor::silu(a); }, [](double x) { return x * sigmoid_ref(x); }, -10, 10, kFloats},
+      {"silu", [](auto& a) { return tensor::silu(a); }, [](double x) { return std::isinf(x) && x < 0 ? 0.0 : x * sigmoid_ref(x); }, -10, 10, kFloats},
       {"erf", [](auto& a) { return tensor::erf(a); }, [](double x) { return std::erf(x); }, -3, 3, kFloats},
       {"floor", [](auto& a) { return tensor::floor(a); }, [](double x) { return std::floor(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32}},
       {"ceil", [](auto& a) { return tensor::ceil(a); }, [](double x) { return std::ceil(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32}},
       {"round", [](auto& a) { return tensor::round(a); }, [](double x) { return std::nearbyint(x); }, -5, 5, {kFloat32, kFloat64, kFloat16}},
       {"trunc", [](auto& a) { return tensor::trunc(a); }, [](double x) { return std::trunc(x); }, -5, 5, {kFloat32, kFloat64, kFloat16}},
-      {"sign", [](auto& a) { return tensor::sign(a); }, [](double x) { return double((x > 0) - (x < 0)); }, -5, 5, {kFloat32, kFloat64, kInt32, kInt64}},
+      {"sign", [](auto& a) { return tensor::sign(a); }, [](double x) { return double((x > 0) - (x < 0)); /* NaN -> 0, as PyTorch */ }, -5, 5, {kFloat32, kFloat64, kInt32, kInt64}},
       {"reciprocal", [](auto& a) { return tensor::reciprocal(a); }, [](double x) { return 1 / x; }, 0.1, 10, kFloats},
       {"square", [](auto& a) { return tensor::square(a); }, [](double x) { return x * x; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
   };
@@ -327,4 +327,31 @@ TEST(Errors, MessagesNameOpAndShapes) {
   expect_msg([] { tensor::ones({2, 3}).item<float>(); }, {"item", "[2, 3]"});
   expect_msg([] { tensor::empty({2}, TensorOptions().device(kCUDA)); }, {"CUDA"});
   expect_msg([] { Device("tpu:0"); }, {"tpu"});
+}
+
+TEST(OpTable, UnarySpecialValuesMatchTheCLibrary) {
+  // Long enough that the SIMD body (not only the tail) sees every special value.
+  std::vector<double> specials = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e30, -1e30, 1e-30, 89.0, -89.0,
+                                  -104.0, 710.0, -746.0, 1e5, -1e5, 0.5, -1.0, -2.0};
+  std::vector<double> in;
+  for (int rep = 0; rep < 4; ++rep) in.insert(in.end(), specials.begin(), specials.end());
+  for (const auto& c : unary_cases()) {
+    for (ScalarType t : {kFloat32, kFloat64}) {
+      if (std::find(c.dtypes.begin(), c.dtypes.end(), t) == c.dtypes.end()) continue;
+      Tensor a = tensor::tensor(in, kFloat64).to(t);
+      std::vector<double> got = values(c.fn(a)), x = values(a), want;
+      for (double v : x) want.push_back(c.ref(v));
+      std::vector<double> want_t = round_to(want, t);
+      for (size_t i = 0; i < got.size(); ++i) {
+        std::string what = c.name + " " + to_string(t) + " at x=" + std::to_string(x[i]);
+        if (std::isnan(want_t[i])) {
+          EXPECT_TRUE(std::isnan(got[i])) << what << " got " << got[i];
+        } else if (std::isinf(want_t[i])) {
+          EXPECT_EQ(got[i], want_t[i]) << what;
+        } else {
+          EXPECT_NEAR(got[i], want_t[i], 4 * tol_for(t) * std::max(1.0, std::fabs(want_t[i]))) << what;
+        }
+      }
+    }
+  }
 }

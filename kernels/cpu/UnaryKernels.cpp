@@ -70,7 +70,7 @@ HWY_INLINE auto scalar_fn(T x) {
   } else if constexpr (Op == UnaryOp::Sign) {
     if constexpr (is_complex_v<T>) return x == T(0) ? T(0) : x / std::abs(x);
     else if constexpr (std::is_same_v<T, bool>) return x;
-    else if constexpr (std::is_floating_point_v<T>) return std::isnan(x) ? x : static_cast<T>((T(0) < x) - (x < T(0)));
+    // NaN gives 0, as PyTorch's (0 < x) - (x < 0).
     else return static_cast<T>((T(0) < x) - (x < T(0)));
   } else if constexpr (Op == UnaryOp::Reciprocal) return static_cast<T>(T(1) / x);
   else if constexpr (Op == UnaryOp::Square) return static_cast<T>(x * x);
@@ -86,28 +86,75 @@ HWY_INLINE auto scalar_fn(T x) {
   }
 }
 
+// Note [Vector math at the edges]
+// Highway's math functions are accurate only inside documented input ranges. IEEE special
+// values and out-of-range inputs are patched after the vector call so results match the C
+// library (and PyTorch): exp overflows to inf and underflows to 0, log of 0 is -inf, of a
+// negative is NaN, of inf is inf, and NaN stays NaN. Sin and cos reduce their argument
+// accurately only for moderate magnitudes, so rows with a larger |x| take the scalar path.
+template <class D, class V>
+HWY_INLINE V exp_edges(D d, V v, V r) {
+  using T = hn::TFromD<D>;
+  const T hi = sizeof(T) == 4 ? T(88.72283) : T(709.782712893384);
+  const T lo = sizeof(T) == 4 ? T(-103.972) : T(-745.1332191019411);
+  r = hn::IfThenElse(hn::Gt(v, hn::Set(d, hi)), hn::Inf(d), r);
+  r = hn::IfThenElse(hn::Lt(v, hn::Set(d, lo)), hn::Zero(d), r);
+  return hn::IfThenElse(hn::IsNaN(v), v, r);
+}
+template <class D, class V>
+HWY_INLINE V safe_exp(D d, V v) { return exp_edges(d, v, hn::Exp(d, v)); }
+template <class D, class V>
+HWY_INLINE V safe_expm1(D d, V v) {
+  V r = exp_edges(d, v, hn::Expm1(d, v));
+  using T = hn::TFromD<D>;
+  return hn::IfThenElse(hn::Lt(v, hn::Set(d, T(-100))), hn::Set(d, T(-1)), r);
+}
+// For log-like f with a pole at `pole` (0 for log, -1 for log1p).
+template <class D, class V>
+HWY_INLINE V log_edges(D d, V v, V r, hn::TFromD<D> pole) {
+  const V p = hn::Set(d, pole);
+  r = hn::IfThenElse(hn::Eq(v, p), hn::Neg(hn::Inf(d)), r);
+  r = hn::IfThenElse(hn::Lt(v, p), hn::NaN(d), r);
+  r = hn::IfThenElse(hn::Eq(v, hn::Inf(d)), hn::Inf(d), r);
+  return hn::IfThenElse(hn::IsNaN(v), v, r);
+}
+
+template <class T>
+HWY_INLINE bool all_small(const T* in, int64_t n, T bound) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!(in[i] <= bound && in[i] >= -bound)) return false;  // also catches NaN
+  return true;
+}
+
 // Explicit Highway vector code for float/double; returns false when the op has none.
 template <UnaryOp Op, class T>
 HWY_INLINE bool vec_unary(const T* in, T* out, int64_t n) {
   auto run = [&](auto vf) { vec_map(in, out, n, vf); return true; };
   using D = hn::ScalableTag<T>;
-  if constexpr (Op == UnaryOp::Exp) return run([](D d, auto v) { return hn::Exp(d, v); });
-  else if constexpr (Op == UnaryOp::Log) return run([](D d, auto v) { return hn::Log(d, v); });
-  else if constexpr (Op == UnaryOp::Log1p) return run([](D d, auto v) { return hn::Log1p(d, v); });
-  else if constexpr (Op == UnaryOp::Log2) return run([](D d, auto v) { return hn::Log2(d, v); });
-  else if constexpr (Op == UnaryOp::Log10) return run([](D d, auto v) { return hn::Log10(d, v); });
-  else if constexpr (Op == UnaryOp::Expm1) return run([](D d, auto v) { return hn::Expm1(d, v); });
-  else if constexpr (Op == UnaryOp::Sin) return run([](D d, auto v) { return hn::Sin(d, v); });
-  else if constexpr (Op == UnaryOp::Cos) return run([](D d, auto v) { return hn::Cos(d, v); });
-  else if constexpr (Op == UnaryOp::Tanh) return run([](D d, auto v) { return hn::Tanh(d, v); });
+  if constexpr (Op == UnaryOp::Exp) return run([](D d, auto v) { return safe_exp(d, v); });
+  else if constexpr (Op == UnaryOp::Log) return run([](D d, auto v) { return log_edges(d, v, hn::Log(d, v), T(0)); });
+  else if constexpr (Op == UnaryOp::Log1p) return run([](D d, auto v) { return log_edges(d, v, hn::Log1p(d, v), T(-1)); });
+  else if constexpr (Op == UnaryOp::Log2) return run([](D d, auto v) { return log_edges(d, v, hn::Log2(d, v), T(0)); });
+  else if constexpr (Op == UnaryOp::Log10) return run([](D d, auto v) { return log_edges(d, v, hn::Log10(d, v), T(0)); });
+  else if constexpr (Op == UnaryOp::Expm1) return run([](D d, auto v) { return safe_expm1(d, v); });
+  else if constexpr (Op == UnaryOp::Sin) {
+    if (!all_small(in, n, T(8192))) return false;
+    return run([](D d, auto v) { return hn::Sin(d, v); });
+  } else if constexpr (Op == UnaryOp::Cos) {
+    if (!all_small(in, n, T(8192))) return false;
+    return run([](D d, auto v) { return hn::Cos(d, v); });
+  }
+  else if constexpr (Op == UnaryOp::Tanh)
+    return run([](D d, auto v) { return hn::IfThenElse(hn::IsNaN(v), v, hn::Tanh(d, v)); });
   else if constexpr (Op == UnaryOp::Atan) return run([](D d, auto v) { return hn::Atan(d, v); });
-  else if constexpr (Op == UnaryOp::Asin) return run([](D d, auto v) { return hn::Asin(d, v); });
-  else if constexpr (Op == UnaryOp::Acos) return run([](D d, auto v) { return hn::Acos(d, v); });
-  else if constexpr (Op == UnaryOp::Sinh) return run([](D d, auto v) { return hn::Sinh(d, v); });
   else if constexpr (Op == UnaryOp::Sigmoid)
-    return run([](D d, auto v) { auto one = hn::Set(d, T(1)); return hn::Div(one, hn::Add(one, hn::Exp(d, hn::Neg(v)))); });
+    return run([](D d, auto v) { auto one = hn::Set(d, T(1)); return hn::Div(one, hn::Add(one, safe_exp(d, hn::Neg(v)))); });
   else if constexpr (Op == UnaryOp::Silu)
-    return run([](D d, auto v) { auto one = hn::Set(d, T(1)); return hn::Div(v, hn::Add(one, hn::Exp(d, hn::Neg(v)))); });
+    return run([](D d, auto v) {
+      auto one = hn::Set(d, T(1));
+      auto r = hn::Div(v, hn::Add(one, safe_exp(d, hn::Neg(v))));
+      return hn::IfThenElse(hn::Lt(v, hn::Set(d, T(sizeof(T) == 4 ? -80 : -700))), hn::Zero(d), r);  // -inf * 0
+    });
   else if constexpr (Op == UnaryOp::Sqrt) return run([](D, auto v) { return hn::Sqrt(v); });
   else if constexpr (Op == UnaryOp::Rsqrt) return run([](D d, auto v) { return hn::Div(hn::Set(d, T(1)), hn::Sqrt(v)); });
   else if constexpr (Op == UnaryOp::Reciprocal) return run([](D d, auto v) { return hn::Div(hn::Set(d, T(1)), v); });

@@ -36,9 +36,56 @@ void* raw_alloc(size_t nbytes) {
   return p;
 }
 
+// Note [Small block cache]
+// The output of a 1-element op costs more in malloc than in arithmetic: glibc's memalign
+// path (needed for 64-byte alignment) consolidates and searches bins. Blocks of up to 4 KB
+// are therefore recycled through per-thread free lists, one per power-of-two size class; a
+// block freed on another thread simply joins that thread's lists.
+constexpr int kSmallClasses = 7;        // 64 B .. 4 KB
+constexpr size_t kSmallMax = size_t(64) << (kSmallClasses - 1);
+constexpr int kSmallDepth = 64;         // blocks kept per class and thread
+
+struct SmallCache {
+  void* blocks[kSmallClasses][kSmallDepth];
+  int count[kSmallClasses] = {};
+  bool alive = true;
+  ~SmallCache() {
+    for (int c = 0; c < kSmallClasses; ++c)
+      for (int i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
+    alive = false;
+  }
+};
+thread_local SmallCache t_small_cache;
+
+inline int small_class(size_t nbytes) {
+  int c = 0;
+  size_t cap = 64;
+  while (cap < nbytes) cap <<= 1, ++c;
+  return c;
+}
+
+void free_small_cached(void* p, void* ctx) {
+  int c = static_cast<int>(reinterpret_cast<uintptr_t>(ctx));
+  SmallCache& sc = t_small_cache;
+  if (sc.alive && sc.count[c] < kSmallDepth) {
+    sc.blocks[c][sc.count[c]++] = p;
+    return;
+  }
+  std::free(p);
+}
+
+DataPtr allocate_small(size_t nbytes) {
+  int c = small_class(nbytes);
+  SmallCache& sc = t_small_cache;
+  void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(c));
+  if (sc.alive && sc.count[c] > 0) return {sc.blocks[c][--sc.count[c]], ctx, &free_small_cached};
+  return {raw_alloc(size_t(64) << c), ctx, &free_small_cached};
+}
+
 class CPUCachingAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes, Device) override {
+    if (nbytes <= kSmallMax) return allocate_small(nbytes);
     if (nbytes < kMinCached) return {raw_alloc(nbytes), nullptr, &free_small};
     size_t sz = (nbytes + kMinCached - 1) / kMinCached * kMinCached;
     void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(sz));

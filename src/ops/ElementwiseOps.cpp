@@ -61,7 +61,7 @@ template <BinaryOp Op>
 Tensor binary_fn(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   TensorIterator it;
   configure<Op>(it);
-  it.add_output(Tensor()).add_input(a).add_input(b);
+  it.add_output().add_input(a).add_input(b);
   it.build();
   check<Op>(it, b);
   if (!it.is_meta()) cpu::binary_kernel(it, Op, alpha, kBinaryNames[static_cast<int>(Op)]);
@@ -116,7 +116,7 @@ template <UnaryOp Op>
 Tensor unary_fn(const Tensor& a) {
   TensorIterator it;
   configure<Op>(it, a);
-  it.add_output(Tensor()).add_input(a);
+  it.add_output().add_input(a);
   it.build();
   if (!it.is_meta()) cpu::unary_kernel(it, Op, kUnaryNames[static_cast<int>(Op)]);
   return it.output();
@@ -374,7 +374,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   TENSOR_CHECK(cond.dtype() == kBool, "where: condition must be a bool tensor, got {} of shape {}", cond.dtype(),
                detail::shape_str(cond.sizes()));
   TensorIterator it;
-  it.name("where").add_output(Tensor()).add_input(cond).add_input(a).add_input(b).no_input_cast(1);
+  it.name("where").add_output().add_input(cond).add_input(a).add_input(b).no_input_cast(1);
   it.build();
   if (!it.is_meta()) cpu::where_kernel(it);
   return it.output();

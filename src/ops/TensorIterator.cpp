@@ -21,10 +21,14 @@ ScalarType combine_categories(ScalarType higher, ScalarType lower) {
 }
 }  // namespace
 
-ScalarType result_type_of(const Tensor* tensors, int n) {
+namespace {
+template <class Get>
+ScalarType result_type_impl(int n, const Get& get) {
   ScalarType dim_r = ScalarType::Undefined, zero_r = ScalarType::Undefined, wrapped_r = ScalarType::Undefined;
   for (int i = 0; i < n; ++i) {
-    const Tensor& t = tensors[i];
+    const Tensor* tp = get(i);
+    if (!tp) continue;
+    const Tensor& t = *tp;
     if (!t.defined()) continue;
     ScalarType cur = t.dtype();
     if (t.unsafeGetTensorImpl()->is_wrapped_number()) {
@@ -39,6 +43,11 @@ ScalarType result_type_of(const Tensor* tensors, int n) {
   }
   return combine_categories(dim_r, combine_categories(zero_r, wrapped_r));
 }
+}  // namespace
+
+ScalarType result_type_of(const Tensor* tensors, int n) {
+  return result_type_impl(n, [&](int i) { return &tensors[i]; });
+}
 
 bool can_cast(ScalarType from, ScalarType to) { return category(from) <= category(to); }
 
@@ -51,7 +60,7 @@ Tensor wrapped_scalar(const Scalar& s) {
 bool TensorIterator::is_contiguous() const {
   if (ndim_ > 1) return false;
   for (int op = 0; op < nops_; ++op)
-    if (ndim_ == 1 && ops_[op].stride[0] != element_size(ops_[op].compute.dtype())) return false;
+    if (ndim_ == 1 && ops_[op].stride[0] != element_size(ops_[op].compute().dtype())) return false;
   return true;
 }
 
@@ -73,7 +82,8 @@ void TensorIterator::compute_shape() {
   // Device: every operand on one device; 0-dim CPU tensors may join a CUDA op (as PyTorch).
   bool have = false;
   for (int op = 0; op < nops_; ++op) {
-    const Tensor& t = ops_[op].tensor;
+    if (!ops_[op].tensor) continue;
+    const Tensor& t = *ops_[op].tensor;
     if (!t.defined()) continue;
     if (t.device().is_cpu() && t.dim() == 0 && op >= noutputs_) continue;
     if (!have) {
@@ -102,16 +112,16 @@ void TensorIterator::compute_shape() {
   };
   bshape_.clear();
   bool ok = true;
-  for (int op = noutputs_; op < nops_; ++op) ok = ok && broadcast_into(ops_[op].tensor.sizes());
+  for (int op = noutputs_; op < nops_; ++op) ok = ok && broadcast_into(ops_[op].tensor->sizes());
   if (!ok) {
     std::string shapes;
     for (int op = noutputs_; op < nops_; ++op)
-      shapes += (op > noutputs_ ? " and " : "") + detail::shape_str(ops_[op].tensor.sizes());
+      shapes += (op > noutputs_ ? " and " : "") + detail::shape_str(ops_[op].tensor->sizes());
     TENSOR_ERROR("{}: shapes {} cannot be broadcast together (each dim must match or be 1)", name_, shapes);
   }
   for (int op = 0; op < noutputs_; ++op) {
-    const Tensor& out = ops_[op].tensor;
-    if (!out.defined()) continue;
+    if (!ops_[op].tensor) continue;
+    const Tensor& out = *ops_[op].tensor;
     TENSOR_CHECK(!out.is_conj(), "{}: writing into a lazily conjugated view is not supported; call resolve_conj() on it first",
                  name_);
     if (inplace_ || !resize_outputs_) {
@@ -144,16 +154,19 @@ void TensorIterator::compute_shape() {
 }
 
 void TensorIterator::compute_types() {
-  Tensor inputs[kMaxOperands];
-  int ni = 0;
-  for (int op = noutputs_; op < nops_; ++op)
-    if (!ops_[op].no_cast) inputs[ni++] = ops_[op].tensor;
-  common_ = forced_common_ ? *forced_common_ : result_type_of(inputs, ni);
-  if (common_ == ScalarType::Undefined) common_ = ops_[noutputs_].tensor.dtype();
+  if (forced_common_) {
+    common_ = *forced_common_;
+  } else {
+    common_ = result_type_impl(nops_ - noutputs_, [&](int i) {
+      const Operand& o = ops_[noutputs_ + i];
+      return o.no_cast ? nullptr : o.tensor;
+    });
+  }
+  if (common_ == ScalarType::Undefined) common_ = ops_[noutputs_].tensor->dtype();
   if (int_to_float_ && is_integral(common_, true)) common_ = get_default_dtype();
   for (int op = 0; op < noutputs_; ++op) {
-    const Tensor& out = ops_[op].tensor;
-    if (!out.defined()) continue;
+    if (!ops_[op].tensor) continue;
+    const Tensor& out = *ops_[op].tensor;
     ScalarType produced = static_out_dtype_ ? *static_out_dtype_ : common_;
     TENSOR_CHECK(can_cast(produced, out.dtype()),
                  "{}: result type {} can't be cast to the desired output type {} (output shape {})", name_, produced,
@@ -165,25 +178,23 @@ void TensorIterator::allocate_outputs() {
   for (int op = 0; op < noutputs_; ++op) {
     Operand& o = ops_[op];
     ScalarType want = static_out_dtype_ ? *static_out_dtype_ : common_;
-    if (!o.tensor.defined()) {
-      o.tensor = empty(bshape_, TensorOptions().dtype(want).device(device_));
-      o.compute = o.tensor;
-    } else if (o.tensor.dtype() != want) {
+    if (!o.tensor) {
+      o.owned = empty(bshape_, TensorOptions().dtype(want).device(device_));
+    } else if (o.tensor->dtype() != want) {
       // Compute into a temporary of the kernel's dtype, cast into the destination in finish().
-      o.compute = empty(bshape_, TensorOptions().dtype(want).device(device_));
-    } else {
-      o.compute = o.tensor;
+      o.temp = empty(bshape_, TensorOptions().dtype(want).device(device_));
     }
   }
   for (int op = noutputs_; op < nops_; ++op) {
     Operand& o = ops_[op];
-    Tensor t = o.tensor;
-    if (t.is_conj()) t = t.resolve_conj();
-    if (!o.no_cast && t.dtype() != common_) {
-      t = t.to(common_);
-    }
-    if (t.device() != device_ && !device_.is_meta()) t = t.to(device_);  // CPU scalar into a CUDA op
-    o.compute = t;
+    const Tensor& t = *o.tensor;
+    bool cast = !o.no_cast && t.dtype() != common_;
+    bool move = t.device() != device_ && !device_.is_meta();  // a CPU scalar joining a CUDA op
+    if (!t.is_conj() && !cast && !move) continue;
+    Tensor c = t.is_conj() ? t.resolve_conj() : t;
+    if (cast) c = c.to(common_);
+    if (move) c = c.to(device_);
+    o.temp = std::move(c);
   }
 }
 
@@ -195,7 +206,7 @@ void TensorIterator::compute_strides() {
   for (int d = 0; d < nd; ++d) shape_[d] = bshape_[nd - 1 - d];
   for (int op = 0; op < nops_; ++op) {
     Operand& o = ops_[op];
-    const Tensor& t = o.compute;
+    const Tensor& t = o.compute();
     int64_t es = element_size(t.dtype());
     int off = nd - static_cast<int>(t.dim());
     for (int d = 0; d < nd; ++d) {
@@ -270,7 +281,7 @@ void TensorIterator::reorder_and_coalesce() {
 void TensorIterator::finish() {
   for (int op = 0; op < noutputs_; ++op) {
     Operand& o = ops_[op];
-    if (!o.compute.is_same(o.tensor)) o.tensor.copy_(o.compute);
+    if (o.temp.defined()) const_cast<Tensor&>(*o.tensor).copy_(o.temp);
   }
 }
 

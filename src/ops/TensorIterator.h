@@ -25,9 +25,19 @@ class TensorIterator {
   static constexpr int64_t kGrainSize = 32768;
 
   TensorIterator& name(const char* n) { name_ = n; return *this; }
+  // Operands are held by pointer, not copied (Note [Iterator operands are borrowed]): the
+  // caller's tensors must outlive the iterator, so temporaries are refused at compile time.
+  /// An output to allocate.
+  TensorIterator& add_output() { ops_[nops_++].tensor = nullptr; ++noutputs_; return *this; }
   /// An output; undefined means "allocate it".
-  TensorIterator& add_output(const Tensor& t) { ops_[nops_++].tensor = t; ++noutputs_; return *this; }
-  TensorIterator& add_input(const Tensor& t) { ops_[nops_++].tensor = t; return *this; }
+  TensorIterator& add_output(const Tensor& t) {
+    ops_[nops_++].tensor = t.defined() ? &t : nullptr;
+    ++noutputs_;
+    return *this;
+  }
+  TensorIterator& add_input(const Tensor& t) { ops_[nops_++].tensor = &t; return *this; }
+  TensorIterator& add_output(Tensor&&) = delete;
+  TensorIterator& add_input(Tensor&&) = delete;
   /// Integer inputs compute in the default float dtype (true division, exp of ints).
   TensorIterator& promote_integer_inputs_to_float(bool v = true) { int_to_float_ = v; return *this; }
   /// The outputs get this dtype regardless of the inputs (bool for comparisons).
@@ -47,12 +57,12 @@ class TensorIterator {
   int ntensors() const { return nops_; }
   int noutputs() const { return noutputs_; }
   ScalarType common_dtype() const { return common_; }
-  ScalarType dtype(int op) const { return ops_[op].compute.dtype(); }
+  ScalarType dtype(int op) const { return ops_[op].compute().dtype(); }
   Device device() const { return device_; }
   int ndim() const { return ndim_; }
   int64_t numel() const { return numel_; }
   IntArrayRef shape() const { return IntArrayRef(shape_, ndim_); }
-  const Tensor& output(int i = 0) const { return ops_[i].tensor; }
+  const Tensor& output(int i = 0) const { return ops_[i].user(); }
   char* data(int op) const { return ops_[op].data; }
   int64_t stride(int op, int dim) const { return ops_[op].stride[dim]; }
   /// True when every operand is contiguous in the iteration order (one 1-D loop covers all).
@@ -74,12 +84,20 @@ class TensorIterator {
   void finish();
 
  private:
+  // Note [Iterator operands are borrowed]
+  // Copying a Tensor costs an atomic increment and decrement; an iterator built per op call
+  // would pay a dozen of them for a 1-element add. Operands therefore point at the caller's
+  // tensors, and own only what the iterator itself creates: an allocated output, a cast copy
+  // of an input, or a temporary output of the kernel's dtype.
   struct Operand {
-    Tensor tensor;    // the user's tensor (outputs: final destination)
-    Tensor compute;   // what the kernel reads or writes (cast copy or temp output)
+    const Tensor* tensor = nullptr;  // the caller's tensor; null for an output to allocate
+    Tensor owned;                    // the allocated output
+    Tensor temp;                     // cast input or temp output, when the kernel can't use the user's
     char* data = nullptr;
     int64_t stride[8] = {};
     bool no_cast = false;
+    const Tensor& user() const { return tensor ? *tensor : owned; }
+    const Tensor& compute() const { return temp.defined() ? temp : user(); }
   };
   void compute_shape();
   void compute_types();
