@@ -150,16 +150,7 @@ Tensor& unary_out(Tensor& out, const Tensor& a) {
   return out;
 }
 
-constexpr int kCPU_ = static_cast<int>(DispatchKey::CPU);
-constexpr int kMeta_ = static_cast<int>(DispatchKey::Meta);
-
-template <class Fn>
-constexpr dispatch::OpDef<Fn> backend_def(const char* name, Fn* f) {
-  dispatch::OpDef<Fn> d{name, {}};
-  d.kernels[kCPU_] = f;
-  d.kernels[kMeta_] = f;
-  return d;
-}
+using dispatch::backend_def;
 
 #define BINARY_DEFS(Op)                                                   \
   BinaryOpDefs{backend_def<BinaryFn>(kBinaryNames[int(BinaryOp::Op)], &binary_fn<BinaryOp::Op>),        \

@@ -453,16 +453,7 @@ inline bool is_nonzero(T v) {
 
 // ---- the dispatcher tables ----
 
-constexpr int kCPU_ = static_cast<int>(DispatchKey::CPU);
-constexpr int kMeta_ = static_cast<int>(DispatchKey::Meta);
-
-template <class Fn>
-constexpr dispatch::OpDef<Fn> backend_def(const char* name, Fn* f) {
-  dispatch::OpDef<Fn> d{name, {}};
-  d.kernels[kCPU_] = f;
-  d.kernels[kMeta_] = f;
-  return d;
-}
+using dispatch::backend_def;
 
 dispatch::OpDef<IndexSelectFn> g_index_select = backend_def<IndexSelectFn>("index_select", &index_select_kernel);
 dispatch::OpDef<GatherFn> g_gather = backend_def<GatherFn>("gather", &gather_kernel);

@@ -109,16 +109,7 @@ Tensor stack_kernel(TensorList tensors, int64_t dim) {
   return cat_impl(expanded, dim, "stack");
 }
 
-constexpr int kCPU_ = static_cast<int>(DispatchKey::CPU);
-constexpr int kMeta_ = static_cast<int>(DispatchKey::Meta);
-
-template <class Fn>
-constexpr dispatch::OpDef<Fn> backend_def(const char* name, Fn* f) {
-  dispatch::OpDef<Fn> d{name, {}};
-  d.kernels[kCPU_] = f;
-  d.kernels[kMeta_] = f;
-  return d;
-}
+using dispatch::backend_def;
 
 dispatch::OpDef<CatFn> g_cat = backend_def<CatFn>("cat", &cat_kernel);
 dispatch::OpDef<StackFn> g_stack = backend_def<StackFn>("stack", &stack_kernel);

@@ -336,16 +336,7 @@ Tensor log_softmax_impl(const Tensor& a, int64_t dim, std::optional<ScalarType> 
   return softmax_common("log_softmax", true, a, dim, dtype);
 }
 
-constexpr int kCPU_ = static_cast<int>(DispatchKey::CPU);
-constexpr int kMeta_ = static_cast<int>(DispatchKey::Meta);
-
-template <class Fn>
-constexpr dispatch::OpDef<Fn> backend_def(const char* name, Fn* f) {
-  dispatch::OpDef<Fn> d{name, {}};
-  d.kernels[kCPU_] = f;
-  d.kernels[kMeta_] = f;
-  return d;
-}
+using dispatch::backend_def;
 
 ReduceOpDefs g_reduce = {
     backend_def<ReduceDtypeFn>("sum", &sum_impl),
