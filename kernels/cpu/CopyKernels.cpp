@@ -111,6 +111,48 @@ void ClampKernelImpl(const TensorIterator& iter, const Scalar* lo, const Scalar*
   });
 }
 
+// dst[r * d_row + c] = src[r + c * s_col] for 4-byte elements (Note [Blocked transpose copy]
+// in src/core/Copy.cpp): 16x16 tiles, each moved as 4x4 register transposes of 128-bit rows,
+// so every source and destination cache line is touched once and whole.
+void Transpose32Impl(uint32_t* dst, const uint32_t* src, int64_t rows, int64_t cols, int64_t d_row, int64_t s_col) {
+  constexpr int64_t B = 16;
+#if HWY_TARGET != HWY_SCALAR
+  const hn::Full128<uint32_t> d4;
+#endif
+  const int64_t tiles_r = (rows + B - 1) / B, tiles_c = (cols + B - 1) / B;
+#pragma omp parallel for collapse(2) if (rows * cols >= 65536)
+  for (int64_t tr = 0; tr < tiles_r; ++tr)
+    for (int64_t tc = 0; tc < tiles_c; ++tc) {
+      const int64_t r0 = tr * B, c0 = tc * B;
+      const int64_t nr = std::min(B, rows - r0), nc = std::min(B, cols - c0);
+#if HWY_TARGET == HWY_SCALAR
+      if (true) {
+#else
+      if (nr < B || nc < B) {  // ragged edge tile
+#endif
+        for (int64_t c = 0; c < nc; ++c)
+          for (int64_t r = 0; r < nr; ++r) dst[(r0 + r) * d_row + c0 + c] = src[r0 + r + (c0 + c) * s_col];
+        continue;
+      }
+#if HWY_TARGET != HWY_SCALAR
+      for (int64_t cb = 0; cb < B; cb += 4)
+        for (int64_t rb = 0; rb < B; rb += 4) {
+          // v_k: source column c0+cb+k, rows r0+rb .. r0+rb+3.
+          const uint32_t* sp = src + (r0 + rb) + (c0 + cb) * s_col;
+          auto v0 = hn::LoadU(d4, sp), v1 = hn::LoadU(d4, sp + s_col);
+          auto v2 = hn::LoadU(d4, sp + 2 * s_col), v3 = hn::LoadU(d4, sp + 3 * s_col);
+          auto t0 = hn::InterleaveLower(d4, v0, v1), t1 = hn::InterleaveUpper(d4, v0, v1);
+          auto t2 = hn::InterleaveLower(d4, v2, v3), t3 = hn::InterleaveUpper(d4, v2, v3);
+          uint32_t* dp = dst + (r0 + rb) * d_row + c0 + cb;
+          hn::StoreU(hn::ConcatLowerLower(d4, t2, t0), d4, dp);
+          hn::StoreU(hn::ConcatUpperUpper(d4, t2, t0), d4, dp + d_row);
+          hn::StoreU(hn::ConcatLowerLower(d4, t3, t1), d4, dp + 2 * d_row);
+          hn::StoreU(hn::ConcatUpperUpper(d4, t3, t1), d4, dp + 3 * d_row);
+        }
+#endif
+    }
+}
+
 }  // namespace tensor::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
 
@@ -120,6 +162,10 @@ HWY_EXPORT(CopyKernelImpl);
 HWY_EXPORT(FillKernelImpl);
 HWY_EXPORT(WhereKernelImpl);
 HWY_EXPORT(ClampKernelImpl);
+HWY_EXPORT(Transpose32Impl);
+void transpose32(uint32_t* dst, const uint32_t* src, int64_t rows, int64_t cols, int64_t d_row, int64_t s_col) {
+  HWY_DYNAMIC_DISPATCH(Transpose32Impl)(dst, src, rows, cols, d_row, s_col);
+}
 void copy_kernel(const TensorIterator& iter) { HWY_DYNAMIC_DISPATCH(CopyKernelImpl)(iter); }
 void fill_kernel(const TensorIterator& iter, const Scalar& v) { HWY_DYNAMIC_DISPATCH(FillKernelImpl)(iter, v); }
 void where_kernel(const TensorIterator& iter) { HWY_DYNAMIC_DISPATCH(WhereKernelImpl)(iter); }

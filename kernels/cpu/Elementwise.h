@@ -29,6 +29,8 @@ void copy_kernel(const TensorIterator& iter);
 void fill_kernel(const TensorIterator& iter, const Scalar& value);
 /// out = cond ? a : b (cond is operand 1, read as its own dtype).
 void where_kernel(const TensorIterator& iter);
+/// dst[r * d_row + c] = src[r + c * s_col] for 4-byte elements (a transposed 2-D copy).
+void transpose32(uint32_t* dst, const uint32_t* src, int64_t rows, int64_t cols, int64_t d_row, int64_t s_col);
 /// out = min(max(a, lo), hi); either bound may be absent.
 void clamp_kernel(const TensorIterator& iter, const Scalar* lo, const Scalar* hi);
 

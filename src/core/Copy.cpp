@@ -53,7 +53,10 @@ bool try_transpose_copy(Tensor& dst, const Tensor& src) {
   switch (dst.element_size()) {
     case 1: transpose_tiles<uint8_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
     case 2: transpose_tiles<uint16_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
-    case 4: transpose_tiles<uint32_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
+    case 4:
+      cpu::transpose32(reinterpret_cast<uint32_t*>(d), reinterpret_cast<const uint32_t*>(s), rows, cols, cols,
+                       src.stride(1));
+      return true;
     case 8: transpose_tiles<uint64_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
     default: return false;
   }
