@@ -355,3 +355,53 @@ TEST(OpTable, UnarySpecialValuesMatchTheCLibrary) {
     }
   }
 }
+
+TEST(OpTable, ComplexAgainstStdComplex) {
+  // complex64 results against std::complex<double> references, on a transposed input.
+  using C = std::complex<double>;
+  struct U { const char* name; std::function<Tensor(const Tensor&)> fn; std::function<C(C)> ref; };
+  const U unary[] = {
+      {"neg", [](auto& a) { return -a; }, [](C z) { return -z; }},
+      {"exp", [](auto& a) { return a.exp(); }, [](C z) { return std::exp(z); }},
+      {"log", [](auto& a) { return a.log(); }, [](C z) { return std::log(z); }},
+      {"sqrt", [](auto& a) { return a.sqrt(); }, [](C z) { return std::sqrt(z); }},
+      {"sin", [](auto& a) { return a.sin(); }, [](C z) { return std::sin(z); }},
+      {"cos", [](auto& a) { return a.cos(); }, [](C z) { return std::cos(z); }},
+      {"tanh", [](auto& a) { return a.tanh(); }, [](C z) { return std::tanh(z); }},
+      {"reciprocal", [](auto& a) { return a.reciprocal(); }, [](C z) { return 1.0 / z; }},
+      {"square", [](auto& a) { return a.square(); }, [](C z) { return z * z; }},
+  };
+  manual_seed(5);
+  Tensor re = tensor::rand({4, 3}, kFloat64) * 2 - 1, im = tensor::rand({4, 3}, kFloat64) * 2 - 1;
+  Tensor z = (re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1)).to(kComplex64).t();
+  Tensor z128 = z.to(kComplex128).contiguous();
+  const complex128* pz = z128.data_ptr<complex128>();
+  for (const U& u : unary) {
+    Tensor out = u.fn(z);
+    ASSERT_EQ(out.dtype(), kComplex64) << u.name;
+    Tensor o = out.to(kComplex128).contiguous();
+    const complex128* po = o.data_ptr<complex128>();
+    for (int64_t i = 0; i < o.numel(); ++i) {
+      C want = u.ref(pz[i]);
+      EXPECT_LE(std::abs(po[i] - want), 1e-5 * std::max(1.0, std::abs(want))) << u.name << " at " << i;
+    }
+  }
+  Tensor a = tensor::abs(z);
+  EXPECT_EQ(a.dtype(), kFloat32);
+  EXPECT_NEAR(a[1][2].item<double>(), std::abs(z[1][2].item<complex128>()), 1e-6);
+  // Binary ops with broadcasting against a complex row and a real scalar.
+  Tensor row = z[0];
+  Tensor prod = z * row, quot = z / row, sum = z + 2.0;
+  Tensor p = prod.to(kComplex128).contiguous(), q = quot.to(kComplex128).contiguous(), s = sum.to(kComplex128).contiguous();
+  Tensor r128 = row.to(kComplex128).contiguous();
+  ASSERT_EQ(z.sizes(), IntArrayRef({3, 4}));
+  for (int64_t i = 0; i < 3; ++i)
+    for (int64_t j = 0; j < 4; ++j) {
+      C x = pz[i * 4 + j], y = r128.data_ptr<complex128>()[j];
+      EXPECT_LE(std::abs(p.data_ptr<complex128>()[i * 4 + j] - x * y), 1e-5);
+      EXPECT_LE(std::abs(q.data_ptr<complex128>()[i * 4 + j] - x / y), 1e-4 * std::max(1.0, std::abs(x / y)));
+      EXPECT_LE(std::abs(s.data_ptr<complex128>()[i * 4 + j] - (x + 2.0)), 1e-6);
+    }
+  EXPECT_TRUE((z == z).all().item<bool>());
+  EXPECT_THROW(z < z, tensor::Error);  // complex numbers are unordered
+}
