@@ -1,30 +1,41 @@
-// Internal: the autograd state hung off a TensorImpl. The autograd engine (issue 3) grows
-// this into grad, grad_fn, hooks and retain_grad; the core only needs requires_grad.
+// Internal: the autograd state hung off a TensorImpl (ARCHITECTURE.md: Autograd).
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <vector>
 
 #include "src/core/Check.h"
+#include "tensor/autograd/Node.h"
 
 namespace tensor::autograd {
 
 struct AutogradMeta {
-  bool requires_grad_ = false;
-  bool requires_grad() const { return requires_grad_; }
+  bool requires_grad_ = false;       // leaves only; non-leaves require grad through grad_fn_
+  bool retains_grad_ = false;
+  Tensor grad_;
+  std::shared_ptr<Node> grad_fn_;
+  std::weak_ptr<Node> grad_accumulator_;  // leaves: the AccumulateGrad node, made on first use
+  uint32_t output_nr_ = 0;
+  std::vector<std::function<Tensor(Tensor)>> hooks_;
+  // retain_grad on a non-leaf: the slot its grad_fn's hook fills (shared, so the hook never
+  // points at a dead tensor).
+  std::shared_ptr<Tensor> retained_grad_;
+  bool requires_grad() const { return requires_grad_ || grad_fn_ != nullptr; }
 };
+
+/// The meta of t, created on first need.
+AutogradMeta& materialize_meta(const Tensor& t);
+/// Registers the Autograd kernels of every op the first time any tensor requires grad
+/// (Note [Lazy autograd registration]).
+void ensure_autograd_kernels();
 
 }  // namespace tensor::autograd
 
 namespace tensor::detail {
 /// Applies the requires_grad part of factory options to a freshly made tensor.
 inline Tensor apply_factory_options(Tensor t, const TensorOptions& o) {
-  if (o.requires_grad()) {
-    TENSOR_CHECK(is_floating_point(t.dtype()) || is_complex(t.dtype()),
-                 "requires_grad: only floating point and complex tensors can require gradients, got {}", t.dtype());
-    auto m = std::make_unique<autograd::AutogradMeta>();
-    m->requires_grad_ = true;
-    t.unsafeGetTensorImpl()->set_autograd_meta(std::move(m));
-  }
+  if (o.requires_grad()) t.requires_grad_(true);
   return t;
 }
 }  // namespace tensor::detail

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "kernels/cpu/Elementwise.h"
+#include "src/autograd/Functions.h"
 #include "src/core/Check.h"
 #include "src/cuda/CUDAHooks.h"
 #include "tensor/ops.h"
@@ -142,6 +143,7 @@ Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
   if (!copy && t == dtype() && d == device()) return *this;
   Tensor out = empty(sizes(), TensorOptions().dtype(t).device(d));
   out.copy_(*this, non_blocking);
+  if (requires_grad()) autograd::record_view(out, *this, autograd::ViewKind::ToCopy, {});
   return out;
 }
 Tensor Tensor::to(ScalarType t, bool nb, bool copy) const { return to(TensorOptions().dtype(t), nb, copy); }
@@ -152,12 +154,14 @@ Tensor Tensor::contiguous() const {
   if (is_contiguous() && !is_conj()) return *this;
   Tensor out = empty(sizes(), options());
   out.copy_(*this);
+  if (requires_grad()) autograd::record_view(out, *this, autograd::ViewKind::Clone, {});
   return out;
 }
 
 Tensor Tensor::clone() const {
   Tensor out = empty(sizes(), options());
   out.copy_(*this);
+  if (requires_grad()) autograd::record_view(out, *this, autograd::ViewKind::Clone, {});
   return out;
 }
 

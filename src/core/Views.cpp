@@ -1,6 +1,7 @@
 // View and shape ops: new TensorImpls over the same storage (Note [Views share storage]).
 #include <numeric>
 
+#include "src/autograd/Functions.h"
 #include "src/core/Check.h"
 #include "tensor/ops.h"
 
@@ -19,7 +20,15 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   auto impl = make_intrusive<TensorImpl>(base.impl()->storage(), base.dtype(), base.device());
   impl->set_sizes_and_strides(sizes, strides, offset);
   impl->set_conj(base.is_conj());
+  impl->set_is_view(true);
   return Tensor(std::move(impl));
+}
+
+using autograd::ViewKind;
+// Records the view for autograd when the base requires grad (cheap check first).
+Tensor track(Tensor out, const Tensor& base, ViewKind kind, IntArrayRef params = {}) {
+  if (base.requires_grad()) autograd::record_view(out, base, kind, params);
+  return out;
 }
 
 // Resolves one -1 entry against numel.
@@ -96,38 +105,39 @@ Tensor Tensor::view(IntArrayRef shape) const {
                "view: size {} is not compatible with the input's size {} and stride {} (at least one dimension spans "
                "across two contiguous subspaces); use .reshape(...) instead",
                shape_str(sz), shape_str(sizes()), shape_str(strides()));
-  return make_view(*this, sz, st, storage_offset());
+  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::View);
 }
 
 Tensor Tensor::reshape(IntArrayRef shape) const {
   DimVector sz = infer_size(shape, numel(), "reshape");
   DimVector st;
-  if (compute_view_strides(sizes(), strides(), sz, st)) return make_view(*this, sz, st, storage_offset());
+  if (compute_view_strides(sizes(), strides(), sz, st))
+    return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::View);
   return contiguous().view(sz);
 }
 
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
   int64_t n = dim();
-  if (n == 0) return make_view(*this, sizes(), strides(), storage_offset());
+  if (n == 0) return track(make_view(*this, sizes(), strides(), storage_offset()), *this, ViewKind::View);
   d0 = wrap_dim(d0, n, "transpose");
   d1 = wrap_dim(d1, n, "transpose");
   DimVector sz(sizes()), st(strides());
   std::swap(sz[d0], sz[d1]);
   std::swap(st[d0], st[d1]);
-  return make_view(*this, sz, st, storage_offset());
+  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::Transpose, {d0, d1});
 }
 
 Tensor Tensor::t() const {
   TENSOR_CHECK(dim() <= 2, "t: expects a tensor with <= 2 dims, but got {} dims (shape {}); use transpose(d0, d1)", dim(),
                shape_str(sizes()));
-  return dim() < 2 ? make_view(*this, sizes(), strides(), storage_offset()) : transpose(0, 1);
+  return dim() < 2 ? track(make_view(*this, sizes(), strides(), storage_offset()), *this, ViewKind::View) : transpose(0, 1);
 }
 
 Tensor Tensor::permute(IntArrayRef dims) const {
   int64_t n = dim();
   TENSOR_CHECK(static_cast<int64_t>(dims.size()) == n, "permute: number of dims {} doesn't match the tensor's {} dims (shape {})",
                dims.size(), n, shape_str(sizes()));
-  DimVector sz(n, 0), st(n, 0);
+  DimVector sz(n, 0), st(n, 0), wrapped(n, 0);
   std::vector<bool> seen(n, false);
   for (int64_t i = 0; i < n; ++i) {
     int64_t d = wrap_dim(dims[i], n, "permute");
@@ -135,8 +145,9 @@ Tensor Tensor::permute(IntArrayRef dims) const {
     seen[d] = true;
     sz[i] = sizes()[d];
     st[i] = strides()[d];
+    wrapped[i] = d;
   }
-  return make_view(*this, sz, st, storage_offset());
+  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::Permute, wrapped);
 }
 
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
@@ -152,7 +163,8 @@ Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int6
   DimVector sz(sizes()), st(strides());
   sz[d] = (e - s + step - 1) / step;
   st[d] *= step;
-  return make_view(*this, sz, st, storage_offset() + s * strides()[d]);
+  return track(make_view(*this, sz, st, storage_offset() + s * strides()[d]), *this, ViewKind::Slice,
+               {d, s, step, sz[d]});
 }
 
 Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
@@ -176,7 +188,7 @@ Tensor Tensor::select(int64_t d, int64_t index) const {
   DimVector sz(sizes()), st(strides());
   sz.erase(d);
   st.erase(d);
-  return make_view(*this, sz, st, storage_offset() + index * strides()[d]);
+  return track(make_view(*this, sz, st, storage_offset() + index * strides()[d]), *this, ViewKind::Select, {d, index});
 }
 
 Tensor Tensor::expand(IntArrayRef shape) const {
@@ -202,7 +214,7 @@ Tensor Tensor::expand(IntArrayRef shape) const {
     sz[i] = want;
     st[i] = have == want ? strides()[d] : 0;
   }
-  return make_view(*this, sz, st, storage_offset());
+  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::Expand);
 }
 
 Tensor Tensor::squeeze() const {
@@ -212,17 +224,17 @@ Tensor Tensor::squeeze() const {
       sz.push_back(sizes()[i]);
       st.push_back(strides()[i]);
     }
-  return make_view(*this, sz, st, storage_offset());
+  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::Squeeze);
 }
 
 Tensor Tensor::squeeze(int64_t d) const {
-  if (dim() == 0) return make_view(*this, sizes(), strides(), storage_offset());
+  if (dim() == 0) return track(make_view(*this, sizes(), strides(), storage_offset()), *this, ViewKind::View);
   d = wrap_dim(d, dim(), "squeeze");
-  if (sizes()[d] != 1) return make_view(*this, sizes(), strides(), storage_offset());
+  if (sizes()[d] != 1) return track(make_view(*this, sizes(), strides(), storage_offset()), *this, ViewKind::View);
   DimVector sz(sizes()), st(strides());
   sz.erase(d);
   st.erase(d);
-  return make_view(*this, sz, st, storage_offset());
+  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::Squeeze);
 }
 
 Tensor Tensor::unsqueeze(int64_t d) const {
@@ -231,7 +243,7 @@ Tensor Tensor::unsqueeze(int64_t d) const {
   int64_t new_stride = d >= dim() ? 1 : sizes()[d] * strides()[d];
   sz.insert(d, 1);
   st.insert(d, new_stride);
-  return make_view(*this, sz, st, storage_offset());
+  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::Unsqueeze);
 }
 
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
@@ -267,13 +279,13 @@ Tensor Tensor::unfold(int64_t d, int64_t size, int64_t step) const {
   if (dim() == 0) {
     sz.push_back(size);
     st.push_back(1);
-    return make_view(*this, sz, st, storage_offset());
+    return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::AsStrided);
   }
   sz[d] = (n - size) / step + 1;
   st[d] = strides()[d] * step;
   sz.push_back(size);
   st.push_back(strides()[d]);
-  return make_view(*this, sz, st, storage_offset());
+  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::AsStrided);
 }
 
 Tensor Tensor::diagonal(int64_t offset, int64_t d1, int64_t d2) const {
@@ -297,7 +309,7 @@ Tensor Tensor::diagonal(int64_t offset, int64_t d1, int64_t d2) const {
     }
   sz.push_back(len);
   st.push_back(strides()[d1] + strides()[d2]);
-  return make_view(*this, sz, st, off);
+  return track(make_view(*this, sz, st, off), *this, ViewKind::Diagonal);
 }
 
 Tensor Tensor::as_strided(IntArrayRef sz, IntArrayRef st, std::optional<int64_t> offset) const {
@@ -316,11 +328,12 @@ Tensor Tensor::as_strided(IntArrayRef sz, IntArrayRef st, std::optional<int64_t>
     TENSOR_CHECK(max_index < avail, "as_strided: sizes {}, strides {} and offset {} reach element {} but the storage holds {}",
                  shape_str(sz), shape_str(st), off, max_index, avail);
   }
-  return make_view(*this, sz, st, off);
+  return track(make_view(*this, sz, st, off), *this, ViewKind::AsStrided);
 }
 
 Tensor Tensor::detach() const {
   Tensor v = make_view(*this, sizes(), strides(), storage_offset());
+  v.unsafeGetTensorImpl()->set_is_view(false);  // cut from the graph: in-place writes are the user's business
   return v;
 }
 

@@ -1,6 +1,8 @@
 // Tensor: a refcounted handle to a TensorImpl. Copies share data (as in libtorch).
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -15,6 +17,7 @@
 namespace tensor {
 
 namespace indexing { class TensorIndex; }
+namespace autograd { class Node; }
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
 
@@ -251,8 +254,30 @@ class TENSOR_API Tensor {
   /// Same shape and same values.
   bool equal(const Tensor& other) const;
 
-  // ---- autograd metadata ----
+  // ---- autograd ----
+  /// True when ops on this tensor are recorded for backward.
   bool requires_grad() const { return impl_->requires_grad(); }
+  /// Marks a leaf as requiring grad (floating and complex dtypes only).
+  Tensor& requires_grad_(bool requires_grad = true);
+  /// The accumulated gradient of a leaf (or of a tensor that called retain_grad()); undefined until backward.
+  const Tensor& grad() const;
+  /// Mutable access: `x.mutable_grad() = Tensor()` resets it.
+  Tensor& mutable_grad() const;
+  /// True for tensors not produced by a recorded op (user-created, or detached).
+  bool is_leaf() const;
+  /// The node that produced this tensor (null for leaves).
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  /// Keeps .grad() of a non-leaf after backward.
+  void retain_grad() const;
+  bool retains_grad() const;
+  /// Which output of grad_fn this tensor is.
+  uint32_t output_nr() const;
+  /// Backpropagates from this tensor; `gradient` may be omitted for a one-element tensor.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  /// Calls hook(grad) when the gradient for this tensor is computed; a defined return value
+  /// replaces the gradient. Returns a handle (the hook's index).
+  unsigned register_hook(std::function<Tensor(Tensor)> hook) const;
 
  private:
   intrusive_ptr<TensorImpl> impl_;

@@ -34,6 +34,9 @@ class TENSOR_API TensorImpl : public RefCounted {
   /// A 0-dim tensor made from a C++ number; it promotes as a weak type.
   bool is_wrapped_number() const { return is_wrapped_number_; }
   void set_wrapped_number(bool w) { is_wrapped_number_ = w; }
+  /// True for views made by view ops (autograd refuses in-place writes through them for now).
+  bool is_view() const { return is_view_; }
+  void set_is_view(bool v) { is_view_ = v; }
 
   const intrusive_ptr<StorageImpl>& storage() const { return storage_; }
   /// Pointer to element 0 (storage data + offset). Null for meta tensors.
@@ -66,6 +69,7 @@ class TENSOR_API TensorImpl : public RefCounted {
   bool is_contiguous_ = true;
   bool is_conj_ = false;
   bool is_wrapped_number_ = false;
+  bool is_view_ = false;
   std::unique_ptr<autograd::AutogradMeta> autograd_meta_;
 };
 

@@ -1,0 +1,390 @@
+// The autograd engine (Note [Autograd engine]) and the Tensor autograd API.
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "src/autograd/Functions.h"
+#include "tensor/ops.h"
+
+namespace tensor {
+namespace autograd {
+
+// Note [Autograd engine]
+// backward counts, for every node reachable from the roots, how many edges point at it, then
+// runs nodes from a ready queue once all their incoming gradients have arrived, summing
+// gradients that meet at a node (its input buffer). Among ready nodes the most recently
+// created runs first, which frees saved tensors early and makes runs deterministic. Everything
+// is iterative: a 100,000-node chain needs no deep stack. autograd::grad marks the nodes of
+// its inputs as capture points and runs only the nodes that lead to one of them.
+
+namespace {
+std::atomic<uint64_t> g_sequence_nr{0};
+std::atomic<bool> g_anomaly{false};
+
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) { set_num_inputs(1); }
+  std::string name() const override { return "AccumulateGrad"; }
+  variable_list apply(variable_list&& grads) override {
+    Tensor g = std::move(grads[0]);
+    if (!g.defined()) return {};
+    AutogradMeta& m = materialize_meta(leaf_);
+    for (auto& hook : m.hooks_) {
+      Tensor r = hook(g);
+      if (r.defined()) g = r;
+    }
+    if (!m.grad_.defined()) {
+      // A gradient may be shared with other leaves' buffers: own a copy unless building a graph.
+      m.grad_ = GradMode::is_enabled() ? g : g.detach().clone();
+    } else if (GradMode::is_enabled()) {
+      m.grad_ = m.grad_ + g;
+    } else {
+      m.grad_.add_(g);
+    }
+    return {};
+  }
+
+ private:
+  Tensor leaf_;
+};
+
+// Pre-hooks of non-leaf tensors (register_hook, retain_grad) live on their grad_fn.
+struct HookEntry {
+  uint32_t input_nr;
+  std::function<Tensor(Tensor)> fn;
+};
+std::unordered_map<Node*, std::vector<HookEntry>>& node_hooks() {
+  static std::unordered_map<Node*, std::vector<HookEntry>> h;
+  return h;
+}
+std::mutex g_hooks_mu;
+std::atomic<int> g_hooked_nodes{0};  // lets ~Node skip the lock when no hook was ever registered
+
+struct ReadyCmp {
+  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
+};
+
+void check_nan(const Node& n, const variable_list& out) {
+  for (const Tensor& t : out)
+    if (t.defined() && (is_floating_point(t.dtype()) || is_complex(t.dtype())) && t.numel() > 0 &&
+        t.isnan().any().item<bool>())
+      TENSOR_ERROR("autograd anomaly: function {} returned NaN values in its output.{}", n.name(),
+                   n.creation_trace().empty() ? "" : "\nIt was created at:\n" + n.creation_trace());
+}
+
+// Runs the graph from `roots` seeded with `grads`. When `captures` is non-empty, returns the
+// gradients arriving at those edges (and runs only what leads to them); otherwise accumulates.
+variable_list run_engine(const std::vector<Edge>& roots, const variable_list& grads, bool keep_graph,
+                         bool create_graph, const std::vector<Edge>& captures) {
+  std::unordered_map<Node*, int> deps;
+  std::unordered_map<Node*, variable_list> buffers;
+  // 1. Dependencies, by iterative DFS.
+  std::vector<Node*> stack;
+  std::unordered_set<Node*> seen;
+  for (const Edge& r : roots)
+    if (r.valid() && seen.insert(r.fn.get()).second) stack.push_back(r.fn.get());
+  std::vector<Node*> order;  // every reachable node
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    order.push_back(n);
+    for (const Edge& e : n->next_edges()) {
+      if (!e.valid()) continue;
+      deps[e.fn.get()]++;
+      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+    }
+  }
+  // 2. For grad(): the nodes that lead to a capture point.
+  std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> capture_at;
+  for (size_t i = 0; i < captures.size(); ++i)
+    if (captures[i].valid()) capture_at[captures[i].fn.get()].push_back({captures[i].input_nr, i});
+  std::unordered_set<Node*> needed;
+  const bool capturing = !captures.empty();
+  if (capturing) {
+    // Reverse topological fixpoint: a node is needed if a successor is a capture point or needed.
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (Node* n : order) {
+        if (needed.count(n)) continue;
+        for (const Edge& e : n->next_edges())
+          if (e.valid() && (capture_at.count(e.fn.get()) || needed.count(e.fn.get()))) {
+            needed.insert(n);
+            changed = true;
+            break;
+          }
+      }
+    }
+  }
+  variable_list captured(captures.size());
+  // 3. Seed and run.
+  for (size_t i = 0; i < roots.size(); ++i) {
+    if (!roots[i].valid()) continue;
+    variable_list& buf = buffers[roots[i].fn.get()];
+    buf.resize(roots[i].fn->num_inputs());
+    Tensor& slot = buf[roots[i].input_nr];
+    slot = slot.defined() ? slot + grads[i] : grads[i];
+  }
+  std::priority_queue<Node*, std::vector<Node*>, ReadyCmp> ready;
+  for (const Edge& r : roots)
+    if (r.valid() && deps[r.fn.get()] == 0 && seen.erase(r.fn.get())) ready.push(r.fn.get());
+  AutoGradMode mode(create_graph);
+  while (!ready.empty()) {
+    Node* n = ready.top();
+    ready.pop();
+    variable_list inputs = std::move(buffers[n]);
+    buffers.erase(n);
+    inputs.resize(n->num_inputs());
+    if (g_hooked_nodes.load(std::memory_order_relaxed) > 0) {
+      std::lock_guard<std::mutex> g(g_hooks_mu);
+      auto it = node_hooks().find(n);
+      if (it != node_hooks().end())
+        for (auto& h : it->second)
+          if (inputs[h.input_nr].defined()) {
+            Tensor r = h.fn(inputs[h.input_nr]);
+            if (r.defined()) inputs[h.input_nr] = r;
+          }
+    }
+    auto cap = capture_at.find(n);
+    if (cap != capture_at.end())
+      for (auto& [input_nr, idx] : cap->second) captured[idx] = inputs[input_nr];
+    if (capturing && !needed.count(n)) continue;
+    bool any = false;
+    for (const Tensor& t : inputs) any = any || t.defined();
+    variable_list outputs;
+    if (any) {
+      outputs = n->apply(std::move(inputs));
+      if (g_anomaly.load()) check_nan(*n, outputs);
+    }
+    if (!keep_graph) n->release_variables();
+    const auto& edges = n->next_edges();
+    for (size_t i = 0; i < edges.size(); ++i) {
+      const Edge& e = edges[i];
+      if (!e.valid()) continue;
+      if (i < outputs.size() && outputs[i].defined()) {
+        variable_list& buf = buffers[e.fn.get()];
+        buf.resize(e.fn->num_inputs());
+        Tensor& slot = buf[e.input_nr];
+        slot = slot.defined() ? slot + outputs[i] : outputs[i];
+      }
+      if (--deps[e.fn.get()] == 0) ready.push(e.fn.get());
+    }
+  }
+  return captured;
+}
+
+Tensor root_grad(const Tensor& out, const Tensor& given, size_t i) {
+  if (given.defined()) {
+    TENSOR_CHECK(given.sizes() == out.sizes(), "backward: gradient {} of output {} has shape {} but the output has shape {}",
+                 i, i, detail::shape_str(given.sizes()), detail::shape_str(out.sizes()));
+    return given.to(out.dtype());
+  }
+  TENSOR_CHECK(out.numel() == 1,
+               "backward: grad can be implicitly created only for scalar outputs, but output {} has shape {}; pass a "
+               "gradient of that shape", i, detail::shape_str(out.sizes()));
+  return ones_like(out);
+}
+
+std::vector<Edge> root_edges(const variable_list& outputs, const char* op) {
+  std::vector<Edge> roots;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& t = outputs[i];
+    TENSOR_CHECK(t.defined(), "{}: output {} is undefined", op, i);
+    TENSOR_CHECK(t.requires_grad(), "{}: element {} of tensors does not require grad and does not have a grad_fn ({})",
+                 op, i, t.describe());
+    roots.push_back(gradient_edge(t));
+  }
+  return roots;
+}
+}  // namespace
+
+// Note [Iterative graph teardown]
+// Dropping the last tensor of a 100,000-op chain destroys 100,000 nodes. Done naively, each
+// node's destructor destroys the next (through its edges and saved tensors) and the stack
+// overflows. Instead, a destructor that runs inside another moves what it owns into a
+// thread-local graveyard, and only the outermost one empties it, in a loop.
+namespace {
+struct Graveyard {
+  std::vector<std::shared_ptr<Node>> nodes;
+  std::vector<Tensor> tensors;
+  bool draining = false;
+};
+thread_local Graveyard t_grave;
+}  // namespace
+
+void defer_release(Tensor t) {
+  if (t.defined()) t_grave.tensors.push_back(std::move(t));
+}
+
+Node::Node() : sequence_nr_(g_sequence_nr.fetch_add(1, std::memory_order_relaxed)) {
+  if (g_anomaly.load(std::memory_order_relaxed)) trace_ = "(anomaly mode: node #" + std::to_string(sequence_nr_) + ")";
+}
+Node::~Node() {
+  if (g_hooked_nodes.load(std::memory_order_relaxed) > 0) {
+    std::lock_guard<std::mutex> g(g_hooks_mu);
+    if (node_hooks().erase(this)) g_hooked_nodes.fetch_sub(1, std::memory_order_relaxed);
+  }
+  Graveyard& gy = t_grave;
+  for (Edge& e : next_edges_)
+    if (e.fn) gy.nodes.push_back(std::move(e.fn));
+  if (gy.draining) return;
+  gy.draining = true;
+  while (!gy.nodes.empty() || !gy.tensors.empty()) {
+    if (!gy.tensors.empty()) {
+      Tensor t = std::move(gy.tensors.back());
+      gy.tensors.pop_back();
+    } else {
+      std::shared_ptr<Node> n = std::move(gy.nodes.back());
+      gy.nodes.pop_back();
+    }
+  }
+  gy.draining = false;
+}
+
+bool GradMode::is_enabled() { return !dispatch::local_keys().excluded.has(DispatchKey::Autograd); }
+void GradMode::set_enabled(bool enabled) {
+  auto& lk = dispatch::local_keys();
+  lk.excluded = enabled ? lk.excluded.remove(DispatchKey::Autograd) : lk.excluded | DispatchKeySet(DispatchKey::Autograd);
+}
+bool AnomalyMode::is_enabled() { return g_anomaly.load(); }
+void AnomalyMode::set_enabled(bool e) { g_anomaly.store(e); }
+
+AutogradMeta& materialize_meta(const Tensor& t) {
+  TensorImpl* impl = t.unsafeGetTensorImpl();
+  if (!impl->autograd_meta()) impl->set_autograd_meta(std::make_unique<AutogradMeta>());
+  return *impl->autograd_meta();
+}
+
+Edge gradient_edge(const Tensor& t) {
+  AutogradMeta* m = t.unsafeGetTensorImpl()->autograd_meta();
+  if (!m) return {};
+  if (m->grad_fn_) return {m->grad_fn_, m->output_nr_};
+  if (!m->requires_grad_) return {};
+  std::shared_ptr<Node> acc = m->grad_accumulator_.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t);
+    m->grad_accumulator_ = acc;
+  }
+  return {acc, 0};
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t nr) {
+  AutogradMeta& m = materialize_meta(t);
+  m.grad_fn_ = node;
+  m.output_nr_ = nr;
+  m.requires_grad_ = false;
+}
+
+void backward(const variable_list& tensors, const variable_list& grad_tensors, std::optional<bool> retain_graph,
+              bool create_graph) {
+  TENSOR_CHECK(grad_tensors.empty() || grad_tensors.size() == tensors.size(),
+               "backward: got {} tensors but {} gradients", tensors.size(), grad_tensors.size());
+  std::vector<Edge> roots = root_edges(tensors, "backward");
+  variable_list grads;
+  for (size_t i = 0; i < tensors.size(); ++i) grads.push_back(root_grad(tensors[i], i < grad_tensors.size() ? grad_tensors[i] : Tensor(), i));
+  run_engine(roots, grads, retain_graph.value_or(create_graph), create_graph, {});
+}
+
+variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
+                   std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  TENSOR_CHECK(grad_outputs.empty() || grad_outputs.size() == outputs.size(),
+               "grad: got {} outputs but {} grad_outputs", outputs.size(), grad_outputs.size());
+  std::vector<Edge> roots = root_edges(outputs, "grad");
+  variable_list grads;
+  for (size_t i = 0; i < outputs.size(); ++i) grads.push_back(root_grad(outputs[i], i < grad_outputs.size() ? grad_outputs[i] : Tensor(), i));
+  std::vector<Edge> caps;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TENSOR_CHECK(inputs[i].defined() && inputs[i].requires_grad(), "grad: input {} ({}) does not require grad", i,
+                 inputs[i].describe());
+    caps.push_back(gradient_edge(inputs[i]));
+  }
+  variable_list res = run_engine(roots, grads, retain_graph.value_or(create_graph), create_graph, caps);
+  for (size_t i = 0; i < res.size(); ++i)
+    TENSOR_CHECK(res[i].defined() || allow_unused,
+                 "grad: one of the differentiated tensors (input {}, {}) appears to not have been used in the graph; "
+                 "set allow_unused=true if this is the desired behavior", i, inputs[i].describe());
+  if (!create_graph)
+    for (auto& r : res)
+      if (r.defined()) r = r.detach();
+  return res;
+}
+
+void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)> fn) {
+  std::lock_guard<std::mutex> g(g_hooks_mu);
+  auto& v = node_hooks()[n];
+  if (v.empty()) g_hooked_nodes.fetch_add(1, std::memory_order_relaxed);
+  v.push_back({input_nr, std::move(fn)});
+}
+
+}  // namespace autograd
+
+// ---- Tensor's autograd API ----
+using autograd::AutogradMeta;
+using autograd::materialize_meta;
+
+Tensor& Tensor::requires_grad_(bool r) {
+  TENSOR_CHECK(!r || is_floating_point() || is_complex(),
+               "requires_grad_: only tensors of floating point or complex dtype can require gradients, got {}", dtype());
+  AutogradMeta* m = impl_->autograd_meta();
+  TENSOR_CHECK(!(m && m->grad_fn_) || r,
+               "requires_grad_: you can only change requires_grad flags of leaf tensors; use detach() for a non-leaf");
+  if (r) autograd::ensure_autograd_kernels();
+  if (r || m) materialize_meta(*this).requires_grad_ = r;
+  return *this;
+}
+
+const Tensor& Tensor::grad() const {
+  static const Tensor undefined;
+  AutogradMeta* m = impl_->autograd_meta();
+  if (m && m->retained_grad_) return *m->retained_grad_;
+  return m ? m->grad_ : undefined;
+}
+Tensor& Tensor::mutable_grad() const { return materialize_meta(*this).grad_; }
+bool Tensor::is_leaf() const {
+  AutogradMeta* m = impl_->autograd_meta();
+  return !m || !m->grad_fn_;
+}
+const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
+  static const std::shared_ptr<autograd::Node> none;
+  AutogradMeta* m = impl_->autograd_meta();
+  return m ? m->grad_fn_ : none;
+}
+uint32_t Tensor::output_nr() const {
+  AutogradMeta* m = impl_->autograd_meta();
+  return m ? m->output_nr_ : 0;
+}
+bool Tensor::retains_grad() const {
+  AutogradMeta* m = impl_->autograd_meta();
+  return m && m->retains_grad_;
+}
+void Tensor::retain_grad() const {
+  TENSOR_CHECK(requires_grad(), "retain_grad: can't retain_grad on a tensor that has requires_grad=False ({})", describe());
+  if (is_leaf() || retains_grad()) return;
+  AutogradMeta& m = materialize_meta(*this);
+  m.retains_grad_ = true;
+  m.retained_grad_ = std::make_shared<Tensor>();
+  std::shared_ptr<Tensor> slot = m.retained_grad_;
+  autograd::register_node_hook(m.grad_fn_.get(), m.output_nr_, [slot](Tensor g) {
+    *slot = slot->defined() ? *slot + g : g.detach().clone();
+    return Tensor();
+  });
+}
+unsigned Tensor::register_hook(std::function<Tensor(Tensor)> hook) const {
+  TENSOR_CHECK(requires_grad(), "register_hook: cannot register a hook on a tensor that doesn't require gradient ({})",
+               describe());
+  AutogradMeta& m = materialize_meta(*this);
+  if (is_leaf()) {
+    m.hooks_.push_back(std::move(hook));
+    return static_cast<unsigned>(m.hooks_.size() - 1);
+  }
+  autograd::register_node_hook(m.grad_fn_.get(), m.output_nr_, std::move(hook));
+  return 0;
+}
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
+  autograd::backward({*this}, {gradient}, retain_graph, create_graph);
+}
+
+}  // namespace tensor

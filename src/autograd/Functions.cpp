@@ -1,0 +1,531 @@
+// The derivatives table (Note [Derivatives table]) and the Autograd kernels that record it.
+#include "src/autograd/Functions.h"
+
+#include <cmath>
+#include <mutex>
+
+#include "src/ops/ElementwiseOps.h"
+#include "src/ops/IndexOps.h"
+#include "src/ops/ReduceOps.h"
+#include "tensor/ops.h"
+
+namespace tensor::autograd {
+
+// Note [Saved outputs]
+// A node that saves its own output would keep itself alive through the output's grad_fn.
+// Outputs are therefore saved as an alias without history plus a weak pointer to the node;
+// unpacking rebuilds a tensor with that grad_fn, so double backward still sees the graph.
+// Every saved tensor remembers its version: an in-place write after saving is an error.
+
+SavedVariable::SavedVariable(const Tensor& t, bool is_output, std::weak_ptr<Node> producer)
+    : is_output_(is_output), defined_(t.defined()) {
+  if (!t.defined()) return;
+  version_ = t._version();
+  requires_grad_ = t.requires_grad();
+  if (is_output) {
+    data_ = t.detach();
+    grad_fn_ = std::move(producer);
+    output_nr_ = 0;
+  } else {
+    data_ = t;
+  }
+}
+
+Tensor SavedVariable::unpack(const char* node_name) const {
+  if (!defined_) return Tensor();
+  TENSOR_CHECK(!was_reset_,
+               "{}: trying to backward through the graph a second time (or directly access saved tensors after they "
+               "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
+               "or autograd::grad(). Pass retain_graph=true if you need to backward through the graph a second time",
+               node_name);
+  TENSOR_CHECK(data_._version() == version_,
+               "{}: one of the variables needed for gradient computation has been modified by an inplace operation: "
+               "[{}] is at version {}; expected version {} instead",
+               node_name, data_.describe(), data_._version(), version_);
+  if (!is_output_) return data_;
+  Tensor t = data_.detach();
+  if (auto fn = grad_fn_.lock()) set_history(t, fn, output_nr_);
+  return t;
+}
+
+void FormulaNode::add_input(const Tensor& t) {
+  Edge e = (t.defined() && t.requires_grad()) ? gradient_edge(t) : Edge{};
+  mutable_next_edges().push_back(e);
+  input_meta_.push_back(t.defined() ? InputMeta{DimVector(t.sizes()), t.dtype()} : InputMeta{});
+}
+
+void FormulaNode::add_edge(const Edge& e, const InputMeta& m) {
+  mutable_next_edges().push_back(e);
+  input_meta_.push_back(m);
+}
+
+variable_list FormulaNode::apply(variable_list&& grads) {
+  variable_list out = fn_(*this, grads[0]);
+  // Gradients must match their inputs' shapes and dtypes (a formula bug otherwise).
+  for (size_t i = 0; i < out.size() && i < input_meta_.size(); ++i) {
+    if (!out[i].defined() || !needs_input_grad(i)) {
+      if (!needs_input_grad(i)) out[i] = Tensor();
+      continue;
+    }
+    const InputMeta& m = input_meta_[i];
+    if (out[i].sizes() != m.sizes.ref()) out[i] = sum_to(out[i], m.sizes);
+    TENSOR_CHECK(out[i].sizes() == m.sizes.ref(), "{} returned a gradient of shape {} for input {} of shape {}", name_,
+                 detail::shape_str(out[i].sizes()), i, detail::shape_str(m.sizes));
+    if (out[i].dtype() != m.dtype) out[i] = out[i].to(m.dtype);
+  }
+  return out;
+}
+
+FormulaNode::~FormulaNode() {
+  for (auto& s : saved_) defer_release(s.take());
+}
+
+void FormulaNode::release_variables() {
+  for (auto& s : saved_) s.reset();
+}
+
+bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
+  for (const Tensor* t : ts)
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
+  if (grad.sizes() == sizes) return grad;
+  int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> dims;
+  for (int64_t i = 0; i < lead; ++i) dims.push_back(i);
+  for (size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] == 1 && grad.size(lead + static_cast<int64_t>(i)) != 1) dims.push_back(lead + static_cast<int64_t>(i));
+  Tensor r = dims.empty() ? grad : grad.sum(dims, /*keepdim=*/true);
+  return r.reshape(sizes);
+}
+
+void check_inplace(const Tensor& t, const char* op) {
+  TENSOR_CHECK(!(t.is_leaf() && t.requires_grad()),
+               "{}: a leaf Variable that requires grad is being used in an in-place operation ({}); do it under "
+               "NoGradGuard or on a clone", op, t.describe());
+  TENSOR_CHECK(!t.unsafeGetTensorImpl()->is_view(),
+               "{}: in-place operation on a view of a tensor while recording gradients is not supported yet ({}); "
+               "write into the base tensor or a clone instead", op, t.describe());
+}
+
+namespace {
+using cpu::BinaryOp;
+using cpu::UnaryOp;
+
+inline Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
+
+// ---------------------------------------------------------------------------------------
+// Note [Derivatives table]
+// One entry per differentiable op: its node name, which of its inputs and output the formula
+// needs saved, and the formula, written with public ops so that backward is differentiable
+// itself (create_graph). Gradients are vector-Jacobian products of the incoming gradient;
+// complex gradients follow the conjugate Wirtinger convention (log: grad / conj(self)).
+// Broadcast inputs get their gradients summed back to their shapes by FormulaNode::apply.
+// Ops listed as non-differentiable produce outputs that do not require grad.
+// ---------------------------------------------------------------------------------------
+struct Entry {
+  const char* name;
+  bool save_a, save_b, save_out;
+  BackwardFn fn;
+};
+
+#define GRAD(...) [](FormulaNode& n, const Tensor& g) -> variable_list { __VA_ARGS__ }
+// Saved slots: 0 = first input, 1 = second input (binary) , last = output.
+#define A n.saved(0)
+#define B n.saved(1)
+#define OUT2 n.saved(2)
+#define X n.saved(0)
+#define OUT1 n.saved(1)
+
+Entry binary_entry(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return {"AddBackward0", false, false, false, GRAD(return {g, g * n.scalars[0]};)};
+    case BinaryOp::Sub: return {"SubBackward0", false, false, false, GRAD(return {g, -(g * n.scalars[0])};)};
+    case BinaryOp::Mul: return {"MulBackward0", true, true, false, GRAD(
+        return {n.needs_input_grad(0) ? g * cj(B) : Tensor(), n.needs_input_grad(1) ? g * cj(A) : Tensor()};)};
+    case BinaryOp::Div: return {"DivBackward0", false, true, true, GRAD(
+        Tensor b = B;
+        Tensor ga = g / cj(b);
+        return {ga, n.needs_input_grad(1) ? -ga * cj(OUT2) : Tensor()};)};
+    case BinaryOp::Pow: return {"PowBackward1", true, true, true, GRAD(
+        Tensor a = A, b = B;
+        return {n.needs_input_grad(0) ? g * b * a.pow(b - 1) : Tensor(),
+                n.needs_input_grad(1) ? g * OUT2 * a.log() : Tensor()};)};
+    case BinaryOp::Maximum: return {"MaximumBackward0", true, true, false, GRAD(
+        Tensor a = A, b = B;
+        Tensor wa = a.gt(b).to(g.dtype()) + a.eq(b).to(g.dtype()) * 0.5;
+        return {g * wa, g * (1 - wa)};)};
+    case BinaryOp::Minimum: return {"MinimumBackward0", true, true, false, GRAD(
+        Tensor a = A, b = B;
+        Tensor wa = a.lt(b).to(g.dtype()) + a.eq(b).to(g.dtype()) * 0.5;
+        return {g * wa, g * (1 - wa)};)};
+    case BinaryOp::Atan2: return {"Atan2Backward0", true, true, false, GRAD(
+        Tensor a = A, b = B;
+        Tensor r = g / (a * a + b * b);
+        return {r * b, -r * a};)};
+    case BinaryOp::Remainder: return {"RemainderBackward0", true, true, false, GRAD(
+        return {g, -g * div(A, B, "floor")};)};
+    case BinaryOp::Fmod: return {"FmodBackward0", true, true, false, GRAD(
+        return {g, -g * div(A, B, "trunc")};)};
+    default: return {nullptr, false, false, false, nullptr};  // not differentiable (bool or integer results)
+  }
+}
+
+Entry unary_entry(UnaryOp op) {
+  switch (op) {
+    case UnaryOp::Neg: return {"NegBackward0", false, false, false, GRAD(return {-g};)};
+    case UnaryOp::Abs: return {"AbsBackward0", true, false, false, GRAD(return {g * X.sign()};)};
+    case UnaryOp::Exp: return {"ExpBackward0", false, false, true, GRAD(return {g * cj(OUT1)};)};
+    case UnaryOp::Exp2: return {"Exp2Backward0", false, false, true, GRAD(return {g * OUT1 * std::log(2.0)};)};
+    case UnaryOp::Log: return {"LogBackward0", true, false, false, GRAD(return {g / cj(X)};)};
+    case UnaryOp::Log2: return {"Log2Backward0", true, false, false, GRAD(return {g / (X * std::log(2.0))};)};
+    case UnaryOp::Log10: return {"Log10Backward0", true, false, false, GRAD(return {g / (X * std::log(10.0))};)};
+    case UnaryOp::Log1p: return {"Log1pBackward0", true, false, false, GRAD(return {g / (X + 1)};)};
+    case UnaryOp::Expm1: return {"Expm1Backward0", false, false, true, GRAD(return {g * (OUT1 + 1)};)};
+    case UnaryOp::Sqrt: return {"SqrtBackward0", false, false, true, GRAD(return {g / (2 * cj(OUT1))};)};
+    case UnaryOp::Rsqrt: return {"RsqrtBackward0", false, false, true, GRAD(Tensor y = OUT1; return {g * y * y * y * -0.5};)};
+    case UnaryOp::Sin: return {"SinBackward0", true, false, false, GRAD(return {g * cj(X.cos())};)};
+    case UnaryOp::Cos: return {"CosBackward0", true, false, false, GRAD(return {-g * cj(X.sin())};)};
+    case UnaryOp::Tan: return {"TanBackward0", false, false, true, GRAD(Tensor y = OUT1; return {g * (1 + y * y)};)};
+    case UnaryOp::Asin: return {"AsinBackward0", true, false, false, GRAD(Tensor x = X; return {g / (1 - x * x).sqrt()};)};
+    case UnaryOp::Acos: return {"AcosBackward0", true, false, false, GRAD(Tensor x = X; return {-g / (1 - x * x).sqrt()};)};
+    case UnaryOp::Atan: return {"AtanBackward0", true, false, false, GRAD(Tensor x = X; return {g / (1 + x * x)};)};
+    case UnaryOp::Sinh: return {"SinhBackward0", true, false, false, GRAD(return {g * X.cosh()};)};
+    case UnaryOp::Cosh: return {"CoshBackward0", true, false, false, GRAD(return {g * X.sinh()};)};
+    case UnaryOp::Tanh: return {"TanhBackward0", false, false, true, GRAD(Tensor y = cj(OUT1); return {g * (1 - y * y)};)};
+    case UnaryOp::Sigmoid: return {"SigmoidBackward0", false, false, true, GRAD(Tensor y = cj(OUT1); return {g * y * (1 - y)};)};
+    case UnaryOp::Relu: return {"ReluBackward0", false, false, true, GRAD(return {g * OUT1.gt(0).to(g.dtype())};)};
+    case UnaryOp::Gelu: return {"GeluBackward0", true, false, false, GRAD(
+        Tensor x = X;
+        Tensor cdf = ((x * M_SQRT1_2).erf() + 1) * 0.5;
+        Tensor pdf = (x * x * -0.5).exp() * (0.5 * M_2_SQRTPI * M_SQRT1_2);
+        return {g * (cdf + x * pdf)};)};
+    case UnaryOp::Silu: return {"SiluBackward0", true, false, false, GRAD(
+        Tensor x = X;
+        Tensor s = x.sigmoid();
+        return {g * s * (1 + x * (1 - s))};)};
+    case UnaryOp::Erf: return {"ErfBackward0", true, false, false, GRAD(Tensor x = X; return {g * (x * x * -1).exp() * M_2_SQRTPI};)};
+    case UnaryOp::Reciprocal: return {"ReciprocalBackward0", false, false, true, GRAD(Tensor y = cj(OUT1); return {-g * y * y};)};
+    case UnaryOp::Square: return {"PowBackward0", true, false, false, GRAD(return {g * cj(X) * 2};)};
+    case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::Sign:
+      return {"ZeroGradBackward", false, false, false, GRAD(return {zeros_like(g)};)};
+    default: return {nullptr, false, false, false, nullptr};  // bool outputs, conj (internal)
+  }
+}
+
+template <class F>
+std::shared_ptr<FormulaNode> make_node(const Entry& e, F&& add_inputs) {
+  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
+  add_inputs(*node);
+  return node;
+}
+
+// ---- binary ----
+template <BinaryOp Op>
+Tensor ag_binary(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::binary_op(Op).functional(a, b, alpha);
+  }
+  static const Entry e = binary_entry(Op);
+  if (!e.fn || !is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
+  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
+  node->add_input(a);
+  node->add_input(b);
+  node->save(e.save_a ? a : Tensor());
+  node->save(e.save_b ? b : Tensor());
+  node->save(e.save_out ? out : Tensor(), true);
+  node->scalars.push_back(alpha);
+  set_history(out, node);
+  return out;
+}
+
+template <BinaryOp Op>
+Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
+  static const Entry e = binary_entry(Op);
+  const char* name = ops::binary_name(Op);
+  bool rec = e.fn && is_differentiable(self.dtype()) && any_requires_grad({&self, &b});
+  Tensor before;
+  Edge old;
+  InputMeta old_meta{DimVector(self.sizes()), self.dtype()};
+  if (rec) {
+    check_inplace(self, name);
+    old = self.requires_grad() ? gradient_edge(self) : Edge{};
+    if (e.save_a) {
+      BelowAutograd below;
+      before = self.clone();
+    }
+  }
+  {
+    BelowAutograd below;
+    ops::binary_op(Op).inplace(self, b, alpha);
+  }
+  if (!rec) return self;
+  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
+  node->add_edge(old, old_meta);
+  node->add_input(b);
+  node->save(before);
+  node->save(e.save_b ? b : Tensor());
+  node->save(e.save_out ? self : Tensor(), true);
+  node->scalars.push_back(alpha);
+  set_history(self, node);
+  return self;
+}
+
+template <BinaryOp Op>
+Tensor& ag_binary_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  TENSOR_CHECK(!any_requires_grad({&a, &b}) || !is_differentiable(out.dtype()) || !binary_entry(Op).fn,
+               "{}_out: functions with out=... arguments don't support automatic differentiation, but one of the "
+               "arguments requires grad", ops::binary_name(Op));
+  BelowAutograd below;
+  return ops::binary_op(Op).out(out, a, b, alpha);
+}
+
+// ---- unary ----
+template <UnaryOp Op>
+Tensor ag_unary(const Tensor& x) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::unary_op(Op).functional(x);
+  }
+  static const Entry e = unary_entry(Op);
+  if (!e.fn || !is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
+  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
+  node->add_input(x);
+  node->save(e.save_a ? x : Tensor());
+  node->save(e.save_out ? out : Tensor(), true);
+  set_history(out, node);
+  return out;
+}
+
+template <UnaryOp Op>
+Tensor& ag_unary_inplace(Tensor& self) {
+  static const Entry e = unary_entry(Op);
+  bool rec = e.fn && is_differentiable(self.dtype()) && self.requires_grad();
+  Tensor before;
+  Edge old;
+  InputMeta old_meta{DimVector(self.sizes()), self.dtype()};
+  if (rec) {
+    check_inplace(self, ops::unary_name(Op));
+    old = gradient_edge(self);
+    if (e.save_a) {
+      BelowAutograd below;
+      before = self.clone();
+    }
+  }
+  {
+    BelowAutograd below;
+    ops::unary_op(Op).inplace(self);
+  }
+  if (!rec) return self;
+  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
+  node->add_edge(old, old_meta);
+  node->save(before);
+  node->save(e.save_out ? self : Tensor(), true);
+  set_history(self, node);
+  return self;
+}
+
+template <UnaryOp Op>
+Tensor& ag_unary_out(Tensor& out, const Tensor& x) {
+  TENSOR_CHECK(!x.requires_grad() || !unary_entry(Op).fn,
+               "{}_out: functions with out=... arguments don't support automatic differentiation, but the input "
+               "requires grad", ops::unary_name(Op));
+  BelowAutograd below;
+  return ops::unary_op(Op).out(out, x);
+}
+
+// ---- reductions ----
+// Dims of a reduction, wrapped and sorted; empty means all dims.
+DimVector reduced_dims(IntArrayRef dims, int64_t ndim) {
+  DimVector d;
+  for (int64_t x : dims) d.push_back(x < 0 ? x + std::max<int64_t>(ndim, 1) : x);
+  std::sort(d.begin(), d.end());
+  return d;
+}
+Tensor expand_reduced(const Tensor& g, const InputMeta& m, IntArrayRef dims, bool keepdim) {
+  Tensor gg = g;
+  if (!keepdim && !dims.empty() && !m.sizes.empty())
+    for (int64_t d : dims) gg = gg.unsqueeze(d);
+  return gg.expand(m.sizes);
+}
+
+Tensor ag_sum(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dt) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::reduce_ops().sum(x, dims, keepdim, dt);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
+  auto node = std::make_shared<FormulaNode>("SumBackward1", GRAD(
+      return {expand_reduced(g, n.input_meta(0), n.ints, n.scalars[0].to_bool())};));
+  node->add_input(x);
+  node->ints = reduced_dims(dims, x.dim());
+  node->scalars.push_back(keepdim);
+  set_history(out, node);
+  return out;
+}
+
+Tensor ag_mean(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dt) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::reduce_ops().mean(x, dims, keepdim, dt);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
+  auto node = std::make_shared<FormulaNode>("MeanBackward1", GRAD(
+      const InputMeta& m = n.input_meta(0);
+      int64_t count = 1;
+      if (n.ints.empty()) for (int64_t s : m.sizes) count *= s;
+      else for (int64_t d : n.ints) count *= m.sizes[d];
+      return {expand_reduced(g, m, n.ints, n.scalars[0].to_bool()) / static_cast<double>(count)};));
+  node->add_input(x);
+  node->ints = reduced_dims(dims, x.dim());
+  node->scalars.push_back(keepdim);
+  set_history(out, node);
+  return out;
+}
+
+// ---- indexing ----
+Tensor ag_index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::index_select_op()(x, dim, index);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
+  auto node = std::make_shared<FormulaNode>("IndexSelectBackward0", GRAD(
+      const InputMeta& m = n.input_meta(0);
+      return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], n.saved(0), g)};));
+  node->add_input(x);
+  node->save(index);
+  node->ints.push_back(x.dim() == 0 ? 0 : (dim < 0 ? dim + x.dim() : dim));
+  set_history(out, node);
+  return out;
+}
+
+Tensor ag_index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::index_add_op()(x, dim, index, src, alpha);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x, &src})) return out;
+  auto node = std::make_shared<FormulaNode>("IndexAddBackward0", GRAD(
+      Tensor gs;
+      if (n.needs_input_grad(1)) {
+        gs = g.index_select(n.ints[0], n.saved(0)) * n.scalars[0];
+        if (n.input_meta(1).sizes.empty()) gs = gs.reshape({});
+      }
+      return {g, gs};));
+  node->add_input(x);
+  node->add_input(src);
+  node->save(index);
+  node->ints.push_back(x.dim() == 0 ? 0 : (dim < 0 ? dim + x.dim() : dim));
+  node->scalars.push_back(alpha);
+  set_history(out, node);
+  return out;
+}
+
+#undef A
+#undef B
+#undef OUT2
+#undef X
+#undef OUT1
+
+template <BinaryOp Op>
+void register_binary() {
+  auto& d = ops::binary_op(Op);
+  d.functional.set(DispatchKey::Autograd, &ag_binary<Op>);
+  d.inplace.set(DispatchKey::Autograd, &ag_binary_inplace<Op>);
+  d.out.set(DispatchKey::Autograd, &ag_binary_out<Op>);
+}
+template <UnaryOp Op>
+void register_unary() {
+  auto& d = ops::unary_op(Op);
+  d.functional.set(DispatchKey::Autograd, &ag_unary<Op>);
+  d.inplace.set(DispatchKey::Autograd, &ag_unary_inplace<Op>);
+  d.out.set(DispatchKey::Autograd, &ag_unary_out<Op>);
+}
+template <int... I>
+void register_all_binary(std::integer_sequence<int, I...>) { (register_binary<static_cast<BinaryOp>(I)>(), ...); }
+template <int... I>
+void register_all_unary(std::integer_sequence<int, I...>) { (register_unary<static_cast<UnaryOp>(I)>(), ...); }
+
+}  // namespace
+
+// Note [Lazy autograd registration]
+// Built-in op tables are constant-initialized with their backend kernels. Their Autograd slots
+// are filled here, once, when the first tensor starts requiring grad: until then no call can
+// carry the Autograd key, so programs that never use autograd never pay for it, and nothing
+// depends on static initializers (static linking works).
+void ensure_autograd_kernels() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_all_binary(std::make_integer_sequence<int, ops::kNumBinaryOps>{});
+    register_all_unary(std::make_integer_sequence<int, ops::kNumUnaryOps>{});
+    ops::reduce_ops().sum.set(DispatchKey::Autograd, &ag_sum);
+    ops::reduce_ops().mean.set(DispatchKey::Autograd, &ag_mean);
+    ops::index_select_op().set(DispatchKey::Autograd, &ag_index_select);
+    ops::index_add_op().set(DispatchKey::Autograd, &ag_index_add);
+  });
+}
+
+// ---- views and copies (called from src/core) ----
+void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params) {
+  if (!base.requires_grad() || !GradMode::is_enabled() || !is_differentiable(base.dtype())) return;
+  static const char* names[] = {"SelectBackward0", "SliceBackward0", "ViewBackward0", "TransposeBackward0",
+                                "PermuteBackward0", "ExpandBackward0", "SqueezeBackward0", "UnsqueezeBackward0",
+                                "DiagonalBackward0", "AsStridedBackward0", "CloneBackward0", "ToCopyBackward0"};
+  BackwardFn fn = nullptr;
+  switch (kind) {
+    case ViewKind::Select:
+      fn = GRAD(
+          const InputMeta& m = n.input_meta(0);
+          Tensor idx = tensor::tensor({n.ints[1]});
+          return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], idx, g.unsqueeze(n.ints[0]))};);
+      break;
+    case ViewKind::Slice:
+      fn = GRAD(
+          const InputMeta& m = n.input_meta(0);
+          Tensor idx = arange(n.ints[1], n.ints[1] + n.ints[3] * n.ints[2], n.ints[2]);
+          return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], idx, g)};);
+      break;
+    case ViewKind::View:
+    case ViewKind::Squeeze:
+    case ViewKind::Unsqueeze:
+      fn = GRAD(return {g.reshape(n.input_meta(0).sizes)};);
+      break;
+    case ViewKind::Transpose:
+      fn = GRAD(return {g.transpose(n.ints[0], n.ints[1])};);
+      break;
+    case ViewKind::Permute:
+      fn = GRAD(
+          DimVector inv(n.ints.size(), 0);
+          for (size_t i = 0; i < n.ints.size(); ++i) inv[n.ints[i]] = static_cast<int64_t>(i);
+          return {g.permute(inv)};);
+      break;
+    case ViewKind::Expand:
+      fn = GRAD(return {sum_to(g, n.input_meta(0).sizes)};);
+      break;
+    case ViewKind::Clone:
+      fn = GRAD(return {g};);
+      break;
+    case ViewKind::ToCopy:
+      fn = GRAD(return {g.to(n.input_meta(0).dtype)};);
+      break;
+    default:
+      fn = GRAD(TENSOR_ERROR("the derivative of this view op (diagonal, as_strided) is not implemented yet"););
+      break;
+  }
+  auto node = std::make_shared<FormulaNode>(names[static_cast<int>(kind)], fn);
+  node->add_input(base);
+  node->ints = DimVector(params);
+  set_history(out, node);
+}
+
+}  // namespace tensor::autograd

@@ -1,0 +1,115 @@
+// Internal: the nodes autograd records, saved tensors, and recording helpers.
+#pragma once
+
+#include <atomic>
+
+#include "src/autograd/AutogradMeta.h"
+#include "src/dispatch/Dispatcher.h"
+#include "tensor/autograd/autograd.h"
+
+namespace tensor::autograd {
+
+/// A tensor kept for backward, with the version it had when saved (Note [Saved outputs]).
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  /// `producer`: for a saved output, the node that produces it (its history is set after saving).
+  SavedVariable(const Tensor& t, bool is_output, std::weak_ptr<Node> producer = {});
+  /// The saved tensor; throws if it was modified in place since, or freed by a finished backward.
+  Tensor unpack(const char* node_name) const;
+  void reset() { data_.reset(); was_reset_ = true; }
+  /// Gives up the saved tensor (for deferred destruction, Note [Iterative graph teardown]).
+  Tensor take() { return std::move(data_); }
+  bool defined() const { return defined_; }
+
+ private:
+  Tensor data_;                 // inputs: the tensor itself; outputs: an alias without history
+  std::weak_ptr<Node> grad_fn_;  // outputs: their grad_fn, restored on unpack
+  uint32_t output_nr_ = 0;
+  uint32_t version_ = 0;
+  bool is_output_ = false;
+  bool requires_grad_ = false;
+  bool defined_ = false;
+  bool was_reset_ = false;
+};
+
+/// Shape and dtype of one forward input, for checking and reducing its gradient.
+struct InputMeta {
+  DimVector sizes;
+  ScalarType dtype = ScalarType::Undefined;
+};
+
+class FormulaNode;
+/// A backward formula: from the gradient of the (single) output, the gradients of the inputs.
+using BackwardFn = variable_list (*)(FormulaNode& node, const Tensor& grad);
+
+/// One node per recorded op call; its formula comes from the derivatives table.
+class FormulaNode final : public Node {
+ public:
+  FormulaNode(const char* name, BackwardFn fn) : name_(name), fn_(fn) {}
+  ~FormulaNode() override;
+  variable_list apply(variable_list&& grads) override;
+  std::string name() const override { return name_; }
+  void release_variables() override;
+
+  /// Adds an edge to t's history (or an invalid edge when t does not require grad).
+  void add_input(const Tensor& t);
+  /// Adds an explicit edge (in-place ops: the tensor's history before the write).
+  void add_edge(const Edge& e, const InputMeta& m);
+  bool needs_input_grad(size_t i) const { return next_edges()[i].valid(); }
+  const InputMeta& input_meta(size_t i) const { return input_meta_[i]; }
+  void save(const Tensor& t, bool is_output = false) {
+    saved_.emplace_back(t, is_output, is_output ? weak_from_this() : std::weak_ptr<Node>());
+  }
+  Tensor saved(size_t i) const { return saved_[i].unpack(name_); }
+
+  // Non-tensor arguments the formula needs.
+  std::vector<Scalar> scalars;
+  DimVector ints;
+
+ private:
+  const char* name_;
+  BackwardFn fn_;
+  std::vector<SavedVariable> saved_;
+  std::vector<InputMeta> input_meta_;
+  bool released_ = false;
+};
+
+/// The gradient edge of t: its grad_fn, or its AccumulateGrad when it is a leaf requiring grad.
+Edge gradient_edge(const Tensor& t);
+/// Makes `node` the history of output t (output number nr).
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t nr = 0);
+/// True when an op with these inputs must be recorded.
+bool any_requires_grad(std::initializer_list<const Tensor*> ts);
+/// True for dtypes that carry gradients.
+inline bool is_differentiable(ScalarType t) { return is_floating_point(t) || is_complex(t); }
+/// Reduces a broadcast gradient back to `sizes` (sums over broadcast dims).
+Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
+/// Throws PyTorch's errors for an in-place write to t while recording.
+void check_inplace(const Tensor& t, const char* op);
+
+/// Runs backend kernels with the Autograd key excluded, so composite kernels do not record.
+class BelowAutograd {
+ public:
+  BelowAutograd() : prev_(dispatch::local_keys().excluded) {
+    dispatch::local_keys().excluded = prev_ | DispatchKeySet(DispatchKey::Autograd);
+  }
+  ~BelowAutograd() { dispatch::local_keys().excluded = prev_; }
+
+ private:
+  DispatchKeySet prev_;
+};
+
+/// Queues a tensor for destruction by the outermost node destructor on this thread.
+void defer_release(Tensor t);
+
+/// Runs fn on the gradient arriving at input input_nr of node n (register_hook, retain_grad).
+void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)> fn);
+
+/// Records view ops (called from src/core/Views.cpp when the base requires grad).
+enum class ViewKind {
+  Select, Slice, View, Transpose, Permute, Expand, Squeeze, Unsqueeze, Diagonal, AsStrided, Clone, ToCopy
+};
+void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params);
+
+}  // namespace tensor::autograd

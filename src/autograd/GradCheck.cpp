@@ -1,0 +1,99 @@
+// gradcheck / gradgradcheck: analytical Jacobians from the engine against central finite
+// differences, in float64.
+#include <cmath>
+
+#include "src/autograd/Functions.h"
+#include "tensor/ops.h"
+
+namespace tensor::autograd {
+
+namespace {
+// Jacobian columns by finite differences: d out / d input[k] element e.
+std::vector<std::vector<double>> numerical(const std::function<Tensor(const variable_list&)>& fn,
+                                           const variable_list& inputs, size_t k, double eps, int64_t nout) {
+  // No NoGradGuard: fn may itself differentiate (gradgradcheck evaluates a gradient).
+  std::vector<std::vector<double>> cols;
+  Tensor x = inputs[k];
+  double* base = x.data_ptr<double>();
+  for (int64_t e = 0; e < x.numel(); ++e) {
+    // Element e in row-major logical order, located through the strides (inputs may be views).
+    int64_t off = 0, rem = e;
+    for (int64_t d = x.dim() - 1; d >= 0; --d) {
+      off += (rem % x.size(d)) * x.stride(d);
+      rem /= x.size(d);
+    }
+    double* p = base + off;
+    double orig = *p;
+    *p = orig + eps;
+    // clone(): fn may return one of its inputs (or an alias), which the next step perturbs.
+    Tensor hi = fn(inputs).to(kFloat64).contiguous().reshape({-1}).clone();
+    *p = orig - eps;
+    Tensor lo = fn(inputs).to(kFloat64).contiguous().reshape({-1}).clone();
+    *p = orig;
+    std::vector<double> col(nout);
+    const double* ph = hi.data_ptr<double>();
+    const double* pl = lo.data_ptr<double>();
+    for (int64_t j = 0; j < nout; ++j) col[j] = (ph[j] - pl[j]) / (2 * eps);
+    cols.push_back(std::move(col));
+  }
+  return cols;
+}
+}  // namespace
+
+bool gradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs, double eps,
+               double atol, double rtol) {
+  for (size_t k = 0; k < inputs.size(); ++k)
+    TENSOR_CHECK(inputs[k].dtype() == kFloat64, "gradcheck: input {} must be float64 for accurate finite differences, got {}",
+                 k, inputs[k].dtype());
+  Tensor out = fn(inputs);
+  TENSOR_CHECK(out.requires_grad(), "gradcheck: the function's output does not require grad");
+  const int64_t nout = out.numel();
+  // Analytical rows: one backward per output element with a one-hot grad_output.
+  std::vector<variable_list> rows;
+  for (int64_t j = 0; j < nout; ++j) {
+    Tensor onehot = zeros({nout}, TensorOptions(out.dtype()));
+    onehot.data_ptr<double>()[j] = 1.0;
+    variable_list wrt;
+    for (const Tensor& t : inputs)
+      if (t.requires_grad()) wrt.push_back(t);
+    rows.push_back(grad({out}, wrt, {onehot.view(out.sizes())}, /*retain_graph=*/true, false, /*allow_unused=*/true));
+  }
+  size_t wi = 0;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k].requires_grad()) continue;
+    auto cols = numerical(fn, inputs, k, eps, nout);
+    for (int64_t e = 0; e < inputs[k].numel(); ++e)
+      for (int64_t j = 0; j < nout; ++j) {
+        const Tensor& g = rows[j][wi];
+        double a = g.defined() ? g.contiguous().reshape({-1})[e].item<double>() : 0.0;
+        double nnum = cols[e][j];
+        TENSOR_CHECK(std::fabs(a - nnum) <= atol + rtol * std::fabs(nnum),
+                     "gradcheck: Jacobian mismatch for output {} with respect to input {} element {}: numerical {} "
+                     "vs analytical {}", j, k, e, nnum, a);
+      }
+    ++wi;
+  }
+  return true;
+}
+
+bool gradgradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs, double eps,
+                   double atol, double rtol) {
+  Tensor out = fn(inputs);
+  // A fixed random cotangent, itself differentiated through.
+  Tensor v = randn(out.sizes(), TensorOptions(kFloat64)).requires_grad_(true);
+  variable_list all = inputs;
+  all.push_back(v);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!inputs[k].requires_grad()) continue;
+    auto first = [&fn, k, n = inputs.size()](const variable_list& xs) {
+      variable_list ins(xs.begin(), xs.begin() + static_cast<std::ptrdiff_t>(n));
+      Tensor o = fn(ins);
+      variable_list g = grad({o}, {ins[k]}, {xs[n]}, true, /*create_graph=*/true, /*allow_unused=*/true);
+      return g[0].defined() ? g[0] : zeros_like(ins[k]);
+    };
+    gradcheck(first, all, eps, atol, rtol);
+  }
+  return true;
+}
+
+}  // namespace tensor::autograd

@@ -1,0 +1,107 @@
+// The elementwise op table shared by the op tests and the gradient checks (Note [Op table]).
+#pragma once
+
+#include <tensor/tensor.h>
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tensor::optable {
+
+// Note [Op table]
+// One table drives the elementwise tests, as ggml's test-backend-ops does: an entry names the
+// op, how to call it, a float64 reference for one element, the input domain, the dtypes it
+// supports and whether it is differentiable. tests/test_ops.cpp checks values against the
+// reference; tests/test_gradcheck.cpp checks gradients by finite differences. Adding an op
+// means adding a row here.
+
+struct UnaryCase {
+  std::string name;
+  std::function<Tensor(const Tensor&)> fn;
+  std::function<double(double)> ref;
+  double lo, hi;                 // input domain
+  std::vector<ScalarType> dtypes;
+};
+struct BinaryCase {
+  std::string name;
+  std::function<Tensor(const Tensor&, const Tensor&)> fn;
+  std::function<double(double, double)> ref;
+  double lo, hi, blo, bhi;
+  std::vector<ScalarType> dtypes;
+  bool bool_out = false;
+};
+
+inline const std::vector<ScalarType> kFloats = {kFloat32, kFloat64, kFloat16, kBFloat16};
+inline const std::vector<ScalarType> kReal = {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kInt16, kInt8, kUInt8};
+
+inline double sigmoid_ref(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+inline std::vector<UnaryCase> unary_cases() {
+  return {
+      {"neg", [](auto& a) { return tensor::neg(a); }, [](double x) { return -x; }, -5, 5, {kFloat32, kFloat64, kFloat16, kBFloat16, kInt32, kInt64, kInt8}},
+      {"abs", [](auto& a) { return tensor::abs(a); }, [](double x) { return std::fabs(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64, kInt8}},
+      {"exp", [](auto& a) { return tensor::exp(a); }, [](double x) { return std::exp(x); }, -10, 10, kFloats},
+      {"exp2", [](auto& a) { return tensor::exp2(a); }, [](double x) { return std::exp2(x); }, -10, 10, kFloats},
+      {"log", [](auto& a) { return tensor::log(a); }, [](double x) { return std::log(x); }, 0.01, 100, kFloats},
+      {"log2", [](auto& a) { return tensor::log2(a); }, [](double x) { return std::log2(x); }, 0.01, 100, kFloats},
+      {"log10", [](auto& a) { return tensor::log10(a); }, [](double x) { return std::log10(x); }, 0.01, 100, kFloats},
+      {"log1p", [](auto& a) { return tensor::log1p(a); }, [](double x) { return std::log1p(x); }, -0.9, 10, kFloats},
+      {"expm1", [](auto& a) { return tensor::expm1(a); }, [](double x) { return std::expm1(x); }, -5, 5, kFloats},
+      {"sqrt", [](auto& a) { return tensor::sqrt(a); }, [](double x) { return std::sqrt(x); }, 0, 100, kFloats},
+      {"rsqrt", [](auto& a) { return tensor::rsqrt(a); }, [](double x) { return 1 / std::sqrt(x); }, 0.01, 100, kFloats},
+      {"sin", [](auto& a) { return tensor::sin(a); }, [](double x) { return std::sin(x); }, -6, 6, kFloats},
+      {"cos", [](auto& a) { return tensor::cos(a); }, [](double x) { return std::cos(x); }, -6, 6, kFloats},
+      {"tan", [](auto& a) { return tensor::tan(a); }, [](double x) { return std::tan(x); }, -1.2, 1.2, kFloats},
+      {"asin", [](auto& a) { return tensor::asin(a); }, [](double x) { return std::asin(x); }, -0.99, 0.99, kFloats},
+      {"acos", [](auto& a) { return tensor::acos(a); }, [](double x) { return std::acos(x); }, -0.99, 0.99, kFloats},
+      {"atan", [](auto& a) { return tensor::atan(a); }, [](double x) { return std::atan(x); }, -10, 10, kFloats},
+      {"sinh", [](auto& a) { return tensor::sinh(a); }, [](double x) { return std::sinh(x); }, -5, 5, kFloats},
+      {"cosh", [](auto& a) { return tensor::cosh(a); }, [](double x) { return std::cosh(x); }, -5, 5, kFloats},
+      {"tanh", [](auto& a) { return tensor::tanh(a); }, [](double x) { return std::tanh(x); }, -5, 5, kFloats},
+      {"sigmoid", [](auto& a) { return tensor::sigmoid(a); }, sigmoid_ref, -10, 10, kFloats},
+      {"relu", [](auto& a) { return tensor::relu(a); }, [](double x) { return x > 0 ? x : 0; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
+      {"gelu", [](auto& a) { return tensor::gelu(a); }, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5, kFloats},
+      {"silu", [](auto& a) { return tensor::silu(a); }, [](double x) { return std::isinf(x) && x < 0 ? 0.0 : x * sigmoid_ref(x); }, -10, 10, kFloats},
+      {"erf", [](auto& a) { return tensor::erf(a); }, [](double x) { return std::erf(x); }, -3, 3, kFloats},
+      {"floor", [](auto& a) { return tensor::floor(a); }, [](double x) { return std::floor(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32}},
+      {"ceil", [](auto& a) { return tensor::ceil(a); }, [](double x) { return std::ceil(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32}},
+      {"round", [](auto& a) { return tensor::round(a); }, [](double x) { return std::nearbyint(x); }, -5, 5, {kFloat32, kFloat64, kFloat16}},
+      {"trunc", [](auto& a) { return tensor::trunc(a); }, [](double x) { return std::trunc(x); }, -5, 5, {kFloat32, kFloat64, kFloat16}},
+      {"sign", [](auto& a) { return tensor::sign(a); }, [](double x) { return double((x > 0) - (x < 0)); /* NaN -> 0, as PyTorch */ }, -5, 5, {kFloat32, kFloat64, kInt32, kInt64}},
+      {"reciprocal", [](auto& a) { return tensor::reciprocal(a); }, [](double x) { return 1 / x; }, 0.1, 10, kFloats},
+      {"square", [](auto& a) { return tensor::square(a); }, [](double x) { return x * x; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
+  };
+}
+
+inline std::vector<BinaryCase> binary_cases() {
+  return {
+      {"add", [](auto& a, auto& b) { return a + b; }, [](double x, double y) { return x + y; }, -5, 5, -5, 5, kReal},
+      {"add_alpha", [](auto& a, auto& b) { return tensor::add(a, b, 2); }, [](double x, double y) { return x + 2 * y; }, -5, 5, -5, 5, {kFloat32, kFloat64, kInt64}},
+      {"sub", [](auto& a, auto& b) { return a - b; }, [](double x, double y) { return x - y; }, -5, 5, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
+      {"mul", [](auto& a, auto& b) { return a * b; }, [](double x, double y) { return x * y; }, -5, 5, -5, 5, kReal},
+      {"div", [](auto& a, auto& b) { return a / b; }, [](double x, double y) { return x / y; }, -5, 5, 0.5, 5, kFloats},
+      {"remainder", [](auto& a, auto& b) { return tensor::remainder(a, b); }, [](double x, double y) { double r = std::fmod(x, y); return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r; }, -20, 20, 1, 6, {kFloat32, kFloat64, kInt32, kInt64}},
+      {"fmod", [](auto& a, auto& b) { return tensor::fmod(a, b); }, [](double x, double y) { return std::fmod(x, y); }, -20, 20, 1, 6, {kFloat32, kFloat64, kInt32, kInt64}},
+      {"pow", [](auto& a, auto& b) { return tensor::pow(a, b); }, [](double x, double y) { return std::pow(x, y); }, 0.1, 3, -2, 2, {kFloat32, kFloat64}},
+      {"maximum", [](auto& a, auto& b) { return tensor::maximum(a, b); }, [](double x, double y) { return std::max(x, y); }, -5, 5, -5, 5, kReal},
+      {"minimum", [](auto& a, auto& b) { return tensor::minimum(a, b); }, [](double x, double y) { return std::min(x, y); }, -5, 5, -5, 5, kReal},
+      {"atan2", [](auto& a, auto& b) { return tensor::atan2(a, b); }, [](double x, double y) { return std::atan2(x, y); }, -5, 5, -5, 5, {kFloat32, kFloat64}},
+      {"eq", [](auto& a, auto& b) { return a == b; }, [](double x, double y) { return double(x == y); }, -2, 2, -2, 2, kReal, true},
+      {"ne", [](auto& a, auto& b) { return a != b; }, [](double x, double y) { return double(x != y); }, -2, 2, -2, 2, kReal, true},
+      {"lt", [](auto& a, auto& b) { return a < b; }, [](double x, double y) { return double(x < y); }, -2, 2, -2, 2, kReal, true},
+      {"le", [](auto& a, auto& b) { return a <= b; }, [](double x, double y) { return double(x <= y); }, -2, 2, -2, 2, kReal, true},
+      {"gt", [](auto& a, auto& b) { return a > b; }, [](double x, double y) { return double(x > y); }, -2, 2, -2, 2, kReal, true},
+      {"ge", [](auto& a, auto& b) { return a >= b; }, [](double x, double y) { return double(x >= y); }, -2, 2, -2, 2, kReal, true},
+      {"logical_and", [](auto& a, auto& b) { return tensor::logical_and(a, b); }, [](double x, double y) { return double(x != 0 && y != 0); }, -1, 1, -1, 1, {kFloat32, kInt64}, true},
+      {"logical_or", [](auto& a, auto& b) { return tensor::logical_or(a, b); }, [](double x, double y) { return double(x != 0 || y != 0); }, -1, 1, -1, 1, {kFloat32, kInt64}, true},
+      {"logical_xor", [](auto& a, auto& b) { return tensor::logical_xor(a, b); }, [](double x, double y) { return double((x != 0) != (y != 0)); }, -1, 1, -1, 1, {kFloat32, kInt64}, true},
+      {"bitwise_and", [](auto& a, auto& b) { return tensor::bitwise_and(a, b); }, [](double x, double y) { return double(int64_t(x) & int64_t(y)); }, -9, 9, -9, 9, {kInt32, kInt64, kUInt8}},
+      {"bitwise_or", [](auto& a, auto& b) { return tensor::bitwise_or(a, b); }, [](double x, double y) { return double(int64_t(x) | int64_t(y)); }, -9, 9, -9, 9, {kInt32, kInt64}},
+      {"bitwise_xor", [](auto& a, auto& b) { return tensor::bitwise_xor(a, b); }, [](double x, double y) { return double(int64_t(x) ^ int64_t(y)); }, -9, 9, -9, 9, {kInt32, kInt64}},
+  };
+}
+
+
+}  // namespace tensor::optable

@@ -1,0 +1,231 @@
+// Autograd engine: the seed's worked example, accumulation, retain_graph, grad(), hooks,
+// grad mode, in-place rules, deep graphs and threads.
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include <cmath>
+#include <thread>
+
+using namespace tensor;
+
+namespace {
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tensor::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST(Autograd, SeedWorkedExampleFloat64) {
+  Tensor x = tensor::tensor({0.5, 0.75}, dtype(kFloat64).requires_grad(true));
+  Tensor y = tensor::log(x[0] * x[1]) * tensor::sin(x[1]);
+  y.backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_NEAR(x.grad()[0].item<double>(), 1.3632775200466682, 1e-12);
+  EXPECT_NEAR(x.grad()[1].item<double>(), 0.19118983333660755, 1e-12);
+  EXPECT_EQ(y.grad_fn()->name(), "MulBackward0");
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_FALSE(y.is_leaf());
+}
+
+TEST(Autograd, SeedWorkedExampleFloat32AndSeedGradient) {
+  Tensor x = tensor::tensor({0.5, 0.75}, tensor::requires_grad());
+  Tensor y = tensor::log(x[0] * x[1]) * tensor::sin(x[1]);
+  y.backward(tensor::tensor(2.0), /*retain_graph=*/true);
+  EXPECT_NEAR(x.grad()[0].item<float>(), 2 * 1.3633f, 2e-4);
+  EXPECT_NEAR(x.grad()[1].item<float>(), 2 * 0.1912f, 2e-4);
+  // With retain_graph the graph can run again and gradients accumulate.
+  y.backward(tensor::tensor(2.0));
+  EXPECT_NEAR(x.grad()[0].item<float>(), 4 * 1.3633f, 4e-4);
+  // Without it, a third run fails clearly.
+  std::string msg = error_of([&] { y.backward(); });
+  EXPECT_NE(msg.find("backward through the graph a second time"), std::string::npos) << msg;
+  x.mutable_grad() = Tensor();
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(Autograd, SharedInputGradientsAreSummed) {
+  Tensor x = tensor::tensor({3.0}, dtype(kFloat64).requires_grad(true));
+  Tensor y = x * x + x.exp() + x;  // dy/dx = 2x + e^x + 1
+  y.sum().backward();
+  EXPECT_NEAR(x.grad()[0].item<double>(), 6 + std::exp(3.0) + 1, 1e-12);
+}
+
+TEST(Autograd, BroadcastGradientsReduceToInputShape) {
+  Tensor a = tensor::ones({3, 4}, dtype(kFloat64).requires_grad(true));
+  Tensor b = tensor::tensor({1.0, 2.0, 3.0, 4.0}, dtype(kFloat64).requires_grad(true));
+  (a * b).sum().backward();
+  EXPECT_EQ(b.grad().sizes(), IntArrayRef({4}));
+  EXPECT_NEAR(b.grad()[2].item<double>(), 3.0, 1e-12);   // sum over 3 rows of a (ones)
+  EXPECT_NEAR(a.grad()[1][3].item<double>(), 4.0, 1e-12);
+  Tensor s = tensor::tensor(2.0, dtype(kFloat64).requires_grad(true));
+  (a * s).sum().backward();
+  EXPECT_EQ(s.grad().dim(), 0);
+  EXPECT_NEAR(s.grad().item<double>(), 12.0, 1e-12);
+}
+
+TEST(Autograd, MixedDtypeGradientsKeepInputDtype) {
+  Tensor a = tensor::ones({2}, dtype(kFloat32).requires_grad(true));
+  Tensor b = tensor::ones({2}, dtype(kFloat64).requires_grad(true));
+  (a * b).sum().backward();
+  EXPECT_EQ(a.grad().dtype(), kFloat32);
+  EXPECT_EQ(b.grad().dtype(), kFloat64);
+}
+
+TEST(Autograd, DtypeConversionRoutesGradientBack) {
+  Tensor x = tensor::tensor({1.5, -2.0}, dtype(kFloat64).requires_grad(true));
+  Tensor y = x.to(kFloat32) * 3;
+  EXPECT_EQ(y.grad_fn()->name(), "MulBackward0");
+  y.sum().backward();
+  EXPECT_EQ(x.grad().dtype(), kFloat64);
+  EXPECT_NEAR(x.grad()[1].item<double>(), 3.0, 1e-12);
+}
+
+TEST(Autograd, GradFunctionAndDoubleBackward) {
+  Tensor x = tensor::tensor({1.5}, dtype(kFloat64).requires_grad(true));
+  Tensor y = x * x * x;  // y' = 3x^2, y'' = 6x
+  auto g = autograd::grad({y.sum()}, {x}, {}, /*retain_graph=*/true, /*create_graph=*/true);
+  EXPECT_NEAR(g[0].item<double>(), 3 * 1.5 * 1.5, 1e-12);
+  EXPECT_FALSE(x.grad().defined());  // grad() does not accumulate
+  auto g2 = autograd::grad({g[0].sum()}, {x});
+  EXPECT_NEAR(g2[0].item<double>(), 6 * 1.5, 1e-12);
+  Tensor unused = tensor::ones({1}, dtype(kFloat64).requires_grad(true));
+  Tensor z = (x * 2).sum();
+  EXPECT_NE(error_of([&] { autograd::grad({z}, {unused}, {}, true); }).find("not have been used"), std::string::npos);
+  auto g3 = autograd::grad({z}, {x, unused}, {}, true, false, /*allow_unused=*/true);
+  EXPECT_NEAR(g3[0].item<double>(), 2.0, 1e-12);
+  EXPECT_FALSE(g3[1].defined());
+}
+
+TEST(Autograd, RecurrentLoopAccumulatesSharedWeights) {
+  // h = tanh(x[t] * w + h * u + b) over 20 steps, elementwise weights shared by every step.
+  manual_seed(0);
+  Tensor xs = tensor::randn({20, 3}, kFloat64);
+  Tensor w = tensor::randn({3}, kFloat64).requires_grad_(), u = (tensor::randn({3}, kFloat64) * 0.5).requires_grad_();
+  Tensor b = tensor::randn({3}, kFloat64).requires_grad_();
+  auto rnn = [&](const autograd::variable_list& p) {
+    Tensor h = tensor::zeros({3}, kFloat64);
+    for (int64_t t = 0; t < 20; ++t) h = tensor::tanh(xs[t] * p[0] + h * p[1] + p[2]);
+    return h.sum();
+  };
+  EXPECT_TRUE(autograd::gradcheck(rnn, {w, u, b}));
+  Tensor loss = rnn({w, u, b});
+  loss.backward();
+  EXPECT_TRUE(w.grad().defined() && u.grad().defined() && b.grad().defined());
+}
+
+TEST(Autograd, DeepChainNeitherRecursesNorOverflows) {
+  Tensor x = tensor::ones({1}, dtype(kFloat64).requires_grad(true));
+  Tensor y = x;
+  for (int i = 0; i < 100000; ++i) y = y * 1.0000001;
+  y.sum().backward();
+  EXPECT_NEAR(x.grad()[0].item<double>(), std::pow(1.0000001, 100000), 1e-9);
+  y = Tensor();  // tearing down 100,000 nodes must not overflow the stack either
+}
+
+TEST(Autograd, NoGradAndDetach) {
+  Tensor x = tensor::ones({2}, dtype(kFloat64).requires_grad(true));
+  {
+    NoGradGuard guard;
+    EXPECT_FALSE(autograd::GradMode::is_enabled());
+    EXPECT_FALSE((x * 2).requires_grad());
+  }
+  {
+    InferenceMode guard;
+    EXPECT_FALSE((x * 2).requires_grad());
+  }
+  EXPECT_TRUE(autograd::GradMode::is_enabled());
+  EXPECT_TRUE((x * 2).requires_grad());
+  EXPECT_FALSE((x * 2).detach().requires_grad());
+  EXPECT_FALSE((x > 0).requires_grad());  // bool outputs are not differentiable
+  // Grad mode is thread-local.
+  bool other = true;
+  {
+    NoGradGuard guard;
+    std::thread t([&] { other = autograd::GradMode::is_enabled(); });
+    t.join();
+  }
+  EXPECT_TRUE(other);
+}
+
+TEST(Autograd, HooksAndRetainGrad) {
+  Tensor x = tensor::tensor({1.0, 2.0}, dtype(kFloat64).requires_grad(true));
+  x.register_hook([](Tensor g) { return g * 2; });
+  Tensor y = x * 3;
+  y.retain_grad();
+  Tensor z = y * y;
+  int seen = 0;
+  y.register_hook([&](Tensor g) { ++seen; return Tensor(); });
+  z.sum().backward();
+  EXPECT_EQ(seen, 1);
+  EXPECT_NEAR(y.grad()[1].item<double>(), 2 * 6.0, 1e-12);            // dz/dy = 2y
+  EXPECT_NEAR(x.grad()[1].item<double>(), 2 * (2 * 6.0 * 3), 1e-12);   // doubled by the leaf hook
+}
+
+TEST(Autograd, InPlaceRules) {
+  Tensor leaf = tensor::ones({2}, dtype(kFloat64).requires_grad(true));
+  std::string m1 = error_of([&] { leaf.add_(1); });
+  EXPECT_NE(m1.find("leaf Variable that requires grad"), std::string::npos) << m1;
+  {
+    NoGradGuard g;
+    leaf.add_(1);  // allowed without recording
+  }
+  Tensor a = leaf * 1;
+  Tensor b = a.exp();   // saves its output
+  Tensor c = a * a;     // saves a
+  a.add_(1);            // bumps a's version
+  std::string m2 = error_of([&] { c.sum().backward(); });
+  EXPECT_NE(m2.find("modified by an inplace operation"), std::string::npos) << m2;
+  EXPECT_NE(m2.find("version"), std::string::npos);
+  // In-place on a non-leaf is recorded: d/dx of (x*2 then mul_ by x) = 4x.
+  Tensor x = tensor::tensor({3.0}, dtype(kFloat64).requires_grad(true));
+  Tensor y = x * 2;
+  y.mul_(x);
+  y.sum().backward();
+  EXPECT_NEAR(x.grad()[0].item<double>(), 12.0, 1e-12);
+  std::string m3 = error_of([&] { Tensor v = (x * 1).view({1}); v.add_(1); });
+  EXPECT_NE(m3.find("view"), std::string::npos) << m3;
+}
+
+TEST(Autograd, ErrorCases) {
+  Tensor x = tensor::ones({3}, dtype(kFloat64).requires_grad(true));
+  std::string m1 = error_of([&] { (x * 2).backward(); });
+  EXPECT_NE(m1.find("scalar outputs"), std::string::npos) << m1;
+  std::string m2 = error_of([&] { tensor::ones({2}).sum().backward(); });
+  EXPECT_NE(m2.find("does not require grad"), std::string::npos) << m2;
+  std::string m3 = error_of([&] { tensor::ones({2}, kInt64).requires_grad_(); });
+  EXPECT_NE(m3.find("floating point"), std::string::npos) << m3;
+  std::string m4 = error_of([&] { Tensor o = tensor::empty({3}, kFloat64); tensor::exp_out(o, x); });
+  EXPECT_NE(m4.find("out="), std::string::npos) << m4;
+}
+
+TEST(Autograd, IndependentGraphsOnTwoThreads) {
+  auto work = [](double v, double* out) {
+    Tensor x = tensor::full({4}, v, dtype(kFloat64).requires_grad(true));
+    Tensor y = x;
+    for (int i = 0; i < 200; ++i) y = tensor::sin(y) + x;
+    y.sum().backward();
+    *out = x.grad().sum().item<double>();
+  };
+  double r1 = 0, r2 = 0, s1 = 0, s2 = 0;
+  work(0.3, &s1);
+  work(0.7, &s2);
+  std::thread t1(work, 0.3, &r1), t2(work, 0.7, &r2);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(r1, s1);
+  EXPECT_EQ(r2, s2);
+}
+
+TEST(Autograd, AnomalyModeReportsNaN) {
+  autograd::AnomalyMode::set_enabled(true);
+  Tensor x = tensor::tensor({-1.0}, dtype(kFloat64).requires_grad(true));
+  Tensor y = tensor::sqrt(x);  // NaN forward and backward
+  std::string m = error_of([&] { y.sum().backward(); });
+  autograd::AnomalyMode::set_enabled(false);
+  EXPECT_NE(m.find("NaN"), std::string::npos) << m;
+  EXPECT_NE(m.find("SqrtBackward0"), std::string::npos) << m;
+}

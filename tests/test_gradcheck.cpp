@@ -1,0 +1,100 @@
+// Every op of the op table (tests/op_table.h) gradient-checked in float64 by finite
+// differences, first and second order, on contiguous, transposed and broadcast inputs.
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include "tests/op_table.h"
+
+using namespace tensor;
+using namespace tensor::optable;
+
+namespace {
+bool is_float_op(const std::vector<ScalarType>& dtypes) {
+  for (ScalarType t : dtypes)
+    if (t == kFloat64) return true;
+  return false;
+}
+Tensor input(IntArrayRef shape, double lo, double hi, bool transposed) {
+  Tensor u = (tensor::rand(shape, kFloat64) * (hi - lo) + lo);
+  if (transposed) u = u.t().contiguous().t();
+  return u.detach().requires_grad_(true);
+}
+// Runs a check and reports which op failed (gradcheck throws with the first mismatch).
+void check(const std::string& what, const std::function<bool()>& f) {
+  try {
+    EXPECT_TRUE(f()) << what;
+  } catch (const tensor::Error& e) {
+    ADD_FAILURE() << what << ": " << e.what();
+  }
+}
+// Kinked or flat ops: finite differences are exact away from the kinks; second derivatives are 0.
+bool has_second_derivative(const std::string& n) {
+  return n != "floor" && n != "ceil" && n != "round" && n != "trunc" && n != "sign";
+}
+}  // namespace
+
+TEST(GradCheck, UnaryOpsFirstAndSecondOrder) {
+  manual_seed(11);
+  for (const auto& c : unary_cases()) {
+    if (!is_float_op(c.dtypes)) continue;
+    for (bool transposed : {false, true}) {
+      SCOPED_TRACE(c.name + (transposed ? " transposed" : " contiguous"));
+      // Keep away from domain edges where finite differences straddle a pole or a kink.
+      double lo = c.lo + 0.05 * (c.hi - c.lo), hi = c.hi - 0.05 * (c.hi - c.lo);
+      Tensor x = transposed ? input({3, 2}, lo, hi, false).t().detach().requires_grad_(true)
+                            : input({2, 3}, lo, hi, false);
+      auto f = [&](const autograd::variable_list& in) { return c.fn(in[0]); };
+      Tensor y = f({x});
+      EXPECT_TRUE(y.requires_grad()) << c.name << " has no derivative entry and is not marked non-differentiable";
+      check(c.name + " gradcheck", [&] { return autograd::gradcheck(f, {x}); });
+      if (has_second_derivative(c.name)) check(c.name + " gradgradcheck", [&] { return autograd::gradgradcheck(f, {x}); });
+    }
+  }
+}
+
+TEST(GradCheck, BinaryOpsFirstAndSecondOrderWithBroadcast) {
+  manual_seed(12);
+  for (const auto& c : binary_cases()) {
+    if (c.bool_out) {
+      Tensor a = input({2, 3}, c.lo, c.hi, false), b = input({3}, c.blo, c.bhi, false);
+      EXPECT_FALSE(c.fn(a, b).requires_grad()) << c.name << " (bool output) must not require grad";
+      continue;
+    }
+    if (!is_float_op(c.dtypes)) continue;
+    for (bool transposed : {false, true}) {
+      SCOPED_TRACE(c.name + (transposed ? " transposed" : " contiguous"));
+      Tensor a = input({2, 3}, c.lo, c.hi, transposed);
+      Tensor b = input({3}, c.blo, c.bhi, false);  // broadcast across a's rows
+      auto f = [&](const autograd::variable_list& in) { return c.fn(in[0], in[1]); };
+      EXPECT_TRUE(f({a, b}).requires_grad()) << c.name << " has no derivative entry";
+      check(c.name + " gradcheck", [&] { return autograd::gradcheck(f, {a, b}); });
+      if (c.name != "remainder" && c.name != "fmod")
+        check(c.name + " gradgradcheck", [&] { return autograd::gradgradcheck(f, {a, b}); });
+    }
+  }
+}
+
+TEST(GradCheck, ReductionsAndViews) {
+  manual_seed(13);
+  Tensor x = input({3, 4}, -1, 1, true);
+  using F = std::function<Tensor(const autograd::variable_list&)>;
+  const std::pair<const char*, F> cases[] = {
+      {"sum", [](const autograd::variable_list& v) { return v[0].sum(); }},
+      {"sum dim keepdim", [](const autograd::variable_list& v) { return v[0].sum({1}, true); }},
+      {"sum dims", [](const autograd::variable_list& v) { return v[0].sum({0, -1}); }},
+      {"mean dim", [](const autograd::variable_list& v) { return v[0].mean({0}); }},
+      {"select", [](const autograd::variable_list& v) { return v[0].select(1, 2) * 3; }},
+      {"slice step", [](const autograd::variable_list& v) { return v[0].slice(1, 1, 4, 2).exp(); }},
+      {"transpose view", [](const autograd::variable_list& v) { return v[0].t().reshape({-1}).sin(); }},
+      {"permute", [](const autograd::variable_list& v) { return v[0].unsqueeze(0).permute({2, 0, 1}) * 2; }},
+      {"expand", [](const autograd::variable_list& v) { return v[0].unsqueeze(0).expand({2, 3, 4}).square(); }},
+      {"squeeze", [](const autograd::variable_list& v) { return v[0].unsqueeze(1).squeeze(1).tanh(); }},
+      {"index_select", [](const autograd::variable_list& v) { return v[0].index_select(1, tensor::tensor({3, 0, 3})); }},
+      {"clone", [](const autograd::variable_list& v) { return v[0].clone() * v[0].contiguous(); }},
+  };
+  for (const auto& [name, f] : cases) {
+    SCOPED_TRACE(name);
+    check(std::string(name) + " gradcheck", [&] { return autograd::gradcheck(f, {x}, 1e-6, 1e-4, 1e-3); });
+    check(std::string(name) + " gradgradcheck", [&] { return autograd::gradgradcheck(f, {x}, 1e-6, 1e-4, 1e-3); });
+  }
+}
