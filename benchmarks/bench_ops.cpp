@@ -29,6 +29,10 @@ double eager_add() {
   Tensor a = tensor::rand({1}), b = tensor::rand({1});
   return median_seconds([&] { Tensor c = a + b; }, 15, 20000);
 }
+double autograd_overhead() {
+  Tensor x = tensor::rand({1}, tensor::requires_grad()), y = tensor::rand({1}, tensor::requires_grad());
+  return median_seconds([&] { (x * y + x).sum().backward(); }, 15, 2000);
+}
 double add_out() {
   Tensor a = tensor::rand({k16M}), b = tensor::rand({k16M}), c = tensor::empty({k16M});
   return median_seconds([&] { tensor::add_out(c, a, b); });
@@ -69,6 +73,7 @@ double stream_add() {
 
 const Case kCases[] = {
     {"eager_add_1elem", "us", 0, "<= 0.5x", eager_add},
+    {"autograd_overhead", "us", 0, "<= 0.5x", autograd_overhead},
     {"add_16M_out", "GB/s", 3.0 * 4 * k16M, ">= 1.0x, >= 90% stream", add_out},
     {"exp_16M", "GB/s", 2.0 * 4 * k16M, ">= 1.5x", exp16},
     {"broadcast_add_4096", "ms", 0, "<= 0.5x", bcast_add},
