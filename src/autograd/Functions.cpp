@@ -472,6 +472,8 @@ void ensure_autograd_kernels() {
     ops::reduce_ops().mean.set(DispatchKey::Autograd, &ag_mean);
     ops::index_select_op().set(DispatchKey::Autograd, &ag_index_select);
     ops::index_add_op().set(DispatchKey::Autograd, &ag_index_add);
+    register_reduce_derivatives();
+    register_index_derivatives();
   });
 }
 

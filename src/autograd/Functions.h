@@ -100,6 +100,11 @@ class BelowAutograd {
   DispatchKeySet prev_;
 };
 
+/// Fill the Autograd slots of the reduction ops (ReduceDerivatives.cpp) and of the indexing,
+/// joining and selection ops (IndexDerivatives.cpp); called once by ensure_autograd_kernels.
+void register_reduce_derivatives();
+void register_index_derivatives();
+
 /// Queues a tensor for destruction by the outermost node destructor on this thread.
 void defer_release(Tensor t);
 
