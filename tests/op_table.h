@@ -61,7 +61,7 @@ inline std::vector<UnaryCase> unary_cases() {
       {"cosh", [](auto& a) { return tensor::cosh(a); }, [](double x) { return std::cosh(x); }, -5, 5, kFloats},
       {"tanh", [](auto& a) { return tensor::tanh(a); }, [](double x) { return std::tanh(x); }, -5, 5, kFloats},
       {"sigmoid", [](auto& a) { return tensor::sigmoid(a); }, sigmoid_ref, -10, 10, kFloats},
-      {"relu", [](auto& a) { return tensor::relu(a); }, [](double x) { return x > 0 ? x : 0; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
+      {"relu", [](auto& a) { return tensor::relu(a); }, [](double x) { return std::isnan(x) || x > 0 ? x : 0; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
       {"gelu", [](auto& a) { return tensor::gelu(a); }, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5, kFloats},
       {"silu", [](auto& a) { return tensor::silu(a); }, [](double x) { return std::isinf(x) && x < 0 ? 0.0 : x * sigmoid_ref(x); }, -10, 10, kFloats},
       {"erf", [](auto& a) { return tensor::erf(a); }, [](double x) { return std::erf(x); }, -3, 3, kFloats},

@@ -34,8 +34,16 @@ HWY_INLINE T py_mod(T a, T b) {
   }
 }
 
+// Integer power with powi's rules for negative exponents (1 stays 1, -1 alternates, else 0).
 template <class T>
 HWY_INLINE T int_pow(T base, T exp) {
+  if constexpr (std::is_signed_v<T>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp & 1) ? T(-1) : T(1);
+      return 0;
+    }
+  }
   T result = 1;
   while (exp > 0) {
     if (exp & 1) result = static_cast<T>(result * base);
@@ -60,7 +68,17 @@ HWY_INLINE auto scalar_fn(T a, T b) {
       if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
       return q;
     } else {
-      return std::floor(a / b);
+      // PyTorch's div_floor_floating: exact for cases like 1.0 // 0.1 == 9 (Python's answer).
+      if (b == 0) return a / b;
+      T mod = std::fmod(a, b);
+      T div = (a - mod) / b;
+      if (mod != 0 && ((b < 0) != (mod < 0))) div -= T(1);
+      if (div != 0) {
+        T fl = std::floor(div);
+        if (div - fl > T(0.5)) fl += T(1);
+        return fl;
+      }
+      return std::copysign(T(0), a / b);
     }
   } else if constexpr (Op == BinaryOp::Remainder) return py_mod(a, b);
   else if constexpr (Op == BinaryOp::Fmod) {

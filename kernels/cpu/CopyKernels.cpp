@@ -51,10 +51,7 @@ void CopyKernelImpl(const TensorIterator& iter) {
 void FillKernelImpl(const TensorIterator& iter, const Scalar& value) {
   visit_dtype(iter.dtype(0), "fill_", [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T v;
-    if constexpr (is_complex_v<T>) v = T(value.to_complex());
-    else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) v = T(static_cast<float>(value.to_double()));
-    else v = value.to<T>();
+    const T v = checked_scalar<T>(value, "fill_");
     iter.for_each([&](char** d, const int64_t* s, int64_t n0, int64_t n1) {
       for (int64_t j = 0; j < n1; ++j) {
         char* po = d[0] + j * s[1];
@@ -101,7 +98,8 @@ void ClampKernelImpl(const TensorIterator& iter, const Scalar* lo, const Scalar*
     using T = typename decltype(tag)::type;
     using OT = opmath_t<T>;
     const bool has_lo = lo != nullptr, has_hi = hi != nullptr;
-    const OT l = has_lo ? lo->to<OT>() : OT(0), h = has_hi ? hi->to<OT>() : OT(0);
+    const OT l = has_lo ? static_cast<OT>(checked_scalar<T>(*lo, "clamp")) : OT(0);
+    const OT h = has_hi ? static_cast<OT>(checked_scalar<T>(*hi, "clamp")) : OT(0);
     auto f = [=](OT x) {
       if (has_lo && x < l) x = l;
       if (has_hi && x > h) x = h;

@@ -55,7 +55,10 @@ HWY_INLINE auto scalar_fn(T x) {
   else if constexpr (Op == UnaryOp::Cosh) return std::cosh(x);
   else if constexpr (Op == UnaryOp::Tanh) return std::tanh(x);
   else if constexpr (Op == UnaryOp::Sigmoid) return sigmoid_s(x);
-  else if constexpr (Op == UnaryOp::Relu) return static_cast<T>(x > T(0) ? x : T(0));
+  else if constexpr (Op == UnaryOp::Relu) {
+    if constexpr (std::is_floating_point_v<T>) return std::isnan(x) || x > T(0) ? x : T(0);  // NaN propagates
+    else return static_cast<T>(x > T(0) ? x : T(0));
+  }
   else if constexpr (Op == UnaryOp::Gelu) return static_cast<T>(T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))));
   else if constexpr (Op == UnaryOp::Silu) return static_cast<T>(x * sigmoid_s(x));
   else if constexpr (Op == UnaryOp::Erf) return std::erf(x);
@@ -158,7 +161,8 @@ HWY_INLINE bool vec_unary(const T* in, T* out, int64_t n) {
   else if constexpr (Op == UnaryOp::Sqrt) return run([](D, auto v) { return hn::Sqrt(v); });
   else if constexpr (Op == UnaryOp::Rsqrt) return run([](D d, auto v) { return hn::Div(hn::Set(d, T(1)), hn::Sqrt(v)); });
   else if constexpr (Op == UnaryOp::Reciprocal) return run([](D d, auto v) { return hn::Div(hn::Set(d, T(1)), v); });
-  else if constexpr (Op == UnaryOp::Relu) return run([](D d, auto v) { return hn::Max(v, hn::Zero(d)); });
+  else if constexpr (Op == UnaryOp::Relu)
+    return run([](D d, auto v) { return hn::IfThenElse(hn::IsNaN(v), v, hn::Max(v, hn::Zero(d))); });
   else if constexpr (Op == UnaryOp::Floor) return run([](D, auto v) { return hn::Floor(v); });
   else if constexpr (Op == UnaryOp::Ceil) return run([](D, auto v) { return hn::Ceil(v); });
   else if constexpr (Op == UnaryOp::Round) return run([](D, auto v) { return hn::Round(v); });

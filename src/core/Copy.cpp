@@ -76,6 +76,8 @@ Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
     return *this;
   }
   if (numel() == 0) return *this;
+  check_no_internal_overlap(*this, "copy_");
+  if (dd == sd) check_no_partial_overlap(*this, src, "copy_");
   if (dd.is_cuda() || sd.is_cuda()) {
     // Cross-device: stage through a contiguous tensor of the destination's dtype.
     Tensor s = src;

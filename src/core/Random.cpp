@@ -99,10 +99,11 @@ Tensor random_impl(IntArrayRef sizes, const TensorOptions& o, bool normal, const
   }
   Tensor out = buf.view(sizes).to(TensorOptions().dtype(t).device(o.device()));
   if (!normal && t != kFloat64) {
-    // Rounding to a narrower dtype can produce exactly 1.0; keep the range [0, 1).
+    // Rounding to a narrower dtype can produce exactly 1.0; clamp to the largest value below
+    // 1 that the target dtype holds (1 - 2^-mantissa bits), keeping the range [0, 1).
+    const double below_one = t == kHalf ? 1.0 - 1.0 / 2048 : t == kBFloat16 ? 1.0 - 1.0 / 256 : 1.0 - 1.0 / 16777216;
     Tensor cpu_out = out.is_cpu() ? out : out.cpu();
-    Tensor below = cpu_out.clamp(std::nullopt, std::nextafter(1.0f, 0.0f));
-    out = below.to(o.device());
+    out = cpu_out.clamp(std::nullopt, below_one).to(o.device());
   }
   return detail::apply_factory_options(out, o);
 }

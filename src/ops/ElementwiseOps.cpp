@@ -39,11 +39,17 @@ void configure(TensorIterator& it) {
 
 // Checks that depend on values or on the computed dtype, before any kernel runs.
 template <BinaryOp Op>
-void check(const TensorIterator& it, const Tensor& b) {
+void check(const TensorIterator& it, const Tensor& b, const Scalar& alpha) {
   const char* name = kBinaryNames[static_cast<int>(Op)];
   ScalarType t = it.common_dtype();
   if constexpr (Op == BinaryOp::Sub) {
     TENSOR_CHECK(t != kBool, "sub: subtraction of two bool tensors is not supported; use logical_xor or bitwise_xor");
+  }
+  if constexpr (Op == BinaryOp::Add || Op == BinaryOp::Sub) {
+    TENSOR_CHECK(!is_integral(t, true) || alpha.is_integral(true),
+                 "{}: for integral input tensors (dtype {}), argument alpha must not be a floating point number", name, t);
+    TENSOR_CHECK(is_complex(t) || !alpha.is_complex(), "{}: for non-complex input tensors (dtype {}), argument alpha must "
+                 "not be a complex number", name, t);
   }
   if constexpr (Op == BinaryOp::DivTrunc || Op == BinaryOp::DivFloor || Op == BinaryOp::Remainder ||
                 Op == BinaryOp::Fmod) {
@@ -52,8 +58,9 @@ void check(const TensorIterator& it, const Tensor& b) {
                    name, detail::shape_str(b.sizes()), b.dtype());
   }
   if constexpr (Op == BinaryOp::Pow) {
-    if (is_integral(t, true) && !it.is_meta() && b.numel() > 0)
-      TENSOR_CHECK(!b.lt(0).any().template item<bool>(), "pow: integers to negative integer powers are not allowed (dtype {})", t);
+    // As PyTorch: a negative Scalar exponent is an error; a tensor exponent follows powi rules.
+    if (is_integral(t, true) && b.unsafeGetTensorImpl()->is_wrapped_number())
+      TENSOR_CHECK(b.item().to_long() >= 0, "pow: integers to negative integer powers are not allowed (dtype {})", t);
   }
 }
 
@@ -63,7 +70,7 @@ Tensor binary_fn(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   configure<Op>(it);
   it.add_output().add_input(a).add_input(b);
   it.build();
-  check<Op>(it, b);
+  check<Op>(it, b, alpha);
   if (!it.is_meta()) cpu::binary_kernel(it, Op, alpha, kBinaryNames[static_cast<int>(Op)]);
   return it.output();
 }
@@ -74,7 +81,7 @@ Tensor& binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
   configure<Op>(it);
   it.add_output(self).add_input(self).add_input(b).inplace();
   it.build();
-  check<Op>(it, b);
+  check<Op>(it, b, alpha);
   if (!it.is_meta()) {
     cpu::binary_kernel(it, Op, alpha, kBinaryNames[static_cast<int>(Op)]);
     it.finish();
@@ -89,7 +96,7 @@ Tensor& binary_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& 
   configure<Op>(it);
   it.add_output(out).add_input(a).add_input(b);
   it.build();
-  check<Op>(it, b);
+  check<Op>(it, b, alpha);
   if (!it.is_meta()) {
     cpu::binary_kernel(it, Op, alpha, kBinaryNames[static_cast<int>(Op)]);
     it.finish();

@@ -119,10 +119,6 @@ inline void add_into(T& dst, T v) {
   }
 }
 
-template <class T>
-inline T scalar_to(const Scalar& s) {
-  return convert<T>(s.to<opmath_t<T>>());
-}
 
 // ---- index_select ----
 
@@ -411,7 +407,7 @@ Tensor& masked_fill_impl(Tensor& self, const Tensor& mask_in, const Scalar& valu
   visit_dtype(self.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(self.data_ptr());
-    const T v = scalar_to<T>(value);
+    const T v = checked_scalar<T>(value, op);
     // Written as a select (store either way) so that the contiguous inner loop can be
     // if-converted and vectorized: masks are often random, and a branch would mispredict.
     index_detail::for_each(

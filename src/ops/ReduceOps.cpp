@@ -225,11 +225,14 @@ Tensor argmin_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
   return argmax_argmin("argmin", false, a, dim, keepdim);
 }
 
+// any/all of uint8 give uint8 (0 or 1), as PyTorch documents; every other dtype gives bool.
 Tensor any_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  return reduce_into(ReduceOp::Any, a, analyze_opt("any", a, dim, keepdim), kBool);
+  Tensor r = reduce_into(ReduceOp::Any, a, analyze_opt("any", a, dim, keepdim), kBool);
+  return a.dtype() == kUInt8 ? r.to(kUInt8) : r;
 }
 Tensor all_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  return reduce_into(ReduceOp::All, a, analyze_opt("all", a, dim, keepdim), kBool);
+  Tensor r = reduce_into(ReduceOp::All, a, analyze_opt("all", a, dim, keepdim), kBool);
+  return a.dtype() == kUInt8 ? r.to(kUInt8) : r;
 }
 
 // Two passes (mean, then squared deviations): accurate without Welford's per-element divides.

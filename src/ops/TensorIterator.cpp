@@ -70,8 +70,53 @@ bool TensorIterator::is_scalar(int op) const {
   return true;
 }
 
+namespace {
+// [first byte, one past the last byte] a tensor can touch.
+std::pair<const char*, const char*> byte_range(const Tensor& t) {
+  const char* p = static_cast<const char*>(t.unsafeGetTensorImpl()->data());
+  int64_t last = 0;
+  for (int64_t d = 0; d < t.dim(); ++d) last += (t.size(d) - 1) * t.stride(d);
+  return {p, p + (last + 1) * element_size(t.dtype())};
+}
+}  // namespace
+
+void check_no_internal_overlap(const Tensor& out, const char* op) {
+  if (out.numel() <= 1 || out.is_meta()) return;
+  for (int64_t d = 0; d < out.dim(); ++d)
+    TENSOR_CHECK(!(out.stride(d) == 0 && out.size(d) > 1),
+                 "{}: unsupported operation: more than one element of the written-to tensor (shape {}, strides {}) "
+                 "refers to a single memory location; clone() the tensor before writing to it",
+                 op, detail::shape_str(out.sizes()), detail::shape_str(out.strides()));
+}
+
+void check_no_partial_overlap(const Tensor& out, const Tensor& in, const char* op) {
+  if (!in.defined() || in.numel() == 0 || out.numel() == 0 || out.is_meta() ||
+      in.impl()->storage().get() != out.impl()->storage().get())
+    return;
+  if (in.data_ptr() == out.data_ptr() && in.sizes() == out.sizes() && in.strides() == out.strides() &&
+      in.dtype() == out.dtype())
+    return;  // the same elements: a true in-place op
+  auto [o0, o1] = byte_range(out);
+  auto [i0, i1] = byte_range(in);
+  TENSOR_CHECK(i1 <= o0 || o1 <= i0,
+               "{}: unsupported operation: some elements of the input tensor (shape {}) and the written-to tensor "
+               "(shape {}) refer to a single memory location; clone() one of them first",
+               op, detail::shape_str(in.sizes()), detail::shape_str(out.sizes()));
+}
+
+// Only outputs the caller passed in can overlap anything; allocated ones are fresh.
+void TensorIterator::check_overlap() const {
+  for (int op = 0; op < noutputs_; ++op) {
+    if (!ops_[op].tensor) continue;
+    const Tensor& out = *ops_[op].tensor;
+    check_no_internal_overlap(out, name_);
+    for (int in = noutputs_; in < nops_; ++in) check_no_partial_overlap(out, *ops_[in].tensor, name_);
+  }
+}
+
 void TensorIterator::build() {
   compute_shape();
+  if (!device_.is_meta()) check_overlap();
   compute_types();
   allocate_outputs();
   compute_strides();

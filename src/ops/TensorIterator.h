@@ -100,6 +100,7 @@ class TensorIterator {
     const Tensor& compute() const { return temp.defined() ? temp : user(); }
   };
   void compute_shape();
+  void check_overlap() const;
   void compute_types();
   void allocate_outputs();
   void compute_strides();
@@ -189,6 +190,12 @@ void TensorIterator::for_each(const F& loop, int64_t grain) const {
     serial_for_each(loop, b, e);
   }
 }
+
+/// Throws like PyTorch when `out` has internal overlap (a stride-0 dim of size > 1).
+void check_no_internal_overlap(const Tensor& out, const char* op);
+/// Throws like PyTorch when `in` partially overlaps `out` in memory (identical layouts, i.e.
+/// in-place ops, are fine).
+void check_no_partial_overlap(const Tensor& out, const Tensor& in, const char* op);
 
 /// PyTorch's result_type over tensors (wrapped numbers and 0-dim tensors as weak types).
 ScalarType result_type_of(const Tensor* tensors, int n);
