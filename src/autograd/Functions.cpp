@@ -408,29 +408,6 @@ Tensor ag_index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   return out;
 }
 
-Tensor ag_index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::index_add_op()(x, dim, index, src, alpha);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x, &src})) return out;
-  auto node = std::make_shared<FormulaNode>("IndexAddBackward0", GRAD(
-      Tensor gs;
-      if (n.needs_input_grad(1)) {
-        gs = g.index_select(n.ints[0], n.saved(0)) * n.scalars[0];
-        if (n.input_meta(1).sizes.empty()) gs = gs.reshape({});
-      }
-      return {g, gs};));
-  node->add_input(x);
-  node->add_input(src);
-  node->save(index);
-  node->ints.push_back(x.dim() == 0 ? 0 : (dim < 0 ? dim + x.dim() : dim));
-  node->scalars.push_back(alpha);
-  set_history(out, node);
-  return out;
-}
-
 #undef A
 #undef B
 #undef OUT2
@@ -471,7 +448,6 @@ void ensure_autograd_kernels() {
     ops::reduce_ops().sum.set(DispatchKey::Autograd, &ag_sum);
     ops::reduce_ops().mean.set(DispatchKey::Autograd, &ag_mean);
     ops::index_select_op().set(DispatchKey::Autograd, &ag_index_select);
-    ops::index_add_op().set(DispatchKey::Autograd, &ag_index_add);
     register_reduce_derivatives();
     register_index_derivatives();
   });
