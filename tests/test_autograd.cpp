@@ -229,3 +229,80 @@ TEST(Autograd, AnomalyModeReportsNaN) {
   EXPECT_NE(m.find("NaN"), std::string::npos) << m;
   EXPECT_NE(m.find("SqrtBackward0"), std::string::npos) << m;
 }
+
+namespace {
+// The API.md example: y = a * a with a hand-written backward.
+struct Square : tensor::autograd::Function<Square> {
+  static Tensor forward(tensor::autograd::AutogradContext* ctx, Tensor a) {
+    ctx->save_for_backward({a});
+    return a * a;
+  }
+  static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext* ctx,
+                                                  tensor::autograd::variable_list g) {
+    auto a = ctx->get_saved_variables()[0];
+    return {2 * a * g[0]};
+  }
+};
+// Two tensor inputs, a non-tensor argument, saved_data and needs_input_grad.
+struct ScaledMul : tensor::autograd::Function<ScaledMul> {
+  static Tensor forward(tensor::autograd::AutogradContext* ctx, Tensor a, double s, Tensor b) {
+    ctx->saved_data["s"] = s;
+    ctx->save_for_backward({a, b});
+    return a * b * s;
+  }
+  static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext* ctx,
+                                                  tensor::autograd::variable_list g) {
+    auto saved = ctx->get_saved_variables();
+    double s = ctx->saved_data["s"].to_double();
+    Tensor ga = ctx->needs_input_grad(0) ? g[0] * saved[1] * s : Tensor();
+    Tensor gb = ctx->needs_input_grad(1) ? g[0] * saved[0] * s : Tensor();
+    return {ga, Tensor(), gb};  // one entry per forward argument
+  }
+};
+}  // namespace
+
+TEST(Autograd, CustomFunctionMatchesBuiltIn) {
+  Tensor x = tensor::tensor({1.5, -2.0}, dtype(kFloat64).requires_grad(true));
+  Tensor z = Square::apply(x);
+  EXPECT_EQ(z.grad_fn()->name(), "CppNode");
+  z.sum().backward();
+  EXPECT_NEAR(x.grad()[0].item<double>(), 3.0, 1e-12);
+  EXPECT_NEAR(x.grad()[1].item<double>(), -4.0, 1e-12);
+  EXPECT_TRUE(autograd::gradcheck([](const autograd::variable_list& v) { return Square::apply(v[0]).sin(); }, {x}));
+  Tensor a = tensor::tensor({2.0}, dtype(kFloat64).requires_grad(true));
+  Tensor b = tensor::tensor({5.0}, kFloat64);  // no grad
+  ScaledMul::apply(a, 3.0, b).sum().backward();
+  EXPECT_NEAR(a.grad()[0].item<double>(), 15.0, 1e-12);
+  EXPECT_TRUE(autograd::gradcheck(
+      [](const autograd::variable_list& v) { return ScaledMul::apply(v[0], 0.5, v[1]); },
+      {tensor::rand({3}, kFloat64).requires_grad_(), tensor::rand({3}, kFloat64).requires_grad_()}));
+  // Saved tensors are version-checked.
+  Tensor c = x * 1;
+  Tensor w = Square::apply(c);
+  c.add_(1);
+  EXPECT_NE(error_of([&] { w.sum().backward(); }).find("modified by an inplace operation"), std::string::npos);
+}
+
+TEST(Autograd, CheckpointRecomputesAndMatches) {
+  manual_seed(3);
+  Tensor x = tensor::randn({4}, kFloat64).requires_grad_();
+  Tensor w = tensor::randn({4}, kFloat64).requires_grad_();
+  auto block = [](const autograd::variable_list& in) {
+    Tensor h = tensor::tanh(in[0] * in[1]);
+    return autograd::variable_list{tensor::sigmoid(h * h + in[0])};
+  };
+  int calls = 0;
+  auto counted = [&](const autograd::variable_list& in) { ++calls; return block(in); };
+  Tensor y = autograd::checkpoint(counted, {x, w})[0];
+  EXPECT_EQ(calls, 1);
+  y.sum().backward();
+  EXPECT_EQ(calls, 2);  // recomputed in backward
+  Tensor gx = x.grad().clone(), gw = w.grad().clone();
+  x.mutable_grad() = Tensor();
+  w.mutable_grad() = Tensor();
+  block({x, w})[0].sum().backward();
+  EXPECT_TRUE(gx.allclose(x.grad(), 1e-12, 1e-12));
+  EXPECT_TRUE(gw.allclose(w.grad(), 1e-12, 1e-12));
+  EXPECT_TRUE(autograd::gradcheck([&](const autograd::variable_list& v) { return autograd::checkpoint(block, v)[0]; },
+                                  {x, w}));
+}

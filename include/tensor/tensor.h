@@ -2,6 +2,7 @@
 // oneDNN, Highway, CUDA or OpenMP headers reach users.
 #pragma once
 
+#include "tensor/autograd/Function.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/core/Device.h"
 #include "tensor/core/Error.h"

@@ -1,0 +1,142 @@
+// Custom differentiable functions: struct MyOp : autograd::Function<MyOp> { static forward(ctx, ...);
+// static backward(ctx, grads); }; MyOp::apply(...). Also activation checkpointing.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "tensor/autograd/Node.h"
+#include "tensor/autograd/autograd.h"
+#include "tensor/dispatch/Library.h"
+#include "tensor/ops.h"
+
+namespace tensor::autograd {
+
+namespace detail {
+/// The gradient edge of t (its grad_fn, or its AccumulateGrad for a leaf requiring grad).
+TENSOR_API Edge gradient_edge(const Tensor& t);
+/// Makes `node` the history of t (output number nr).
+TENSOR_API void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t nr);
+}  // namespace detail
+
+/// State shared by forward and backward of a custom Function.
+class TENSOR_API AutogradContext {
+ public:
+  /// Tensors the backward needs; they are checked for in-place changes when retrieved.
+  void save_for_backward(variable_list to_save);
+  /// The saved tensors; throws if one was modified in place after saving.
+  variable_list get_saved_variables() const;
+  /// Tensors forward modified in place (their version bump is then expected).
+  void mark_dirty(const variable_list& tensors);
+  /// Outputs that get no gradient (indices, masks).
+  void mark_non_differentiable(const variable_list& outputs);
+  /// Whether input i (counting only tensor arguments) needs a gradient.
+  bool needs_input_grad(size_t i) const { return i < needs_input_grad_.size() && needs_input_grad_[i]; }
+  /// When true (default), undefined output gradients reach backward as zeros.
+  void set_materialize_grads(bool value) { materialize_grads_ = value; }
+  /// Anything else forward wants to pass to backward.
+  std::unordered_map<std::string, dispatch::IValue> saved_data;
+
+  // Used by Function<T>::apply.
+  std::vector<bool> needs_input_grad_;
+  std::vector<Tensor> non_differentiable_;
+  std::vector<Tensor> dirty_;
+  bool materialize_grads_ = true;
+
+ private:
+  std::vector<Tensor> saved_;
+  std::vector<uint32_t> saved_versions_;
+};
+
+/// The node recorded for a custom Function: calls T::backward.
+template <class T>
+class CppNode final : public Node {
+ public:
+  variable_list apply(variable_list&& grads) override {
+    if (ctx.materialize_grads_)
+      for (size_t i = 0; i < grads.size(); ++i)
+        if (!grads[i].defined()) grads[i] = zeros(output_sizes[i], output_options[i]);
+    variable_list all = T::backward(&ctx, std::move(grads));
+    // backward returns one entry per forward argument; keep the tensor arguments' entries.
+    variable_list out;
+    for (size_t i = 0; i < tensor_arg_pos.size(); ++i)
+      out.push_back(tensor_arg_pos[i] < all.size() ? all[tensor_arg_pos[i]] : Tensor());
+    return out;
+  }
+  std::string name() const override { return "CppNode"; }
+  void release_variables() override {}
+
+  AutogradContext ctx;
+  std::vector<size_t> tensor_arg_pos;  // position of each tensor argument among all arguments
+  std::vector<std::vector<int64_t>> output_sizes;
+  std::vector<TensorOptions> output_options;
+};
+
+/// Base for custom differentiable ops (libtorch's torch::autograd::Function).
+template <class T>
+struct Function {
+  /// Runs T::forward(ctx, args...) without recording, then records one node whose backward is
+  /// T::backward(ctx, grads). Returns what forward returns (Tensor or variable_list).
+  template <class... Args>
+  static auto apply(Args&&... args) {
+    auto node = std::make_shared<CppNode<T>>();
+    variable_list inputs;
+    size_t pos = 0;
+    auto collect = [&](const auto& a) {
+      using A = std::decay_t<decltype(a)>;
+      if constexpr (std::is_same_v<A, Tensor>) {
+        inputs.push_back(a);
+        node->tensor_arg_pos.push_back(pos);
+      }
+      ++pos;
+    };
+    (collect(args), ...);
+    bool record = GradMode::is_enabled();
+    bool any = false;
+    for (const Tensor& t : inputs) {
+      bool r = t.defined() && t.requires_grad();
+      node->ctx.needs_input_grad_.push_back(r);
+      any = any || r;
+    }
+    record = record && any;
+    using R = decltype(T::forward(&node->ctx, std::forward<Args>(args)...));
+    R result = [&] {
+      AutoGradMode no_grad(false);
+      return T::forward(&node->ctx, std::forward<Args>(args)...);
+    }();
+    if (!record) return result;
+    for (const Tensor& t : inputs) node->mutable_next_edges().push_back(t.defined() && t.requires_grad() ? detail::gradient_edge(t) : Edge{});
+    variable_list outs;
+    if constexpr (std::is_same_v<R, Tensor>) outs.push_back(result);
+    else outs = result;
+    node->set_num_inputs(static_cast<uint32_t>(outs.size()));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      Tensor& o = outs[i];
+      node->output_sizes.push_back(o.sizes().vec());
+      node->output_options.push_back(o.options());
+      bool nondiff = false;
+      for (const Tensor& n : node->ctx.non_differentiable_) nondiff = nondiff || n.is_same(o);
+      if (nondiff || !(o.is_floating_point() || o.is_complex())) continue;
+      // An input returned unchanged gets a fresh alias so the input keeps its own history.
+      bool is_input = false;
+      for (const Tensor& t : inputs) is_input = is_input || t.is_same(o);
+      bool dirty = false;
+      for (const Tensor& d : node->ctx.dirty_) dirty = dirty || d.is_same(o);
+      if (is_input && !dirty) o = o.detach();
+      detail::set_history(o, node, static_cast<uint32_t>(i));
+    }
+    if constexpr (std::is_same_v<R, Tensor>) return outs[0];
+    else return outs;
+  }
+};
+
+/// Activation checkpointing: runs fn(inputs) without keeping its intermediate tensors, and
+/// recomputes them during backward. fn must be deterministic (same outputs on recompute).
+TENSOR_API variable_list checkpoint(const std::function<variable_list(const variable_list&)>& fn,
+                                    const variable_list& inputs);
+
+}  // namespace tensor::autograd
