@@ -114,7 +114,6 @@ namespace {
 using cpu::BinaryOp;
 using cpu::UnaryOp;
 
-inline Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
 
 // ---------------------------------------------------------------------------------------
 // Note [Derivatives table]
@@ -131,7 +130,7 @@ struct Entry {
   BackwardFn fn;
 };
 
-#define GRAD(...) [](FormulaNode& n, const Tensor& g) -> variable_list { __VA_ARGS__ }
+#define GRAD TENSOR_GRAD
 // Saved slots: 0 = first input, 1 = second input (binary) , last = output.
 #define A n.saved(0)
 #define B n.saved(1)

@@ -83,6 +83,13 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t nr
 bool any_requires_grad(std::initializer_list<const Tensor*> ts);
 /// True for dtypes that carry gradients.
 inline bool is_differentiable(ScalarType t) { return is_floating_point(t) || is_complex(t); }
+/// Conjugates complex tensors (lazily); identity for real ones. Formulas use it for the
+/// conjugate Wirtinger convention.
+inline Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
+
+/// A backward formula as a captureless lambda: `n` is the node, `g` the incoming gradient.
+#define TENSOR_GRAD(...) [](::tensor::autograd::FormulaNode& n, const ::tensor::Tensor& g) -> ::tensor::autograd::variable_list { __VA_ARGS__ }
+
 /// Reduces a broadcast gradient back to `sizes` (sums over broadcast dims).
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 /// Throws PyTorch's errors for an in-place write to t while recording.

@@ -7,7 +7,7 @@ namespace tensor::autograd {
 
 namespace {
 
-#define GRAD(...) [](FormulaNode& n, const Tensor& g) -> variable_list { __VA_ARGS__ }
+#define GRAD TENSOR_GRAD
 
 inline TensorOptions like(const Tensor& g) { return TensorOptions(g.dtype()).device(g.device()); }
 
