@@ -90,6 +90,8 @@ TEST(GradCheck, ReductionsAndViews) {
       {"expand", [](const autograd::variable_list& v) { return v[0].unsqueeze(0).expand({2, 3, 4}).square(); }},
       {"squeeze", [](const autograd::variable_list& v) { return v[0].unsqueeze(1).squeeze(1).tanh(); }},
       {"index_select", [](const autograd::variable_list& v) { return v[0].index_select(1, tensor::tensor({3, 0, 3})); }},
+      {"where", [](const autograd::variable_list& v) { return tensor::where(v[0] > 0, v[0].exp(), v[0] * 3); }},
+      {"clamp", [](const autograd::variable_list& v) { return v[0].clamp(-0.5, 0.5) * v[0]; }},
       {"clone", [](const autograd::variable_list& v) { return v[0].clone() * v[0].contiguous(); }},
   };
   for (const auto& [name, f] : cases) {

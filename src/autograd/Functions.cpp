@@ -407,6 +407,45 @@ Tensor ag_index_select(const Tensor& x, int64_t dim, const Tensor& index) {
   return out;
 }
 
+Tensor ag_where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::where_op()(cond, a, b);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
+  auto node = std::make_shared<FormulaNode>("WhereBackward0", GRAD(
+      Tensor c = n.saved(0);
+      return {n.needs_input_grad(0) ? where(c, g, 0.0) : Tensor(), n.needs_input_grad(1) ? where(c, 0.0, g) : Tensor()};));
+  node->add_input(a);
+  node->add_input(b);
+  node->save(cond);
+  set_history(out, node);
+  return out;
+}
+
+Tensor ag_clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::clamp_op()(x, lo, hi);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
+  // The gradient passes where lo <= x <= hi (PyTorch's clamp_backward).
+  auto node = std::make_shared<FormulaNode>("ClampBackward1", GRAD(
+      Tensor x = n.saved(0);
+      Tensor keep = ones_like(x, TensorOptions(kBool));
+      if (n.ints[0]) keep = keep.logical_and(x.ge(n.scalars[0]));
+      if (n.ints[1]) keep = keep.logical_and(x.le(n.scalars[1]));
+      return {g * keep.to(g.dtype())};));
+  node->add_input(x);
+  node->save(x);
+  node->ints = {lo.has_value(), hi.has_value()};
+  node->scalars = {lo.value_or(Scalar(0)), hi.value_or(Scalar(0))};
+  set_history(out, node);
+  return out;
+}
+
 #undef A
 #undef B
 #undef OUT2
@@ -447,6 +486,8 @@ void ensure_autograd_kernels() {
     ops::reduce_ops().sum.set(DispatchKey::Autograd, &ag_sum);
     ops::reduce_ops().mean.set(DispatchKey::Autograd, &ag_mean);
     ops::index_select_op().set(DispatchKey::Autograd, &ag_index_select);
+    ops::where_op().set(DispatchKey::Autograd, &ag_where);
+    ops::clamp_op().set(DispatchKey::Autograd, &ag_clamp);
     register_reduce_derivatives();
     register_index_derivatives();
   });

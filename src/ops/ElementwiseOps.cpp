@@ -1,6 +1,7 @@
 // Front ends of the elementwise ops: dtype rules, checks, and the dispatcher tables.
 #include "src/ops/ElementwiseOps.h"
 
+#include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -343,6 +344,9 @@ Tensor operator~(const Tensor& a) { return bitwise_not(a); }
 
 // ---- clamp and where ----
 Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  TENSOR_CHECK(!out.defined() || !autograd::GradMode::is_enabled() || !(a.requires_grad() || out.requires_grad()),
+               "clamp_/clamp_out: in-place and out= clamp of tensors that require grad are not differentiable yet; use "
+               "the functional clamp");
   TENSOR_CHECK(lo || hi, "clamp: at least one of min and max must be given (input shape {})", detail::shape_str(a.sizes()));
   TensorIterator it;
   it.name("clamp");
@@ -361,14 +365,12 @@ Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> lo, std::o
   else out = it.output();
   return out;
 }
-Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+namespace {
+Tensor clamp_kernel_fn(const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
   Tensor out;
   return clamp_out(out, a, lo, hi);
 }
-Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return tensor::clamp(*this, lo, hi); }
-Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) { return clamp_out(*this, *this, lo, hi); }
-
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+Tensor where_kernel_fn(const Tensor& cond, const Tensor& a, const Tensor& b) {
   TENSOR_CHECK(cond.dtype() == kBool, "where: condition must be a bool tensor, got {} of shape {}", cond.dtype(),
                detail::shape_str(cond.sizes()));
   TensorIterator it;
@@ -377,6 +379,17 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (!it.is_meta()) cpu::where_kernel(it);
   return it.output();
 }
+dispatch::OpDef<ops::ClampFn> g_clamp = dispatch::backend_def<ops::ClampFn>("clamp", &clamp_kernel_fn);
+dispatch::OpDef<ops::WhereFn> g_where = dispatch::backend_def<ops::WhereFn>("where", &where_kernel_fn);
+}  // namespace
+dispatch::OpDef<ops::ClampFn>& ops::clamp_op() { return g_clamp; }
+dispatch::OpDef<ops::WhereFn>& ops::where_op() { return g_where; }
+
+Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) { return g_clamp(a, lo, hi); }
+Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return tensor::clamp(*this, lo, hi); }
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) { return clamp_out(*this, *this, lo, hi); }
+
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return g_where(cond, a, b); }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) { return where(cond, wrapped_scalar(a), b); }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) { return where(cond, a, wrapped_scalar(b)); }
 

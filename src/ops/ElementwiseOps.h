@@ -28,6 +28,11 @@ struct UnaryOpDefs {
   dispatch::OpDef<UnaryOutFn> out;
 };
 
+using WhereFn = Tensor(const Tensor&, const Tensor&, const Tensor&);
+using ClampFn = Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
+dispatch::OpDef<WhereFn>& where_op();
+dispatch::OpDef<ClampFn>& clamp_op();
+
 BinaryOpDefs& binary_op(cpu::BinaryOp op);
 UnaryOpDefs& unary_op(cpu::UnaryOp op);
 /// Public name of an op ("add", "exp", ...).
