@@ -100,3 +100,43 @@ TEST(GradCheck, ReductionsAndViews) {
     check(std::string(name) + " gradgradcheck", [&] { return autograd::gradgradcheck(f, {x}, 1e-6, 1e-4, 1e-3); });
   }
 }
+
+TEST(GradCheck, ComplexFollowsConjugateWirtinger) {
+  manual_seed(14);
+  auto cinput = [](IntArrayRef shape) {
+    Tensor re = tensor::rand(shape, kFloat64) + 0.5, im = tensor::rand(shape, kFloat64) - 0.5;
+    return (re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1)).detach().requires_grad_(true);
+  };
+  using F = std::function<Tensor(const autograd::variable_list&)>;
+  const std::pair<const char*, F> unary[] = {
+      {"neg", [](const auto& v) { return -v[0]; }},        {"exp", [](const auto& v) { return v[0].exp(); }},
+      {"log", [](const auto& v) { return v[0].log(); }},   {"sin", [](const auto& v) { return v[0].sin(); }},
+      {"cos", [](const auto& v) { return v[0].cos(); }},   {"tanh", [](const auto& v) { return v[0].tanh(); }},
+      {"sqrt", [](const auto& v) { return v[0].sqrt(); }}, {"reciprocal", [](const auto& v) { return v[0].reciprocal(); }},
+      {"square", [](const auto& v) { return v[0].square(); }}, {"sigmoid", [](const auto& v) { return v[0].sigmoid(); }},
+      {"sum", [](const auto& v) { return v[0].sum(); }},   {"select", [](const auto& v) { return v[0].select(1, 0) * 2; }},
+      {"transpose", [](const auto& v) { return v[0].t().exp(); }},
+  };
+  for (const auto& [name, f] : unary) {
+    Tensor z = cinput({2, 3});
+    check(std::string("complex ") + name, [&] { return autograd::gradcheck(f, {z}); });
+  }
+  const std::pair<const char*, F> binary[] = {
+      {"add", [](const auto& v) { return v[0] + v[1]; }}, {"sub", [](const auto& v) { return v[0] - v[1]; }},
+      {"mul", [](const auto& v) { return v[0] * v[1]; }}, {"div", [](const auto& v) { return v[0] / v[1]; }},
+  };
+  for (const auto& [name, f] : binary) {
+    Tensor a = cinput({2, 3}), b = cinput({3});
+    check(std::string("complex ") + name, [&] { return autograd::gradcheck(f, {a, b}); });
+  }
+  // A real input feeding a complex computation, and the seed's log convention: grad / conj(z).
+  Tensor r = (tensor::rand({3}, kFloat64) + 0.5).requires_grad_();
+  check("real into complex", [&] {
+    return autograd::gradcheck([](const auto& v) { return (v[0].to(kComplex128) * complex128(1, 2)).exp(); }, {r});
+  });
+  Tensor z = tensor::tensor({1.0}, kFloat64).to(kComplex128) * complex128(1, 1);
+  z.requires_grad_();
+  tensor::log(z).sum().backward();  // grad_output 1: grad = 1 / conj(1 + i) = (1 + i) / 2
+  EXPECT_NEAR(z.grad()[0].item<complex128>().real(), 0.5, 1e-12);
+  EXPECT_NEAR(z.grad()[0].item<complex128>().imag(), 0.5, 1e-12);
+}

@@ -46,7 +46,8 @@ struct TENSOR_API AnomalyMode {
 };
 
 /// Compares analytical gradients of fn (a scalar-valued or any-shaped function) with central
-/// finite differences in float64. Inputs must be float64 (or complex128) tensors requiring grad.
+/// finite differences in float64. Inputs must be float64 or complex128 tensors; those requiring
+/// grad are checked (complex ones along their real and imaginary axes, PyTorch's convention).
 /// Returns true when every entry agrees within atol + rtol * |numerical|; throws tensor::Error
 /// with the first mismatch otherwise (so failures say where).
 TENSOR_API bool gradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs,
