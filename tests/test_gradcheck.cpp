@@ -92,6 +92,10 @@ TEST(GradCheck, ReductionsAndViews) {
       {"index_select", [](const autograd::variable_list& v) { return v[0].index_select(1, tensor::tensor({3, 0, 3})); }},
       {"where", [](const autograd::variable_list& v) { return tensor::where(v[0] > 0, v[0].exp(), v[0] * 3); }},
       {"clamp", [](const autograd::variable_list& v) { return v[0].clamp(-0.5, 0.5) * v[0]; }},
+      {"advanced index", [](const autograd::variable_list& v) {
+         return v[0].index({Slice(), tensor::tensor({3, 0, 3})}).exp().sum() + v[0].index({v[0] > 0}).square().sum();
+       }},
+      {"masked_select", [](const autograd::variable_list& v) { return v[0].masked_select(v[0].lt(0.2)).exp(); }},
       {"clone", [](const autograd::variable_list& v) { return v[0].clone() * v[0].contiguous(); }},
   };
   for (const auto& [name, f] : cases) {

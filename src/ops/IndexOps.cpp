@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "src/core/DtypeVisit.h"
+#include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -511,6 +512,11 @@ Tensor masked_select(const Tensor& self_in, const Tensor& mask_in) {
   TENSOR_CHECK(ops::try_broadcast(self_in.sizes(), mask_in.sizes(), shape),
                "{}: mask of shape {} and self of shape {} cannot be broadcast together", op,
                detail::shape_str(mask_in.sizes()), detail::shape_str(self_in.sizes()));
+  if (self_in.requires_grad() && autograd::GradMode::is_enabled()) {
+    // Differentiable form: select flat positions, then index_select (see Tensor::index).
+    Tensor pos = masked_select(arange(self_in.numel(), TensorOptions(kInt64)).view(self_in.sizes()), mask_in);
+    return self_in.reshape({-1}).index_select(0, pos);
+  }
   Tensor self = self_in.resolve_conj().expand(shape), mask = mask_in.expand(shape);
   ops::index_detail::Geometry g;
   for (int64_t d = 0; d < self.dim(); ++d) g.add_dim(self.size(d), self.stride(d), mask.stride(d), 0);

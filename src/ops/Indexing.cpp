@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "src/ops/IndexOps.h"
+#include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -358,7 +359,13 @@ void check_value_broadcast(const Tensor& value, IntArrayRef shape, const char* o
 Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
   const char* op = "index";
   BasicResult r = apply_basic(*this, indices, op);
-  if (!has_advanced(r)) return r.view;
+  if (!has_advanced(r)) return r.view;  // views record their own history
+  if (requires_grad() && autograd::GradMode::is_enabled() && !is_meta()) {
+    // Differentiable form: index a tensor of flat positions the same way, then gather with
+    // index_select, whose derivative (index_add) accumulates repeated positions.
+    Tensor pos = arange(numel(), TensorOptions(kInt64)).view(sizes()).index(indices);
+    return reshape({-1}).index_select(0, pos.reshape({-1})).view(pos.sizes());
+  }
   Tensor src = r.view.resolve_conj();
   AdvancedPlan plan = plan_advanced(src, r.adv, op);
   Tensor out = empty(plan.out_shape, src.options());
@@ -378,6 +385,9 @@ Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
 Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value_in) {
   const char* op = "index_put_";
   TENSOR_CHECK(value_in.defined(), "{}: value tensor is undefined", op);
+  TENSOR_CHECK(!autograd::GradMode::is_enabled() || !(requires_grad() || value_in.requires_grad()),
+               "{}: writing with index_put_ into or from tensors that require grad is not differentiable yet; use "
+               "index_add/scatter, or do it under NoGradGuard", op);
   BasicResult r = apply_basic(*this, indices, op);
   Tensor dst = r.view;
   TENSOR_CHECK(!dst.is_conj(),
