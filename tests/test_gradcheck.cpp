@@ -96,6 +96,8 @@ TEST(GradCheck, ReductionsAndViews) {
          return v[0].index({Slice(), tensor::tensor({3, 0, 3})}).exp().sum() + v[0].index({v[0] > 0}).square().sum();
        }},
       {"masked_select", [](const autograd::variable_list& v) { return v[0].masked_select(v[0].lt(0.2)).exp(); }},
+      {"diagonal", [](const autograd::variable_list& v) { return v[0].diagonal(1).exp() + v[0].diagonal(-1, 1, 0).sum(); }},
+      {"unfold", [](const autograd::variable_list& v) { return v[0].unfold(1, 2, 1).square(); }},
       {"clone", [](const autograd::variable_list& v) { return v[0].clone() * v[0].contiguous(); }},
   };
   for (const auto& [name, f] : cases) {

@@ -493,6 +493,24 @@ void ensure_autograd_kernels() {
   });
 }
 
+// Note [Views by positions]
+// diagonal and unfold pick elements of the base in a pattern (unfold even repeats them). Their
+// backward needs no op-specific formula: the same view applied to arange(numel) gives each
+// element's flat position in the base, and index_add puts the gradient back there, summing
+// repeats. index_add is differentiable, so double backward works too.
+void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& pos) {
+  if (!base.requires_grad() || !GradMode::is_enabled() || !is_differentiable(base.dtype())) return;
+  auto node = std::make_shared<FormulaNode>("ViewByPositionsBackward", GRAD(
+      const InputMeta& m = n.input_meta(0);
+      int64_t numel = 1;
+      for (int64_t s : m.sizes) numel *= s;
+      Tensor flat = zeros({numel}, TensorOptions(g.dtype()).device(g.device()));
+      return {flat.index_add(0, n.saved(0).reshape({-1}), g.reshape({-1})).view(m.sizes)};));
+  node->add_input(base);
+  node->save(pos.contiguous());
+  set_history(out, node);
+}
+
 // ---- views and copies (called from src/core) ----
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params) {
   if (!base.requires_grad() || !GradMode::is_enabled() || !is_differentiable(base.dtype())) return;
@@ -537,7 +555,7 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
       fn = GRAD(return {g.to(n.input_meta(0).dtype)};);
       break;
     default:
-      fn = GRAD(TENSOR_ERROR("the derivative of this view op (diagonal, as_strided) is not implemented yet"););
+      fn = GRAD(TENSOR_ERROR("the derivative of as_strided is not implemented yet"););
       break;
   }
   auto node = std::make_shared<FormulaNode>(names[static_cast<int>(kind)], fn);

@@ -123,5 +123,7 @@ enum class ViewKind {
   Select, Slice, View, Transpose, Permute, Expand, Squeeze, Unsqueeze, Diagonal, AsStrided, Clone, ToCopy
 };
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params);
+/// Records a view whose element i sits at flat logical position pos[i] of base.
+void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& pos);
 
 }  // namespace tensor::autograd

@@ -31,6 +31,17 @@ Tensor track(Tensor out, const Tensor& base, ViewKind kind, IntArrayRef params =
   return out;
 }
 
+// For views whose elements are a pattern over the base's logical positions (diagonal, unfold):
+// the same view of arange(numel) names each element's position, and the gradient is
+// index_add'ed back there (Note [Views by positions] in src/autograd/Functions.cpp).
+template <class ViewFn>
+Tensor track_by_positions(Tensor out, const Tensor& base, const ViewFn& same_view) {
+  if (!base.requires_grad() || !autograd::GradMode::is_enabled()) return out;
+  Tensor pos = same_view(arange(base.numel(), TensorOptions(kInt64)).view(base.sizes()));
+  autograd::record_positions_view(out, base, pos);
+  return out;
+}
+
 // Resolves one -1 entry against numel.
 DimVector infer_size(IntArrayRef shape, int64_t numel, const char* op) {
   DimVector out(shape);
@@ -279,13 +290,15 @@ Tensor Tensor::unfold(int64_t d, int64_t size, int64_t step) const {
   if (dim() == 0) {
     sz.push_back(size);
     st.push_back(1);
-    return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::AsStrided);
+    return track_by_positions(make_view(*this, sz, st, storage_offset()), *this,
+                              [&](const Tensor& p) { return p.unfold(d, size, step); });
   }
   sz[d] = (n - size) / step + 1;
   st[d] = strides()[d] * step;
   sz.push_back(size);
   st.push_back(strides()[d]);
-  return track(make_view(*this, sz, st, storage_offset()), *this, ViewKind::AsStrided);
+  return track_by_positions(make_view(*this, sz, st, storage_offset()), *this,
+                            [&](const Tensor& p) { return p.unfold(d, size, step); });
 }
 
 Tensor Tensor::diagonal(int64_t offset, int64_t d1, int64_t d2) const {
@@ -309,7 +322,8 @@ Tensor Tensor::diagonal(int64_t offset, int64_t d1, int64_t d2) const {
     }
   sz.push_back(len);
   st.push_back(strides()[d1] + strides()[d2]);
-  return track(make_view(*this, sz, st, off), *this, ViewKind::Diagonal);
+  return track_by_positions(make_view(*this, sz, st, off), *this,
+                            [&](const Tensor& p) { return p.diagonal(offset, d1, d2); });
 }
 
 Tensor Tensor::as_strided(IntArrayRef sz, IntArrayRef st, std::optional<int64_t> offset) const {
