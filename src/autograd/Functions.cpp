@@ -516,7 +516,7 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
   if (!base.requires_grad() || !GradMode::is_enabled() || !is_differentiable(base.dtype())) return;
   static const char* names[] = {"SelectBackward0", "SliceBackward0", "ViewBackward0", "TransposeBackward0",
                                 "PermuteBackward0", "ExpandBackward0", "SqueezeBackward0", "UnsqueezeBackward0",
-                                "DiagonalBackward0", "AsStridedBackward0", "CloneBackward0", "ToCopyBackward0"};
+                                "AsStridedBackward0", "CloneBackward0", "ToCopyBackward0"};
   BackwardFn fn = nullptr;
   switch (kind) {
     case ViewKind::Select:

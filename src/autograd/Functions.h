@@ -119,9 +119,8 @@ void defer_release(Tensor t);
 void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)> fn);
 
 /// Records view ops (called from src/core/Views.cpp when the base requires grad).
-enum class ViewKind {
-  Select, Slice, View, Transpose, Permute, Expand, Squeeze, Unsqueeze, Diagonal, AsStrided, Clone, ToCopy
-};
+/// (diagonal and unfold record through record_positions_view.)
+enum class ViewKind { Select, Slice, View, Transpose, Permute, Expand, Squeeze, Unsqueeze, AsStrided, Clone, ToCopy };
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params);
 /// Records a view whose element i sits at flat logical position pos[i] of base.
 void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& pos);
