@@ -21,6 +21,8 @@ struct AutogradMeta {
   // retain_grad on a non-leaf: the slot its grad_fn's hook fills (shared, so the hook never
   // points at a dead tensor).
   std::shared_ptr<Tensor> retained_grad_;
+  // Views of a tensor that requires grad: the root base they view (Note [In-place on views]).
+  Tensor view_base_;
   bool requires_grad() const { return requires_grad_ || grad_fn_ != nullptr; }
 };
 

@@ -101,13 +101,80 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
   return r.reshape(sizes);
 }
 
+namespace {
+const Tensor* view_base_of(const Tensor& t) {
+  AutogradMeta* m = t.unsafeGetTensorImpl()->autograd_meta();
+  return m && m->view_base_.defined() ? &m->view_base_ : nullptr;
+}
+}  // namespace
+
 void check_inplace(const Tensor& t, const char* op) {
-  TENSOR_CHECK(!(t.is_leaf() && t.requires_grad()),
+  TENSOR_CHECK(!(t.is_leaf() && t.requires_grad() && !view_base_of(t)),
                "{}: a leaf Variable that requires grad is being used in an in-place operation ({}); do it under "
                "NoGradGuard or on a clone", op, t.describe());
-  TENSOR_CHECK(!t.unsafeGetTensorImpl()->is_view(),
-               "{}: in-place operation on a view of a tensor while recording gradients is not supported yet ({}); "
-               "write into the base tensor or a clone instead", op, t.describe());
+  if (!t.unsafeGetTensorImpl()->is_view()) return;
+  const Tensor* base = view_base_of(t);
+  TENSOR_CHECK(base != nullptr,
+               "{}: in-place operation on a view of a tensor that does not require grad, with an argument that does, "
+               "is not supported yet ({}); write into a clone instead", op, t.describe());
+  TENSOR_CHECK(!(base->is_leaf() && base->requires_grad()),
+               "{}: a view of a leaf Variable that requires grad is being used in an in-place operation ({})", op,
+               t.describe());
+  TENSOR_CHECK(base->is_contiguous(),
+               "{}: in-place operation on a view of a non-contiguous tensor that requires grad is not supported yet ({}); "
+               "call contiguous() on the base first", op, t.describe());
+}
+
+// Note [In-place on views]
+// Writing in place through a view changes its base, so the base's history must change too,
+// as PyTorch's CopySlices does. Views of a tensor that requires grad remember their root base.
+// An in-place op on such a view gives the base a CopySlices node: its backward takes the
+// base's gradient, runs the op's own backward on the viewed region (by the view's geometry
+// within the base), writes the result back into that region, and passes the rest of the base's
+// gradient to the base's previous history. The view itself becomes a view of the rebased base.
+// Only contiguous bases are supported, and CopySlices' backward is not itself differentiable.
+namespace {
+class CopySlices final : public Node {
+ public:
+  std::shared_ptr<FormulaNode> fn;
+  DimVector vsizes, vstrides;
+  int64_t voffset = 0;
+  std::string name() const override { return "CopySlices"; }
+  void release_variables() override { fn->release_variables(); }
+  variable_list apply(variable_list&& grads) override {
+    AutoGradMode no_grad(false);
+    Tensor result = grads[0].contiguous().clone();
+    Tensor slice = result.as_strided(vsizes, vstrides, result.storage_offset() + voffset);
+    variable_list r = fn->apply({slice.clone()});
+    if (!r.empty() && r[0].defined()) slice.copy_(r[0]);
+    else slice.zero_();
+    variable_list out{result};
+    for (size_t i = 1; i < r.size(); ++i) out.push_back(r[i]);
+    return out;
+  }
+};
+}  // namespace
+
+void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>& node) {
+  const Tensor* basep = view_base_of(self);
+  if (!self.unsafeGetTensorImpl()->is_view() || !basep) {
+    set_history(self, node);
+    return;
+  }
+  Tensor base = *basep;
+  auto cs = std::make_shared<CopySlices>();
+  cs->fn = node;
+  cs->vsizes = DimVector(self.sizes());
+  cs->vstrides = DimVector(self.strides());
+  cs->voffset = self.storage_offset() - base.storage_offset();
+  cs->mutable_next_edges().push_back(base.requires_grad() ? gradient_edge(base) : Edge{});
+  for (size_t i = 1; i < node->next_edges().size(); ++i) cs->mutable_next_edges().push_back(node->next_edges()[i]);
+  set_history(base, cs);
+  // The view now reads the rebased base: its elements sit at these positions of the base.
+  Tensor pos = arange(base.numel(), TensorOptions(kInt64)).as_strided(cs->vsizes, cs->vstrides, cs->voffset);
+  AutogradMeta& m = materialize_meta(self);
+  m.grad_fn_.reset();
+  record_positions_view(self, base, pos);
 }
 
 namespace {
@@ -270,7 +337,7 @@ Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
   node->save(e.save_b ? b : Tensor());
   node->save(e.save_out ? self : Tensor(), true);
   node->scalars.push_back(alpha);
-  set_history(self, node);
+  set_inplace_history(self, node);
   return self;
 }
 
@@ -325,7 +392,7 @@ Tensor& ag_unary_inplace(Tensor& self) {
   node->add_edge(old, old_meta);
   node->save(before);
   node->save(e.save_out ? self : Tensor(), true);
-  set_history(self, node);
+  set_inplace_history(self, node);
   return self;
 }
 
@@ -498,8 +565,17 @@ void ensure_autograd_kernels() {
 // backward needs no op-specific formula: the same view applied to arange(numel) gives each
 // element's flat position in the base, and index_add puts the gradient back there, summing
 // repeats. index_add is differentiable, so double backward works too.
+namespace {
+// Views of a recorded tensor remember their root base for in-place writes.
+void remember_base(const Tensor& out, const Tensor& base) {
+  const Tensor* root = view_base_of(base);
+  materialize_meta(out).view_base_ = root ? *root : base;
+}
+}  // namespace
+
 void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& pos) {
   if (!base.requires_grad() || !GradMode::is_enabled() || !is_differentiable(base.dtype())) return;
+  if (out.unsafeGetTensorImpl()->is_view()) remember_base(out, base);
   auto node = std::make_shared<FormulaNode>("ViewByPositionsBackward", GRAD(
       const InputMeta& m = n.input_meta(0);
       int64_t numel = 1;
@@ -562,6 +638,7 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
   node->add_input(base);
   node->ints = DimVector(params);
   set_history(out, node);
+  if (kind != ViewKind::Clone && kind != ViewKind::ToCopy && out.unsafeGetTensorImpl()->is_view()) remember_base(out, base);
 }
 
 }  // namespace tensor::autograd

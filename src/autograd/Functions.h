@@ -94,6 +94,9 @@ inline Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 /// Throws PyTorch's errors for an in-place write to t while recording.
 void check_inplace(const Tensor& t, const char* op);
+/// Makes `node` (an in-place op's node) the new history of self; when self is a view of a
+/// recorded tensor, rebases the base's history instead (Note [In-place on views]).
+void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>& node);
 
 /// Runs backend kernels with the Autograd key excluded, so composite kernels do not record.
 class BelowAutograd {

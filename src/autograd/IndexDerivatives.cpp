@@ -128,7 +128,7 @@ Tensor& ag_scatter_inplace(Tensor& self, int64_t dim, const Tensor& index, const
   node->add_input(src);
   node->save(index);
   node->ints.push_back(wrap(dim, self.dim()));
-  set_history(self, node);
+  set_inplace_history(self, node);
   return self;
 }
 
@@ -169,7 +169,7 @@ Tensor& ag_index_add_inplace(Tensor& self, int64_t dim, const Tensor& index, con
   node->save(index);
   node->ints.push_back(wrap(dim, self.dim()));
   node->scalars.push_back(alpha);
-  set_history(self, node);
+  set_inplace_history(self, node);
   return self;
 }
 
@@ -204,7 +204,7 @@ Tensor& ag_masked_fill_inplace(Tensor& self, const Tensor& mask, const Scalar& v
   auto node = std::make_shared<FormulaNode>("MaskedFillBackward0", &masked_fill_backward);
   node->add_edge(old, old_meta);
   node->save(mask);
-  set_history(self, node);
+  set_inplace_history(self, node);
   return self;
 }
 
