@@ -140,6 +140,15 @@ TEST(GradCheck, ComplexFollowsConjugateWirtinger) {
   check("real into complex", [&] {
     return autograd::gradcheck([](const auto& v) { return (v[0].to(kComplex128) * complex128(1, 2)).exp(); }, {r});
   });
+  const std::pair<const char*, F> to_real[] = {
+      {"abs", [](const auto& v) { return v[0].abs(); }},
+      {"real * imag", [](const auto& v) { return v[0].real() * v[0].imag().exp(); }},
+      {"abs of product", [](const auto& v) { return (v[0] * v[0].select(0, 1)).abs().sum(); }},
+  };
+  for (const auto& [name, f] : to_real) {
+    Tensor zz = cinput({2, 3});
+    check(std::string("complex ") + name, [&] { return autograd::gradcheck(f, {zz}); });
+  }
   Tensor z = tensor::tensor({1.0}, kFloat64).to(kComplex128) * complex128(1, 1);
   z.requires_grad_();
   tensor::log(z).sum().backward();  // grad_output 1: grad = 1 / conj(1 + i) = (1 + i) / 2

@@ -242,7 +242,12 @@ Entry binary_entry(BinaryOp op) {
 Entry unary_entry(UnaryOp op) {
   switch (op) {
     case UnaryOp::Neg: return {"NegBackward0", false, false, false, GRAD(return {-g};)};
-    case UnaryOp::Abs: return {"AbsBackward0", true, false, false, GRAD(return {g * X.sign()};)};
+    case UnaryOp::Abs: return {"AbsBackward0", true, false, false, GRAD(
+        Tensor x = X;
+        if (!x.is_complex()) return {g * x.sign()};
+        Tensor mag = x.abs();  // complex: g * sgn(x) = g * x / |x|, 0 at 0
+        Tensor safe = where(mag.eq(0), 1.0, mag);
+        return {g * (x / safe) * mag.ne(0).to(mag.dtype())};)};
     case UnaryOp::Exp: return {"ExpBackward0", false, false, true, GRAD(return {g * cj(OUT1)};)};
     case UnaryOp::Exp2: return {"Exp2Backward0", false, false, true, GRAD(return {g * OUT1 * std::log(2.0)};)};
     case UnaryOp::Log: return {"LogBackward0", true, false, false, GRAD(return {g / cj(X)};)};
@@ -592,7 +597,8 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
   if (!base.requires_grad() || !GradMode::is_enabled() || !is_differentiable(base.dtype())) return;
   static const char* names[] = {"SelectBackward0", "SliceBackward0", "ViewBackward0", "TransposeBackward0",
                                 "PermuteBackward0", "ExpandBackward0", "SqueezeBackward0", "UnsqueezeBackward0",
-                                "AsStridedBackward0", "CloneBackward0", "ToCopyBackward0"};
+                                "AsStridedBackward0", "CloneBackward0", "ToCopyBackward0", "RealBackward0",
+                                "ImagBackward0"};
   BackwardFn fn = nullptr;
   switch (kind) {
     case ViewKind::Select:
@@ -630,6 +636,13 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
     case ViewKind::ToCopy:
       fn = GRAD(return {g.to(n.input_meta(0).dtype)};);
       break;
+    // For a real output r of complex z, z.grad = dL/dx + i dL/dy (PyTorch's convention).
+    case ViewKind::Real:
+      fn = GRAD(return {g.to(n.input_meta(0).dtype)};);
+      break;
+    case ViewKind::Imag:
+      fn = GRAD(return {g.to(n.input_meta(0).dtype) * complex128(0, 1)};);
+      break;
     default:
       fn = GRAD(TENSOR_ERROR("the derivative of as_strided is not implemented yet"););
       break;
@@ -638,7 +651,10 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
   node->add_input(base);
   node->ints = DimVector(params);
   set_history(out, node);
-  if (kind != ViewKind::Clone && kind != ViewKind::ToCopy && out.unsafeGetTensorImpl()->is_view()) remember_base(out, base);
+  // Real/imag views have another dtype than their base: CopySlices cannot rebase through them,
+  // so they keep no base and in-place writes into them raise (check_inplace).
+  bool rebasable = kind != ViewKind::Clone && kind != ViewKind::ToCopy && kind != ViewKind::Real && kind != ViewKind::Imag;
+  if (rebasable && out.unsafeGetTensorImpl()->is_view()) remember_base(out, base);
 }
 
 }  // namespace tensor::autograd

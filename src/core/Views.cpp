@@ -357,24 +357,29 @@ Tensor Tensor::conj() const {
   return v;
 }
 
+namespace {
+// The real (part 0) or imaginary (part 1) components of a complex tensor, as a real view.
+Tensor component_view(const Tensor& t, int64_t part) {
+  DimVector st(t.strides());
+  for (auto& s : st) s *= 2;
+  auto impl = make_intrusive<TensorImpl>(t.impl()->storage(), to_real_type(t.dtype()), t.device());
+  impl->set_sizes_and_strides(t.sizes(), st, t.storage_offset() * 2 + part);
+  impl->set_is_view(true);
+  return Tensor(std::move(impl));
+}
+}  // namespace
+
 Tensor Tensor::real() const {
   if (!is_complex()) return *this;
   TENSOR_CHECK(!is_conj(), "real: call resolve_conj() on a conjugated view first");
-  ScalarType rt = to_real_type(dtype());
-  DimVector st(strides());
-  for (auto& s : st) s *= 2;
-  auto impl_ = make_intrusive<TensorImpl>(impl()->storage(), rt, device());
-  impl_->set_sizes_and_strides(sizes(), st, storage_offset() * 2);
-  return Tensor(std::move(impl_));
+  return track(component_view(*this, 0), *this, ViewKind::Real);
 }
 
 Tensor Tensor::imag() const {
   TENSOR_CHECK(is_complex(), "imag: not implemented for real tensors (dtype {}); only complex tensors have an imaginary part",
                dtype());
   TENSOR_CHECK(!is_conj(), "imag: call resolve_conj() on a conjugated view first");
-  Tensor r = real();
-  r.unsafeGetTensorImpl()->set_sizes_and_strides(r.sizes(), r.strides(), r.storage_offset() + 1);
-  return r;
+  return track(component_view(*this, 1), *this, ViewKind::Imag);
 }
 
 // ---- free-function spellings ----
