@@ -115,8 +115,8 @@ void check_inplace(const Tensor& t, const char* op) {
   if (!t.unsafeGetTensorImpl()->is_view()) return;
   const Tensor* base = view_base_of(t);
   TENSOR_CHECK(base != nullptr,
-               "{}: in-place operation on a view of a tensor that does not require grad, with an argument that does, "
-               "is not supported yet ({}); write into a clone instead", op, t.describe());
+               "{}: in-place operation through this view while recording gradients is not supported yet ({}): its base "
+               "does not require grad, or it is a real()/imag() view; write into a clone instead", op, t.describe());
   TENSOR_CHECK(!(base->is_leaf() && base->requires_grad()),
                "{}: a view of a leaf Variable that requires grad is being used in an in-place operation ({})", op,
                t.describe());
