@@ -190,6 +190,21 @@ TEST(Autograd, InPlaceRules) {
   EXPECT_NE(m3.find("view of a leaf Variable"), std::string::npos) << m3;
 }
 
+TEST(Autograd, IndexPutRecordsTheWrite) {
+  Tensor x = tensor::ones({2, 3}, dtype(kFloat64).requires_grad(true));
+  Tensor v = tensor::tensor({{10.0}, {20.0}}, dtype(kFloat64).requires_grad(true));
+  Tensor y = x * 1;
+  y.index_put_({Slice(), tensor::tensor({0, 2})}, v);  // columns 0 and 2 take v (broadcast)
+  EXPECT_NEAR(y[1][2].item<double>(), 20.0, 1e-12);
+  Tensor w = tensor::arange(6, kFloat64).view({2, 3});
+  (y * w).sum().backward();
+  EXPECT_NEAR(x.grad()[0][1].item<double>(), 1.0, 1e-12);  // untouched column: w
+  EXPECT_NEAR(x.grad()[0][0].item<double>(), 0.0, 1e-12);  // overwritten: no gradient
+  EXPECT_NEAR(v.grad()[1][0].item<double>(), 3.0 + 5.0, 1e-12);  // w[1][0] + w[1][2]
+  Tensor leaf = tensor::ones({3}, dtype(kFloat64).requires_grad(true));
+  EXPECT_NE(error_of([&] { leaf.index_put_({tensor::tensor({0})}, 2.0); }).find("leaf Variable"), std::string::npos);
+}
+
 TEST(Autograd, InPlaceThroughViewsRebasesTheBase) {
   Tensor x = tensor::tensor({1.0, 2.0, 3.0, 4.0}, dtype(kFloat64).requires_grad(true));
   Tensor y = x * 2;

@@ -95,6 +95,12 @@ TEST(GradCheck, ReductionsAndViews) {
       {"advanced index", [](const autograd::variable_list& v) {
          return v[0].index({Slice(), tensor::tensor({3, 0, 3})}).exp().sum() + v[0].index({v[0] > 0}).square().sum();
        }},
+      {"index_put_", [](const autograd::variable_list& v) {
+         Tensor t = v[0] * 2;
+         t.index_put_({Slice(), tensor::tensor({0, 2})}, v[0].select(1, 3).unsqueeze(1).exp());
+         t.index_put_({t.detach() < 0}, 0.5);
+         return t.square();
+       }},
       {"masked_select", [](const autograd::variable_list& v) { return v[0].masked_select(v[0].lt(0.2)).exp(); }},
       {"diagonal", [](const autograd::variable_list& v) { return v[0].diagonal(1).exp() + v[0].diagonal(-1, 1, 0).sum(); }},
       {"unfold", [](const autograd::variable_list& v) { return v[0].unfold(1, 2, 1).square(); }},

@@ -4,6 +4,7 @@
 
 #include <string_view>
 
+#include "src/autograd/Functions.h"
 #include "src/ops/IndexOps.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
@@ -356,6 +357,29 @@ void check_value_broadcast(const Tensor& value, IntArrayRef shape, const char* o
 
 }  // namespace
 
+// index_put_ while recording: the write is the differentiable scatter of the value into the
+// flat positions the indices select (the same trick as Tensor::index); the result's values and
+// history then become self's, as for any recorded in-place op on a non-leaf.
+Tensor& index_put_recorded(Tensor& self, ArrayRef<indexing::TensorIndex> indices, const Tensor& value) {
+  const char* op = "index_put_";
+  TENSOR_CHECK(!(self.is_leaf() && self.requires_grad()),
+               "{}: a leaf Variable that requires grad is being used in an in-place operation ({})", op, self.describe());
+  TENSOR_CHECK(!self.unsafeGetTensorImpl()->is_view(),
+               "{}: writing through a view while recording gradients is not supported for index_put_ yet ({}); write "
+               "into the base tensor", op, self.describe());
+  TENSOR_CHECK(is_floating_point(self.dtype()) || self.is_complex(),
+               "{}: a {} tensor cannot receive values that require grad", op, self.dtype());
+  Tensor pos = arange(self.numel(), TensorOptions(kInt64)).view(self.sizes()).index(indices);
+  Tensor src = value.to(self.dtype()).expand(pos.sizes()).reshape({-1});
+  Tensor written = self.reshape({-1}).scatter(0, pos.reshape({-1}), src).view(self.sizes());
+  {
+    autograd::AutoGradMode off(false);
+    self.copy_(written);
+  }
+  autograd::set_history(self, written.grad_fn(), written.output_nr());
+  return self;
+}
+
 Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
   const char* op = "index";
   BasicResult r = apply_basic(*this, indices, op);
@@ -385,9 +409,8 @@ Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
 Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value_in) {
   const char* op = "index_put_";
   TENSOR_CHECK(value_in.defined(), "{}: value tensor is undefined", op);
-  TENSOR_CHECK(!autograd::GradMode::is_enabled() || !(requires_grad() || value_in.requires_grad()),
-               "{}: writing with index_put_ into or from tensors that require grad is not differentiable yet; use "
-               "index_add/scatter, or do it under NoGradGuard", op);
+  if (autograd::GradMode::is_enabled() && (requires_grad() || value_in.requires_grad()) && !is_meta())
+    return index_put_recorded(*this, indices, value_in);
   BasicResult r = apply_basic(*this, indices, op);
   Tensor dst = r.view;
   TENSOR_CHECK(!dst.is_conj(),
