@@ -238,3 +238,18 @@ TEST(Allocator, ReusesLargeBlocks) {
   EXPECT_EQ(b.data_ptr(), first);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(tensor::empty({3}).data_ptr()) % 64, 0u);
 }
+
+TEST(Errors, UndefinedTensorRaisesInsteadOfCrashing) {
+  Tensor u;
+  EXPECT_FALSE(u.defined());
+  EXPECT_THROW(u.sizes(), tensor::Error);
+  EXPECT_THROW(u.dim(), tensor::Error);
+  EXPECT_THROW(u.select(0, 0), tensor::Error);
+  EXPECT_THROW(u.exp(), tensor::Error);
+  EXPECT_THROW(u + tensor::ones({2}), tensor::Error);
+  EXPECT_THROW(u.sum(), tensor::Error);
+  EXPECT_THROW(u.view({1}), tensor::Error);
+  EXPECT_THROW(u.item<float>(), tensor::Error);
+  Tensor x = tensor::ones({2}, dtype(kFloat64).requires_grad(true));
+  EXPECT_THROW(x.grad().select(0, 0), tensor::Error);  // no backward yet: grad is undefined
+}

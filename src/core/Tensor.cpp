@@ -7,6 +7,10 @@
 
 namespace tensor {
 
+void Tensor::throw_undefined() {
+  TENSOR_ERROR("this Tensor is undefined (default-constructed, reset, or an unset .grad()); check defined() first");
+}
+
 void* Tensor::data_ptr() const {
   TENSOR_CHECK(defined(), "data_ptr: tensor is undefined");
   TENSOR_CHECK(!is_meta(), "data_ptr: meta tensor of shape {} has no data (meta tensors only carry shapes and dtypes)",

@@ -36,20 +36,20 @@ class TENSOR_API Tensor {
 
   // ---- metadata ----
   /// Sizes of every dim.
-  IntArrayRef sizes() const { return impl_->sizes(); }
+  IntArrayRef sizes() const { return checked()->sizes(); }
   /// Size of dim `d` (negative counts from the end).
   int64_t size(int64_t d) const;
-  IntArrayRef strides() const { return impl_->strides(); }
+  IntArrayRef strides() const { return checked()->strides(); }
   int64_t stride(int64_t d) const;
-  int64_t dim() const { return impl_->dim(); }
+  int64_t dim() const { return checked()->dim(); }
   int64_t ndimension() const { return dim(); }
-  int64_t numel() const { return impl_->numel(); }
-  ScalarType dtype() const { return impl_->dtype(); }
-  ScalarType scalar_type() const { return impl_->dtype(); }
-  Device device() const { return impl_->device(); }
+  int64_t numel() const { return checked()->numel(); }
+  ScalarType dtype() const { return checked()->dtype(); }
+  ScalarType scalar_type() const { return checked()->dtype(); }
+  Device device() const { return checked()->device(); }
   TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
-  bool is_contiguous() const { return impl_->is_contiguous(); }
-  int64_t storage_offset() const { return impl_->storage_offset(); }
+  bool is_contiguous() const { return checked()->is_contiguous(); }
+  int64_t storage_offset() const { return checked()->storage_offset(); }
   int64_t element_size() const { return tensor::element_size(dtype()); }
   int64_t nbytes() const { return numel() * element_size(); }
   bool is_cuda() const { return device().is_cuda(); }
@@ -58,7 +58,7 @@ class TENSOR_API Tensor {
   bool is_floating_point() const { return tensor::is_floating_point(dtype()); }
   bool is_complex() const { return tensor::is_complex(dtype()); }
   /// True when this is a lazily conjugated view (conj() of a complex tensor).
-  bool is_conj() const { return impl_->is_conj(); }
+  bool is_conj() const { return checked()->is_conj(); }
   /// Typed pointer to element 0; throws if T does not match the dtype or the tensor has no memory.
   template <class T> T* data_ptr() const;
   void* data_ptr() const;
@@ -68,7 +68,7 @@ class TENSOR_API Tensor {
   /// Shape and dtype for messages: "[2, 3] float32".
   std::string describe() const;
   /// In-place-write counter shared with views (autograd checks it).
-  uint32_t _version() const { return impl_->version(); }
+  uint32_t _version() const { return checked()->version(); }
 
   // ---- conversion ----
   /// Copy to another dtype and/or device (returns *this when nothing changes unless copy).
@@ -256,7 +256,7 @@ class TENSOR_API Tensor {
 
   // ---- autograd ----
   /// True when ops on this tensor are recorded for backward.
-  bool requires_grad() const { return impl_->requires_grad(); }
+  bool requires_grad() const { return checked()->requires_grad(); }
   /// Marks a leaf as requiring grad (floating and complex dtypes only).
   Tensor& requires_grad_(bool requires_grad = true);
   /// The accumulated gradient of a leaf (or of a tensor that called retain_grad()); undefined until backward.
@@ -280,6 +280,12 @@ class TENSOR_API Tensor {
   unsigned register_hook(std::function<Tensor(Tensor)> hook) const;
 
  private:
+  // Metadata of an undefined Tensor is a user error, not a crash: one predictable branch.
+  const TensorImpl* checked() const {
+    if (__builtin_expect(!impl_, 0)) throw_undefined();
+    return impl_.get();
+  }
+  [[noreturn]] static void throw_undefined();
   intrusive_ptr<TensorImpl> impl_;
 };
 
