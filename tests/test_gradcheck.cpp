@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include "tests/grad_test_util.h"
+
 #include "tests/op_table.h"
 
 using namespace tensor;
@@ -19,14 +21,7 @@ Tensor input(IntArrayRef shape, double lo, double hi, bool transposed) {
   if (transposed) u = u.t().contiguous().t();
   return u.detach().requires_grad_(true);
 }
-// Runs a check and reports which op failed (gradcheck throws with the first mismatch).
-void check(const std::string& what, const std::function<bool()>& f) {
-  try {
-    EXPECT_TRUE(f()) << what;
-  } catch (const tensor::Error& e) {
-    ADD_FAILURE() << what << ": " << e.what();
-  }
-}
+using tensor::testing::check;
 // Kinked or flat ops: finite differences are exact away from the kinks; second derivatives are 0.
 bool has_second_derivative(const std::string& n) {
   return n != "floor" && n != "ceil" && n != "round" && n != "trunc" && n != "sign";

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include "tests/grad_test_util.h"
+
 using namespace tensor;
 using F = std::function<Tensor(const autograd::variable_list&)>;
 
@@ -14,14 +16,7 @@ Tensor input(IntArrayRef shape, bool transposed = false) {
   if (transposed) u = u.t().contiguous().t();
   return u.detach().requires_grad_(true);
 }
-// gradcheck throws with the first mismatch: report which case failed.
-void check(const std::string& what, const std::function<bool()>& f) {
-  try {
-    EXPECT_TRUE(f()) << what;
-  } catch (const tensor::Error& e) {
-    ADD_FAILURE() << what << ": " << e.what();
-  }
-}
+using tensor::testing::check;
 void check_both(const std::string& what, const F& f, const autograd::variable_list& in) {
   EXPECT_TRUE(f(in).requires_grad()) << what << " records nothing";
   check(what + " gradcheck", [&] { return autograd::gradcheck(f, in); });

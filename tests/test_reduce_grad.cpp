@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include "tests/grad_test_util.h"
+
 #include <cmath>
 #include <limits>
 #include <string>
@@ -34,14 +36,7 @@ Tensor vec(const std::vector<double>& v, std::vector<int64_t> shape) {
   return tensor::tensor(v, kFloat64).reshape(shape).detach().requires_grad_(true);
 }
 
-// Runs a check and reports which op failed (gradcheck throws with the first mismatch).
-void check(const std::string& what, const std::function<bool()>& f) {
-  try {
-    EXPECT_TRUE(f()) << what;
-  } catch (const tensor::Error& e) {
-    ADD_FAILURE() << what << ": " << e.what();
-  }
-}
+using tensor::testing::check;
 
 void check_both(const std::string& name, const F& f, const Tensor& x, bool second = true) {
   SCOPED_TRACE(name);

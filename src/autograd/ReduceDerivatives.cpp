@@ -234,7 +234,18 @@ Tensor ag_logsumexp(const Tensor& x, IntArrayRef dims, bool keepdim) {
 }
 
 // ---- var, std ----
-// ints: reduced dims; scalars: keepdim, correction.
+// ints: reduced dims; scalars: keepdim, correction; saved(0): the input.
+// What var and std backward share: the degrees of freedom and the deviations from the mean.
+struct VarTerms {
+  int64_t dof;
+  Tensor dev;
+};
+VarTerms var_terms(FormulaNode& n) {
+  Tensor x = n.saved(0);
+  const int64_t dof = std::max<int64_t>(0, reduced_count(n.input_meta(0), n.ints) - n.scalars[1].to_long());
+  return {dof, x - (n.ints.empty() ? x : x.mean(n.ints, /*keepdim=*/true))};
+}
+
 Tensor ag_var(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdim) {
   Tensor out;
   {
@@ -243,11 +254,9 @@ Tensor ag_var(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdi
   }
   if (!should_record(x, out)) return out;
   auto node = make_node("VarBackward0", GRAD(
-      Tensor x = n.saved(0);
       const bool keepdim = n.scalars[0].to_bool();
-      const int64_t dof = std::max<int64_t>(0, reduced_count(n.input_meta(0), n.ints) - n.scalars[1].to_long());
-      Tensor dev = x - (n.ints.empty() ? x : x.mean(n.ints, /*keepdim=*/true));
-      return {restore_dims(g, n.ints, keepdim) * dev * (2.0 / static_cast<double>(dof))};), x);
+      VarTerms t = var_terms(n);
+      return {restore_dims(g, n.ints, keepdim) * t.dev * (2.0 / static_cast<double>(t.dof))};), x);
   node->save(x);
   node->ints = reduce_dims(dims, x.dim());
   node->scalars.push_back(keepdim);
@@ -265,14 +274,12 @@ Tensor ag_std(const Tensor& x, IntArrayRef dims, int64_t correction, bool keepdi
   if (!should_record(x, out)) return out;
   // d std = d var / (2 std), taken as 0 where std is 0 (PyTorch's masked_fill).
   auto node = make_node("StdBackward0", GRAD(
-      Tensor x = n.saved(0);
       const bool keepdim = n.scalars[0].to_bool();
-      const int64_t dof = std::max<int64_t>(0, reduced_count(n.input_meta(0), n.ints) - n.scalars[1].to_long());
+      VarTerms t = var_terms(n);
       Tensor s = restore_dims(n.saved(1), n.ints, keepdim);
       Tensor z = s.eq(0).to(s.dtype());
-      Tensor gs = restore_dims(g, n.ints, keepdim) * (1 - z) / ((s + z) * static_cast<double>(dof));
-      Tensor dev = x - (n.ints.empty() ? x : x.mean(n.ints, /*keepdim=*/true));
-      return {gs * dev};), x);
+      Tensor gs = restore_dims(g, n.ints, keepdim) * (1 - z) / ((s + z) * static_cast<double>(t.dof));
+      return {gs * t.dev};), x);
   node->save(x);
   node->save(out, /*is_output=*/true);
   node->ints = reduce_dims(dims, x.dim());
