@@ -15,14 +15,6 @@ using bench::median_seconds;
 
 namespace {
 
-struct Case {
-  const char* name;
-  const char* unit;     // how the figure is shown: "us", "ms" or "GB/s"
-  double bytes;         // bytes moved per call, for GB/s
-  const char* goal;     // the TARGETS.md goal, for the table
-  double (*ours)();
-};
-
 constexpr int64_t k16M = 16 << 20;
 
 double eager_add() {
@@ -71,7 +63,7 @@ double stream_add() {
   });
 }
 
-const Case kCases[] = {
+const bench::AddCases kOpCases({
     {"eager_add_1elem", "us", 0, "<= 0.5x", eager_add},
     {"autograd_overhead", "us", 0, "<= 0.5x", autograd_overhead},
     {"add_16M_out", "GB/s", 3.0 * 4 * k16M, ">= 1.0x, >= 90% stream", add_out},
@@ -81,13 +73,15 @@ const Case kCases[] = {
     {"sum_16M", "ms", 0, "<= 1.0x", sum16},
     {"sum_dim0_4096", "ms", 0, "<= 1.0x", sum_dim0},
     {"softmax_rows_4096", "ms", 0, "<= 0.5x", softmax_rows},
-};
+});
 
-std::string show(double sec, const Case& c) {
+
+std::string show(double sec, const bench::Case& c) {
   char buf[64];
-  if (!std::strcmp(c.unit, "us")) std::snprintf(buf, sizeof buf, "%.3f us", sec * 1e6);
-  else if (!std::strcmp(c.unit, "ms")) std::snprintf(buf, sizeof buf, "%.2f ms", sec * 1e3);
-  else std::snprintf(buf, sizeof buf, "%.1f GB/s", c.bytes / sec / 1e9);
+  if (c.unit == "us") std::snprintf(buf, sizeof buf, "%.3f us", sec * 1e6);
+  else if (c.unit == "ms") std::snprintf(buf, sizeof buf, "%.2f ms", sec * 1e3);
+  else if (c.unit == "GFLOP/s") std::snprintf(buf, sizeof buf, "%.1f GFLOP/s", c.work / sec / 1e9);
+  else std::snprintf(buf, sizeof buf, "%.1f GB/s", c.work / sec / 1e9);
   return buf;
 }
 
@@ -98,25 +92,25 @@ int main(int argc, char** argv) {
   tensor::set_num_threads(2);
   omp_set_num_threads(2);
   tensor::manual_seed(0);
-  bench::TwinTable twins = bench::torch_cases();
+  const bench::TwinTable& twins = bench::twins();
   std::printf("libtensor vs libtorch (%s), %d threads; ratio = libtensor time / libtorch time\n",
               bench::torch_available() ? "Debian libtorch-dev" : "libtorch not installed", 2);
   std::printf("%-22s %14s %14s %8s  %s\n", "case", "libtensor", "libtorch", "ratio", "goal");
   double stream = stream_add();
   std::printf("%-22s %14s %14s %8s  %s\n", "stream_add_16M (ref)",
-              show(stream, Case{"", "GB/s", 3.0 * 4 * k16M, "", nullptr}).c_str(), "-", "-", "hardware reference");
-  for (const Case& c : kCases) {
-    if (*filter && !std::strstr(c.name, filter)) continue;
+              show(stream, bench::Case{"", "GB/s", 3.0 * 4 * k16M, "", nullptr}).c_str(), "-", "-", "hardware reference");
+  for (const bench::Case& c : bench::cases()) {
+    if (*filter && c.name.find(filter) == std::string::npos) continue;
     double ours = c.ours();
     auto it = twins.find(c.name);
     if (it == twins.end()) {
-      std::printf("%-22s %14s %14s %8s  %s\n", c.name, show(ours, c).c_str(), "-", "-", c.goal);
+      std::printf("%-22s %14s %14s %8s  %s\n", c.name.c_str(), show(ours, c).c_str(), "-", "-", c.goal.c_str());
       continue;
     }
     double theirs = it->second();
-    std::printf("%-22s %14s %14s %7.2fx  %s\n", c.name, show(ours, c).c_str(), show(theirs, c).c_str(), ours / theirs,
-                c.goal);
-    if (!std::strcmp(c.name, "add_16M_out"))
+    std::printf("%-22s %14s %14s %7.2fx  %s\n", c.name.c_str(), show(ours, c).c_str(), show(theirs, c).c_str(),
+                ours / theirs, c.goal.c_str());
+    if (c.name == "add_16M_out")
       std::printf("%-22s %14.0f%%  of streaming bandwidth\n", "", 100.0 * stream / ours);
   }
   return 0;

@@ -24,9 +24,35 @@ inline double median_seconds(const std::function<void()>& fn, int reps = 15, int
   return t[t.size() / 2];
 }
 
+/// One benchmark case: `ours` returns seconds per call of libtensor.
+struct Case {
+  std::string name;
+  std::string unit;   // how the figure is shown: "us", "ms", "GB/s" or "GFLOP/s"
+  double work = 0;    // bytes (GB/s) or floating point operations (GFLOP/s) per call
+  std::string goal;   // the TARGETS.md goal, for the table
+  std::function<double()> ours;
+};
+
+// Note [Benchmark registry]
+// Each area keeps its cases in its own bench_<area>.cpp and its libtorch twins in
+// torch_<area>.cpp (built only when libtorch is found); both register at static-init time, so
+// adding an area touches no shared file. Cases print in registration order within a file.
+inline std::vector<Case>& cases() {
+  static std::vector<Case> c;
+  return c;
+}
 /// The libtorch twin of each case, by name (empty when libtorch is not built in).
 using TwinTable = std::map<std::string, std::function<double()>>;
-TwinTable torch_cases();
+inline TwinTable& twins() {
+  static TwinTable t;
+  return t;
+}
+struct AddCases {
+  explicit AddCases(std::vector<Case> cs) { for (auto& c : cs) cases().push_back(std::move(c)); }
+};
+struct AddTwins {
+  explicit AddTwins(TwinTable t) { for (auto& kv : t) twins()[kv.first] = std::move(kv.second); }
+};
 bool torch_available();
 
 }  // namespace bench

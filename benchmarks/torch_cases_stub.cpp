@@ -3,5 +3,4 @@
 
 namespace bench {
 bool torch_available() { return false; }
-TwinTable torch_cases() { return {}; }
 }  // namespace bench

@@ -13,5 +13,6 @@
 #include "tensor/cuda/cuda.h"
 #include "tensor/dispatch/Library.h"
 #include "tensor/indexing.h"
+#include "tensor/onednn.h"
 #include "tensor/ops.h"
 #include "tensor/version.h"
