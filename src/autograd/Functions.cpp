@@ -562,6 +562,9 @@ void ensure_autograd_kernels() {
     ops::clamp_op().set(DispatchKey::Autograd, &ag_clamp);
     register_reduce_derivatives();
     register_index_derivatives();
+    register_linalg_derivatives();
+    register_conv_derivatives();
+    register_pool_norm_derivatives();
   });
 }
 

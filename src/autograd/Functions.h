@@ -114,6 +114,11 @@ class BelowAutograd {
 /// joining and selection ops (IndexDerivatives.cpp); called once by ensure_autograd_kernels.
 void register_reduce_derivatives();
 void register_index_derivatives();
+/// The same for the oneDNN-backed ops: matmul family (LinalgDerivatives.cpp), convolutions
+/// (ConvDerivatives.cpp), pooling and normalization (PoolNormDerivatives.cpp).
+void register_linalg_derivatives();
+void register_conv_derivatives();
+void register_pool_norm_derivatives();
 
 /// Queues a tensor for destruction by the outermost node destructor on this thread.
 void defer_release(Tensor t);
