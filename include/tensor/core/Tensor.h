@@ -248,6 +248,18 @@ class TENSOR_API Tensor {
   Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
 
+  // ---- linear algebra (tensor/linalg.h) ----
+  /// Matrix product with libtorch's matmul rules (1-D cases, broadcast batch dims).
+  Tensor matmul(const Tensor& other) const;
+  /// 2-D matrix product.
+  Tensor mm(const Tensor& other) const;
+  /// Batched 3-D matrix product.
+  Tensor bmm(const Tensor& other) const;
+  /// Inner product of two 1-D tensors.
+  Tensor dot(const Tensor& other) const;
+  /// Outer product of two 1-D tensors.
+  Tensor outer(const Tensor& other) const;
+
   // ---- comparison of whole tensors ----
   /// |a - b| <= atol + rtol * |b| everywhere (NaNs equal only if equal_nan).
   bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
