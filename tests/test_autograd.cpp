@@ -347,3 +347,33 @@ TEST(Autograd, CheckpointRecomputesAndMatches) {
   EXPECT_TRUE(autograd::gradcheck([&](const autograd::variable_list& v) { return autograd::checkpoint(block, v)[0]; },
                                   {x, w}));
 }
+
+TEST(Autograd, CheckpointReplaysRandomNumbers) {
+  // A dropout-like mask drawn inside the checkpointed block must be the same in the recompute,
+  // and the recompute must not move the program's generator.
+  manual_seed(4);
+  Tensor x = tensor::randn({64}, kFloat64).requires_grad_();
+  Tensor mask_seen;
+  auto block = [&](const autograd::variable_list& in) {
+    Tensor mask = (tensor::rand({64}, kFloat64) > 0.5).to(kFloat64);
+    mask_seen = mask;
+    return autograd::variable_list{in[0] * in[0] * mask};
+  };
+  Tensor y = autograd::checkpoint(block, {x})[0];
+  Tensor forward_mask = mask_seen;
+  Tensor after_forward = tensor::rand({3}, kFloat64);  // the program's next draw
+  manual_seed(4);
+  tensor::randn({64}, kFloat64);
+  tensor::rand({64}, kFloat64);
+  Tensor expected_next = tensor::rand({3}, kFloat64);
+  ASSERT_TRUE(after_forward.equal(expected_next));
+  Tensor before = tensor::rand({3}, kFloat64);  // generator position before backward
+  manual_seed(4);
+  tensor::randn({64}, kFloat64);
+  tensor::rand({64}, kFloat64);
+  tensor::rand({3}, kFloat64);
+  y.sum().backward();  // recomputes the block
+  EXPECT_TRUE(mask_seen.equal(forward_mask)) << "the recompute drew a different mask";
+  EXPECT_TRUE(x.grad().equal(x.detach() * 2 * forward_mask));
+  EXPECT_TRUE(tensor::rand({3}, kFloat64).equal(before)) << "the recompute moved the generator";
+}

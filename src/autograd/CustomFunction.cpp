@@ -1,5 +1,6 @@
 // AutogradContext for custom Functions, and activation checkpointing.
 #include "src/autograd/Functions.h"
+#include "src/core/RandomState.h"
 #include "tensor/autograd/Function.h"
 
 namespace tensor::autograd {
@@ -31,8 +32,10 @@ void AutogradContext::mark_non_differentiable(const variable_list& outputs) { no
 // Note [Activation checkpointing]
 // The forward runs without recording, so none of fn's intermediates stay alive; only the
 // inputs are saved. Backward re-runs fn on detached copies of the inputs with recording on and
-// differentiates that fresh graph with autograd::grad. fn must compute the same values again
-// (random ops inside it would need their generator state replayed, which is not done yet).
+// differentiates that fresh graph with autograd::grad. Random ops inside fn (dropout) must draw
+// the same numbers again: the generator's position at the forward is saved and restored for
+// the recompute, then the generator is put back where it was, so the recompute consumes no
+// random numbers of the program (PyTorch's preserve_rng_state).
 namespace {
 class CheckpointNode final : public Node {
  public:
@@ -41,6 +44,7 @@ class CheckpointNode final : public Node {
   std::vector<bool> input_requires;
   std::vector<DimVector> out_sizes;
   std::vector<TensorOptions> out_options;
+  tensor::detail::RngState rng;  // the generator's position when the forward ran
 
   std::string name() const override { return "CheckpointBackward"; }
   void release_variables() override {
@@ -61,7 +65,15 @@ class CheckpointNode final : public Node {
     variable_list outs;
     {
       AutoGradMode on(true);
-      outs = fn(detached);
+      const tensor::detail::RngState now = tensor::detail::get_rng_state();
+      tensor::detail::set_rng_state(rng);
+      try {
+        outs = fn(detached);
+      } catch (...) {
+        tensor::detail::set_rng_state(now);
+        throw;
+      }
+      tensor::detail::set_rng_state(now);
     }
     variable_list roots, seeds;
     for (size_t i = 0; i < outs.size() && i < grads.size(); ++i)
@@ -81,6 +93,7 @@ class CheckpointNode final : public Node {
 }  // namespace
 
 variable_list checkpoint(const std::function<variable_list(const variable_list&)>& fn, const variable_list& inputs) {
+  const tensor::detail::RngState rng = tensor::detail::get_rng_state();
   variable_list outs;
   {
     AutoGradMode off(false);
@@ -91,6 +104,7 @@ variable_list checkpoint(const std::function<variable_list(const variable_list&)
   if (!any || !GradMode::is_enabled()) return outs;
   auto node = std::make_shared<CheckpointNode>();
   node->fn = fn;
+  node->rng = rng;
   for (const Tensor& t : inputs) {
     node->inputs.emplace_back(t, false);
     node->input_requires.push_back(t.defined() && t.requires_grad());

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "src/core/RandomState.h"
 #include "src/core/Check.h"
 #include "src/autograd/AutogradMeta.h"
 #include "src/core/DtypeVisit.h"
@@ -108,6 +109,18 @@ Tensor random_impl(IntArrayRef sizes, const TensorOptions& o, bool normal, const
   return detail::apply_factory_options(out, o);
 }
 }  // namespace
+
+namespace detail {
+RngState get_rng_state() {
+  std::lock_guard<std::mutex> g(gen().mu);
+  return {gen().seed, gen().offset};
+}
+void set_rng_state(const RngState& s) {
+  std::lock_guard<std::mutex> g(gen().mu);
+  gen().seed = s.seed;
+  gen().offset = s.offset;
+}
+}  // namespace detail
 
 void manual_seed(uint64_t seed) {
   std::lock_guard<std::mutex> g(gen().mu);

@@ -135,7 +135,8 @@ struct Function {
 };
 
 /// Activation checkpointing: runs fn(inputs) without keeping its intermediate tensors, and
-/// recomputes them during backward. fn must be deterministic (same outputs on recompute).
+/// recomputes them during backward. Random ops in fn draw the same numbers again (the global
+/// generator is replayed); fn must otherwise be deterministic.
 TENSOR_API variable_list checkpoint(const std::function<variable_list(const variable_list&)>& fn,
                                     const variable_list& inputs);
 
