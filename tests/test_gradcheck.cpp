@@ -156,3 +156,33 @@ TEST(GradCheck, ComplexFollowsConjugateWirtinger) {
   EXPECT_NEAR(z.grad()[0].item<complex128>().real(), 0.5, 1e-12);
   EXPECT_NEAR(z.grad()[0].item<complex128>().imag(), 0.5, 1e-12);
 }
+
+TEST(GradCheck, AsStrided) {
+  manual_seed(21);
+  Tensor x = randn({12}, kFloat64).requires_grad_(true);
+  // Overlapping windows (elements read twice get summed gradients), an offset, a transposed
+  // input (storage order differs from logical order) and a slice of a bigger storage.
+  check("as_strided windows", [&] {
+    return autograd::gradcheck([](const auto& v) { return v[0].as_strided({4, 3}, {2, 1}, 1) * 1.5; }, {x});
+  });
+  check("as_strided second order", [&] {
+    return autograd::gradgradcheck([](const auto& v) { return v[0].as_strided({3, 3}, {3, 1}, 2).pow(2); }, {x});
+  });
+  Tensor m = randn({3, 4}, kFloat64).requires_grad_(true);
+  check("as_strided of a transpose", [&] {
+    return autograd::gradcheck([](const auto& v) { Tensor t = v[0].t(); return t.as_strided({2, 2}, {1, 4}, 1); }, {m});
+  });
+  check("as_strided of a slice", [&] {
+    return autograd::gradcheck([](const auto& v) { Tensor s = v[0].narrow(0, 1, 2); return s.as_strided({4}, {2}, 4); }, {m});
+  });
+  // Hand-checked: y = x.as_strided({2, 2}, {1, 1}) reads x[0], x[1], x[1], x[2].
+  Tensor a = tensor::arange(4, kFloat64).requires_grad_(true);
+  a.as_strided({2, 2}, {1, 1}).sum().backward();
+  EXPECT_TRUE(a.grad().equal(tensor::tensor({1.0, 2.0, 1.0, 0.0}, kFloat64)));
+  // Reading outside the input, or through an expanded input, has no gradient: a clear error.
+  Tensor big = randn({10}, kFloat64).requires_grad_(true);
+  Tensor part = big.narrow(0, 2, 3);
+  EXPECT_THROW(part.as_strided({4}, {1}, 0), Error);
+  Tensor e = randn({1}, kFloat64).requires_grad_(true).expand({3});
+  EXPECT_THROW(e.as_strided({2}, {1}, 0), Error);
+}

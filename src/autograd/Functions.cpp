@@ -647,7 +647,9 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
       fn = GRAD(return {g.to(n.input_meta(0).dtype) * complex128(0, 1)};);
       break;
     default:
-      fn = GRAD(TENSOR_ERROR("the derivative of as_strided is not implemented yet"););
+      // Recorded by positions in Tensor::as_strided (Note [as_strided backward]); only meta
+      // tensors, which never run backward, come here.
+      fn = GRAD(TENSOR_ERROR("as_strided: no derivative for meta tensors"););
       break;
   }
   auto node = std::make_shared<FormulaNode>(names[static_cast<int>(kind)], fn);
