@@ -123,6 +123,16 @@ TEST(GradCheck, ComplexFollowsConjugateWirtinger) {
       {"square", [](const auto& v) { return v[0].square(); }}, {"sigmoid", [](const auto& v) { return v[0].sigmoid(); }},
       {"sum", [](const auto& v) { return v[0].sum(); }},   {"select", [](const auto& v) { return v[0].select(1, 0) * 2; }},
       {"transpose", [](const auto& v) { return v[0].t().exp(); }},
+      // The reductions' complex formulas (conj of the saved values where the formula has them).
+      {"sum dim", [](const auto& v) { return v[0].sum({1}); }},
+      {"mean", [](const auto& v) { return v[0].mean({0}); }},
+      {"prod", [](const auto& v) { return v[0].prod(1); }},
+      {"prod all", [](const auto& v) { return v[0].prod(); }},
+      {"cumsum", [](const auto& v) { return v[0].cumsum(1); }},
+      {"cumprod", [](const auto& v) { return v[0].cumprod(1); }},
+      {"var", [](const auto& v) { return v[0].var({1}); }},
+      {"std", [](const auto& v) { return v[0].std({1}); }},
+      {"norm", [](const auto& v) { return v[0].norm(2, {1}); }},
   };
   for (const auto& [name, f] : unary) {
     Tensor z = cinput({2, 3});
