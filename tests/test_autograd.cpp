@@ -377,3 +377,41 @@ TEST(Autograd, CheckpointReplaysRandomNumbers) {
   EXPECT_TRUE(x.grad().equal(x.detach() * 2 * forward_mask));
   EXPECT_TRUE(tensor::rand({3}, kFloat64).equal(before)) << "the recompute moved the generator";
 }
+
+TEST(Autograd, CopyAndClampInPlaceRecord) {
+  manual_seed(5);
+  // copy_ from a tensor that requires grad: the destination's history is the copy, the source
+  // gets the gradient (summed over broadcast dims, cast to its dtype).
+  Tensor src = tensor::randn({3}, kFloat64).requires_grad_();
+  Tensor dst = tensor::zeros({2, 3}, kFloat64) * 1;  // a non-leaf
+  dst.copy_(src);
+  (dst * dst).sum().backward();
+  EXPECT_TRUE(src.grad().allclose(src.detach() * 4, 1e-12, 1e-12));
+  Tensor s32 = tensor::randn({3}, kFloat32).requires_grad_();
+  Tensor d64 = tensor::zeros({3}, kFloat64).requires_grad_() * 1;
+  d64.copy_(s32);
+  d64.sum().backward();
+  EXPECT_EQ(s32.grad().dtype(), kFloat32);
+  EXPECT_TRUE(s32.grad().equal(tensor::ones({3}, kFloat32)));
+  // The overwritten values get no gradient; in-place on a leaf that requires grad raises.
+  Tensor x = tensor::randn({3}, kFloat64).requires_grad_();
+  Tensor y = x * 2;
+  y.copy_(src.detach());
+  EXPECT_EQ(y.grad_fn()->name(), "CopyBackwards");
+  EXPECT_THROW(x.copy_(src), Error);
+  // clamp_ records like clamp: the gradient passes where min <= x <= max.
+  Tensor v = tensor::tensor({-2.0, -0.5, 0.5, 2.0}, kFloat64).requires_grad_();
+  Tensor w = v * 1;
+  w.clamp_(-1.0, 1.0);
+  (w * 3).sum().backward();
+  EXPECT_TRUE(v.grad().equal(tensor::tensor({0.0, 3.0, 3.0, 0.0}, kFloat64)));
+  EXPECT_TRUE(w.detach().equal(tensor::tensor({-1.0, -0.5, 0.5, 1.0}, kFloat64)));
+  EXPECT_TRUE(autograd::gradcheck([](const autograd::variable_list& in) { Tensor t = in[0] * 1; t.clamp_(-0.3, 0.4); return t; },
+                                  {tensor::randn({6}, kFloat64).requires_grad_()}));
+  // Without recording (no grad mode), copy_ into a leaf is allowed, as in libtorch's init code.
+  {
+    NoGradGuard g;
+    x.copy_(src);
+  }
+  EXPECT_TRUE(x.detach().equal(src.detach()));
+}

@@ -346,6 +346,42 @@ Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
   return self;
 }
 
+}  // namespace
+
+// Note [Differentiable copy_]
+// copy_ is not a dispatcher op (it is the primitive every kernel uses), so it records here,
+// only when called above autograd: kernels below autograd run with the Autograd key excluded
+// and their internal copies never record. The old values are overwritten, so only src gets a
+// gradient (summed back over broadcast dims and cast to src's dtype).
+bool copy_needs_recording(const Tensor& self, const Tensor& src) {
+  return GradMode::is_enabled() && !dispatch::local_keys().excluded.has(DispatchKey::Autograd) &&
+         is_differentiable(self.dtype()) && (self.requires_grad() || (src.requires_grad() && is_differentiable(src.dtype())));
+}
+
+Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
+  check_inplace(self, "copy_");
+  const Edge old = self.requires_grad() ? gradient_edge(self) : Edge{};
+  const InputMeta old_meta{DimVector(self.sizes()), self.dtype()};
+  {
+    BelowAutograd below;
+    self.copy_(src, non_blocking);
+  }
+  auto node = std::make_shared<FormulaNode>("CopyBackwards", GRAD(
+      const InputMeta& m = n.input_meta(1);
+      Tensor gs;
+      if (n.needs_input_grad(1)) {
+        gs = sum_to(g, m.sizes);
+        if (gs.dtype() != m.dtype) gs = is_complex(gs.dtype()) && !is_complex(m.dtype) ? gs.real().to(m.dtype) : gs.to(m.dtype);
+      }
+      return {Tensor(), gs};));
+  node->add_edge(old, old_meta);
+  node->add_input(src);
+  set_inplace_history(self, node);
+  return self;
+}
+
+namespace {
+
 template <BinaryOp Op>
 Tensor& ag_binary_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
   TENSOR_CHECK(!any_requires_grad({&a, &b}) || !is_differentiable(out.dtype()) || !binary_entry(Op).fn,

@@ -120,6 +120,11 @@ void register_linalg_derivatives();
 void register_conv_derivatives();
 void register_pool_norm_derivatives();
 
+/// True when Tensor::copy_ must record (Note [Differentiable copy_]); record_copy_ then does
+/// the copy and records it.
+bool copy_needs_recording(const Tensor& self, const Tensor& src);
+Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking);
+
 /// Queues a tensor for destruction by the outermost node destructor on this thread.
 void defer_release(Tensor t);
 

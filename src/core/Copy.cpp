@@ -67,6 +67,8 @@ bool try_transpose_copy(Tensor& dst, const Tensor& src) {
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   TENSOR_CHECK(defined() && src.defined(), "copy_: both tensors must be defined");
+  if ((requires_grad() || src.requires_grad()) && autograd::copy_needs_recording(*this, src))
+    return autograd::record_copy_(*this, src, non_blocking);
   Device dd = device(), sd = src.device();
   if (dd.is_meta() || sd.is_meta()) {
     TENSOR_CHECK(dd.is_meta(), "copy_: cannot copy from a meta tensor (it has no data) into a {} tensor", dd.str());

@@ -1,5 +1,6 @@
 // Front ends of the elementwise ops: dtype rules, checks, and the dispatcher tables.
 #include "src/ops/ElementwiseOps.h"
+#include "src/autograd/Functions.h"
 
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
@@ -345,8 +346,8 @@ Tensor operator~(const Tensor& a) { return bitwise_not(a); }
 // ---- clamp and where ----
 Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
   TENSOR_CHECK(!out.defined() || !autograd::GradMode::is_enabled() || !(a.requires_grad() || out.requires_grad()),
-               "clamp_/clamp_out: in-place and out= clamp of tensors that require grad are not differentiable yet; use "
-               "the functional clamp");
+               "clamp_out: functions with out=... arguments don't support automatic differentiation, but one of the "
+               "arguments requires grad (input shape {})", detail::shape_str(a.sizes()));
   TENSOR_CHECK(lo || hi, "clamp: at least one of min and max must be given (input shape {})", detail::shape_str(a.sizes()));
   TensorIterator it;
   it.name("clamp");
@@ -387,7 +388,15 @@ dispatch::OpDef<ops::WhereFn>& ops::where_op() { return g_where; }
 
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) { return g_clamp(a, lo, hi); }
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return tensor::clamp(*this, lo, hi); }
-Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) { return clamp_out(*this, *this, lo, hi); }
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  // While recording, the in-place clamp is the functional one of the old values copied back:
+  // copy_ records the in-place write (Note [Differentiable copy_]).
+  if (autograd::GradMode::is_enabled() && requires_grad() && autograd::copy_needs_recording(*this, *this)) {
+    Tensor old = clone();
+    return copy_(old.clamp(lo, hi));
+  }
+  return clamp_out(*this, *this, lo, hi);
+}
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return g_where(cond, a, b); }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) { return where(cond, wrapped_scalar(a), b); }
