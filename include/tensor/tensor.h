@@ -13,6 +13,7 @@
 #include "tensor/cuda/cuda.h"
 #include "tensor/dispatch/Library.h"
 #include "tensor/indexing.h"
+#include "tensor/io.h"
 #include "tensor/onednn.h"
 #include "tensor/ops.h"
 #include "tensor/version.h"
