@@ -11,6 +11,7 @@
 #include "tensor/core/Tensor.h"
 #include "tensor/core/TensorOptions.h"
 #include "tensor/cuda/cuda.h"
+#include "tensor/data.h"
 #include "tensor/dispatch/Library.h"
 #include "tensor/indexing.h"
 #include "tensor/io.h"
