@@ -435,6 +435,17 @@ TEST(DataLoader, TensorDatasetBatchesAndShapes) {
   }
   EXPECT_EQ(k, 3);
   EXPECT_THROW(data::TensorDataset(x, tensor::zeros({9})), tensor::Error);
+  // A non-contiguous source (rows of a transposed matrix) batches to the same values.
+  Tensor xt = tensor::arange(30, kFloat64).reshape({3, 10}).t();
+  data::TensorDataset tds(xt, y);
+  data::Example picked = tds.get_batch({7, 2, 7});
+  ASSERT_EQ(picked.data.sizes(), IntArrayRef({3, 3}));
+  for (int r = 0; r < 3; ++r) {
+    int64_t i = r == 1 ? 2 : 7;
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(picked.data[r][c].item<double>(), c * 10 + i);
+    EXPECT_EQ(picked.target[r].item<int64_t>(), 3 * i);
+  }
+  EXPECT_THROW(tds.get_batch({10}), tensor::Error);
   // Batches carry no autograd history even when the source requires grad.
   auto grad_ds = std::make_shared<data::TensorDataset>(tensor::randn({6, 2}, dtype(kFloat64).requires_grad(true)),
                                                        Tensor());

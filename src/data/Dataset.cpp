@@ -1,5 +1,8 @@
 // Datasets and samplers (tensor::data).
+#include <cstring>
+
 #include "src/core/Check.h"
+#include "src/data/Gather.h"
 #include "tensor/data.h"
 #include "tensor/ops.h"
 
@@ -31,12 +34,25 @@ Example Dataset::get_batch(const std::vector<size_t>& indices) {
   return batch;
 }
 
-namespace {
-Tensor index_tensor(const std::vector<size_t>& indices) {
-  std::vector<int64_t> v(indices.begin(), indices.end());
-  return tensor::tensor(v, TensorOptions().dtype(kInt64));
+namespace detail {
+Tensor gather_rows(const Tensor& src, const std::vector<size_t>& indices) {
+  const int64_t n = src.size(0);
+  for (size_t i : indices)
+    TENSOR_CHECK(i < static_cast<size_t>(n), "gather_rows: index {} is out of range for {} rows", i, n);
+  std::vector<int64_t> sizes = src.sizes().vec();
+  sizes[0] = static_cast<int64_t>(indices.size());
+  if (!src.is_cpu() || !src.is_contiguous() || src.is_conj()) {
+    std::vector<int64_t> v(indices.begin(), indices.end());
+    return index_select(src, 0, tensor::tensor(v, TensorOptions().dtype(kInt64)).to(src.device()));
+  }
+  Tensor out = empty(sizes, src.options());
+  const size_t row = static_cast<size_t>(src.numel() / std::max<int64_t>(n, 1) * src.element_size());
+  const char* from = static_cast<const char*>(src.data_ptr());
+  char* to = static_cast<char*>(out.data_ptr());
+  for (size_t k = 0; k < indices.size(); ++k) std::memcpy(to + k * row, from + indices[k] * row, row);
+  return out;
 }
-}  // namespace
+}  // namespace detail
 
 TensorDataset::TensorDataset(Tensor data, Tensor target) : data_(std::move(data)), target_(std::move(target)) {
   TENSOR_CHECK(data_.defined() && data_.dim() >= 1, "TensorDataset: data must be a tensor with at least one dim");
@@ -56,8 +72,7 @@ Example TensorDataset::get(size_t index) {
 Example TensorDataset::get_batch(const std::vector<size_t>& indices) {
   for (size_t i : indices)
     TENSOR_CHECK(i < size(), "TensorDataset::get_batch: index {} is out of range for a dataset of {} samples", i, size());
-  Tensor idx = index_tensor(indices);
-  return {index_select(data_, 0, idx), target_.defined() ? index_select(target_, 0, idx) : Tensor()};
+  return {detail::gather_rows(data_, indices), target_.defined() ? detail::gather_rows(target_, indices) : Tensor()};
 }
 
 std::vector<size_t> SequentialSampler::indices(size_t size, uint64_t) {

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "src/core/Check.h"
+#include "src/data/Gather.h"
 #include "tensor/data.h"
 #include "tensor/ops.h"
 
@@ -97,12 +98,12 @@ IdxFile read_idx_file(const std::string& path) {
     uint64_t v = (uint64_t(b[0]) << 24) | (uint64_t(b[1]) << 16) | (uint64_t(b[2]) << 8) | b[3];
     out.dims.push_back(static_cast<int64_t>(v));
     TENSOR_CHECK(!__builtin_mul_overflow(numel, v, &numel), "read_idx: '{}' declares sizes {} whose product overflows",
-                 path, detail::shape_str(out.dims));
+                 path, tensor::detail::shape_str(out.dims));
   }
   uint64_t expected;
   TENSOR_CHECK(!__builtin_mul_overflow(numel, uint64_t(element_size(out.type->dtype)), &expected) &&
                    expected <= uint64_t(std::numeric_limits<int64_t>::max()),
-               "read_idx: '{}' declares sizes {} too large to hold", path, detail::shape_str(out.dims));
+               "read_idx: '{}' declares sizes {} too large to hold", path, tensor::detail::shape_str(out.dims));
 
   // Grow the buffer as data arrives, so a corrupt header cannot make us allocate more than the
   // file actually holds.
@@ -119,11 +120,11 @@ IdxFile read_idx_file(const std::string& path) {
   TENSOR_CHECK(have == expected,
                "read_idx: '{}' is truncated: its header declares {} elements of type {} with sizes {} ({} bytes of "
                "data) but only {} bytes follow",
-               path, numel, out.type->name, detail::shape_str(out.dims), expected, have);
+               path, numel, out.type->name, tensor::detail::shape_str(out.dims), expected, have);
   uint8_t extra;
   TENSOR_CHECK(gz_read(f.get(), &extra, 1, path) == 0,
                "read_idx: '{}' has bytes after the {} declared by its header (sizes {}): wrong sizes or a corrupt file",
-               path, expected, detail::shape_str(out.dims));
+               path, expected, tensor::detail::shape_str(out.dims));
   return out;
 }
 
@@ -164,14 +165,14 @@ MNIST::MNIST(const std::string& root, bool train) : train_(train) {
   TENSOR_CHECK(img.type->dtype == kUInt8 && img.dims.size() == 3,
                "datasets::MNIST: '{}' holds {} dims of type {} (sizes {}), but MNIST images are 3 dims [N, rows, cols] "
                "of unsigned bytes (magic 0x00000803)",
-               image_path, img.dims.size(), img.type->name, detail::shape_str(img.dims));
+               image_path, img.dims.size(), img.type->name, tensor::detail::shape_str(img.dims));
   TENSOR_CHECK(img.dims[1] > 0 && img.dims[2] > 0, "datasets::MNIST: '{}' has images of size {}x{}", image_path,
                img.dims[1], img.dims[2]);
   IdxFile lab = read_idx_file(label_path);
   TENSOR_CHECK(lab.type->dtype == kUInt8 && lab.dims.size() == 1,
                "datasets::MNIST: '{}' holds {} dims of type {} (sizes {}), but MNIST labels are 1 dim [N] of unsigned "
                "bytes (magic 0x00000801)",
-               label_path, lab.dims.size(), lab.type->name, detail::shape_str(lab.dims));
+               label_path, lab.dims.size(), lab.type->name, tensor::detail::shape_str(lab.dims));
   TENSOR_CHECK(img.dims[0] == lab.dims[0], "datasets::MNIST: '{}' has {} images but '{}' has {} labels", image_path,
                img.dims[0], label_path, lab.dims[0]);
 
@@ -195,9 +196,7 @@ Example MNIST::get(size_t index) {
 Example MNIST::get_batch(const std::vector<size_t>& indices) {
   for (size_t i : indices)
     TENSOR_CHECK(i < size(), "datasets::MNIST::get_batch: index {} is out of range for {} samples", i, size());
-  std::vector<int64_t> v(indices.begin(), indices.end());
-  Tensor idx = tensor::tensor(v, TensorOptions().dtype(kInt64));
-  return {index_select(images_, 0, idx), index_select(targets_, 0, idx)};
+  return {detail::gather_rows(images_, indices), detail::gather_rows(targets_, indices)};
 }
 
 }  // namespace datasets
