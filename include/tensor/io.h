@@ -19,11 +19,11 @@ using Metadata = std::map<std::string, std::string>;
 /// Writes `tensors` to `path` as a safetensors file, atomically: the bytes go to a temporary file
 /// next to `path`, which is fsynced and renamed over `path` (then the directory is fsynced), so
 /// a crash leaves either the old file or the new one, never a mix. Tensors may live on any
-/// device and be non-contiguous (a contiguous CPU copy is written). Names must be unique and
-/// non-empty and not "__metadata__". Dtypes: bool uint8 int8 int16 int32 int64 float16 bfloat16
-/// float32 float64; complex tensors throw (safetensors has no complex dtype: save real() and
-/// imag() as two tensors). The file is byte-identical to what the reference `safetensors`
-/// writer produces for the same tensors and metadata (see docs/io_data.md).
+/// device and be non-contiguous (a contiguous CPU copy is written). Names must be unique, valid
+/// UTF-8 and not "__metadata__"; metadata must be valid UTF-8. Dtypes: bool uint8 int8 int16
+/// int32 int64 float16 bfloat16 float32 float64; complex tensors throw (safetensors has no
+/// complex dtype: save real() and imag() as two tensors). The file is byte-identical to what
+/// the reference `safetensors` writer produces for the same tensors and metadata.
 TENSOR_API void save(const NamedTensors& tensors, const std::string& path, const Metadata& metadata = {});
 
 /// Reads every tensor of a safetensors file, as contiguous CPU tensors that do not require grad,
