@@ -2,6 +2,7 @@
 #include <tensor/tensor.h>
 
 #include <cmath>
+#include <cstdio>
 
 #include "data_fixture.h"
 #include "harness.h"
@@ -21,13 +22,17 @@ io::NamedTensors checkpoint() {
 double save_64mb() {
   auto named = checkpoint();
   std::string path = bench::checkpoint_path("save.safetensors");
-  return median_seconds([&] { io::save(named, path); }, 5, 1, 1);
+  double t = median_seconds([&] { io::save(named, path); }, 5, 1, 1);
+  std::remove(path.c_str());
+  return t;
 }
 // From the page cache: the cost of parsing, validating and copying.
 double load_64mb() {
   std::string path = bench::checkpoint_path("load.safetensors");
   io::save(checkpoint(), path);
-  return median_seconds([&] { auto named = io::load(path); }, 9, 1, 2);
+  double t = median_seconds([&] { auto named = io::load(path); }, 9, 1, 2);
+  std::remove(path.c_str());
+  return t;
 }
 double mnist_read() {
   std::string dir = bench::plain_mnist_dir();
