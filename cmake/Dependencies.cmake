@@ -3,3 +3,7 @@ find_package(fmt REQUIRED)
 find_package(hwy REQUIRED)
 find_package(OpenMP REQUIRED)
 find_package(dnnl REQUIRED)
+# zlib reads gzipped IDX files (data::datasets::MNIST); nlohmann_json (header-only) parses
+# safetensors headers. Both stay private: no public header includes them.
+find_package(ZLIB REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)

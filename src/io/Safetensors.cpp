@@ -1,0 +1,493 @@
+// safetensors reader and writer (tensor::io::save / load). Format, ordering and the atomic write
+// are described in docs/io_data.md.
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_map>
+
+#include "src/core/Check.h"
+#include "tensor/autograd/autograd.h"
+#include "tensor/io.h"
+#include "tensor/ops.h"
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+              "safetensors data is little-endian; a big-endian host needs byte swapping in Safetensors.cpp");
+
+namespace tensor::io {
+namespace {
+
+// The reference implementation rejects headers above 100 MB; so do we, which also bounds what a
+// corrupt length field can make us allocate.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+struct DtypeInfo {
+  const char* name;
+  ScalarType type;
+  // Position in the reference implementation's Dtype enum (which is ordered by alignment).
+  // Note [safetensors tensor order]: the reference writer lays tensors out by descending rank,
+  // then by name, so that every tensor's data is aligned to its element size; we follow it so
+  // that our files are byte-identical to its files for the same input.
+  int rank;
+};
+constexpr DtypeInfo kDtypes[] = {
+    {"BOOL", kBool, 0},     {"U8", kUInt8, 1},   {"I8", kInt8, 2},      {"I16", kInt16, 5},
+    {"F16", kFloat16, 7},   {"BF16", kBFloat16, 8}, {"I32", kInt32, 9}, {"F32", kFloat32, 11},
+    {"F64", kFloat64, 12},  {"I64", kInt64, 13},
+};
+// safetensors dtypes that libtensor has no dtype for: named in the error instead of "unknown".
+constexpr const char* kUnsupportedDtypes[] = {"U16", "U32", "U64", "F8_E5M2", "F8_E4M3", "F8_E8M0",
+                                              "F4", "F6_E2M3", "F6_E3M2", "C64"};
+
+const DtypeInfo* info_of(ScalarType t) {
+  for (const auto& d : kDtypes)
+    if (d.type == t) return &d;
+  return nullptr;
+}
+const DtypeInfo* info_of(const std::string& name) {
+  for (const auto& d : kDtypes)
+    if (name == d.name) return &d;
+  return nullptr;
+}
+
+std::string errno_str(int e) { return std::strerror(e); }
+
+// ---- JSON writing (by hand: the exact bytes matter, see Note [safetensors tensor order]) ----
+
+// Escapes as serde_json does: \" \\ \b \f \n \r \t, other control bytes as \u00xx, the rest raw.
+void append_json_string(std::string& out, const std::string& s) {
+  static const char hex[] = "0123456789abcdef";
+  out += '"';
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20) {
+          out += "\\u00";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+}
+
+// JSON text must be UTF-8; readers (ours and the reference) reject anything else.
+bool valid_utf8(const std::string& s) {
+  size_t i = 0, n = s.size();
+  while (i < n) {
+    unsigned char c = s[i];
+    int len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    if (len == 0 || i + len > n) return false;
+    uint32_t cp = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
+    for (int k = 1; k < len; ++k) {
+      unsigned char cc = s[i + k];
+      if ((cc >> 6) != 2) return false;
+      cp = (cp << 6) | (cc & 0x3f);
+    }
+    static const uint32_t min_cp[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min_cp[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return false;
+    i += len;
+  }
+  return true;
+}
+
+// ---- file helpers ----
+
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() { if (fd_ >= 0) ::close(fd_); }
+  int get() const { return fd_; }
+  int release() { int f = fd_; fd_ = -1; return f; }
+
+ private:
+  int fd_;
+};
+
+void write_all(int fd, const void* data, size_t n, const std::string& tmp) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    // Linux writes at most ~2 GiB per call.
+    ssize_t w = ::write(fd, p, std::min<size_t>(n, size_t(1) << 30));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      TENSOR_ERROR("tensor::io::save: writing '{}' failed: {}", tmp, errno_str(errno));
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+// Reads exactly n bytes at `offset`; false when the file ends first.
+bool pread_all(int fd, void* data, size_t n, uint64_t offset, const std::string& path) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    ssize_t r = ::pread(fd, p, std::min<size_t>(n, size_t(1) << 30), static_cast<off_t>(offset));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      TENSOR_ERROR("tensor::io::load: reading '{}' failed: {}", path, errno_str(errno));
+    }
+    if (r == 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+    offset += static_cast<uint64_t>(r);
+  }
+  return true;
+}
+
+std::string directory_of(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+// ---- header parsing and validation ----
+
+struct Entry {
+  std::string name;
+  const DtypeInfo* dtype;
+  std::vector<int64_t> shape;
+  uint64_t begin, end;
+};
+
+struct Header {
+  uint64_t header_bytes = 0;  // n: the JSON length after the 8-byte prefix
+  std::vector<Entry> entries;  // sorted by data offset
+  Metadata metadata;
+};
+
+[[noreturn]] void corrupt(const std::string& path, const std::string& problem) {
+  TENSOR_ERROR("tensor::io::load: '{}' is not a valid safetensors file: {}", path, problem);
+}
+
+uint64_t read_u64_le(const unsigned char* b) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | b[i];
+  return v;
+}
+
+Entry parse_entry(const std::string& path, const std::string& name, const nlohmann::json& j) {
+  if (!j.is_object()) corrupt(path, fmt::format("the header entry of tensor '{}' is not a JSON object", name));
+  auto field = [&](const char* key) -> const nlohmann::json& {
+    auto it = j.find(key);
+    if (it == j.end()) corrupt(path, fmt::format("tensor '{}' has no \"{}\" field", name, key));
+    return *it;
+  };
+  const auto& jd = field("dtype");
+  const auto& js = field("shape");
+  const auto& jo = field("data_offsets");
+  Entry e;
+  e.name = name;
+  if (!jd.is_string()) corrupt(path, fmt::format("the \"dtype\" of tensor '{}' is not a string", name));
+  std::string dt = jd.get<std::string>();
+  e.dtype = info_of(dt);
+  if (!e.dtype) {
+    for (const char* u : kUnsupportedDtypes)
+      if (dt == u)
+        TENSOR_ERROR("tensor::io::load: '{}': tensor '{}' has safetensors dtype {}, which libtensor does not support "
+                     "(supported: BOOL U8 I8 I16 I32 I64 F16 BF16 F32 F64)",
+                     path, name, dt);
+    corrupt(path, fmt::format("tensor '{}' has unknown dtype \"{}\"", name, dt));
+  }
+  if (!js.is_array()) corrupt(path, fmt::format("the \"shape\" of tensor '{}' is not an array", name));
+  uint64_t numel = 1;
+  for (const auto& d : js) {
+    if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+      corrupt(path, fmt::format("the shape {} of tensor '{}' is not a list of non-negative integers", js.dump(), name));
+    uint64_t v = d.get<uint64_t>();
+    if (__builtin_mul_overflow(numel, v, &numel))
+      corrupt(path, fmt::format("the shape {} of tensor '{}' overflows 64 bits", js.dump(), name));
+    e.shape.push_back(static_cast<int64_t>(v));
+  }
+  uint64_t nbytes;
+  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(element_size(e.dtype->type)), &nbytes))
+    corrupt(path, fmt::format("the shape {} of tensor '{}' overflows 64 bits", js.dump(), name));
+  if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned())
+    corrupt(path, fmt::format("the \"data_offsets\" of tensor '{}' are not two non-negative integers [begin, end]", name));
+  e.begin = jo[0].get<uint64_t>();
+  e.end = jo[1].get<uint64_t>();
+  if (e.end < e.begin)
+    corrupt(path, fmt::format("tensor '{}' has data_offsets [{}, {}) with end before begin", name, e.begin, e.end));
+  if (e.end - e.begin != nbytes)
+    corrupt(path, fmt::format("tensor '{}' has data_offsets [{}, {}) ({} bytes), but shape {} of dtype {} needs {} bytes",
+                              name, e.begin, e.end, e.end - e.begin, js.dump(), dt, nbytes));
+  return e;
+}
+
+// Reads and validates the header of an open file of `file_size` bytes. After it returns, every
+// entry's byte range lies inside the file and the ranges tile the data buffer exactly.
+Header read_header(int fd, uint64_t file_size, const std::string& path) {
+  Header h;
+  if (file_size < 8) corrupt(path, fmt::format("the file has {} bytes, fewer than the 8-byte header length", file_size));
+  unsigned char prefix[8];
+  if (!pread_all(fd, prefix, 8, 0, path)) corrupt(path, "the file ended inside the 8-byte header length");
+  uint64_t n = read_u64_le(prefix);
+  if (n > file_size - 8)
+    corrupt(path, fmt::format("the header length {} is larger than the {} bytes that follow it (truncated file?)", n,
+                              file_size - 8));
+  if (n > kMaxHeaderBytes) corrupt(path, fmt::format("the header length {} exceeds the limit of {} bytes", n, kMaxHeaderBytes));
+  if (n < 2) corrupt(path, fmt::format("the header length {} is too small for a JSON object", n));
+  std::string text(n, '\0');
+  if (!pread_all(fd, text.data(), n, 8, path)) corrupt(path, "the file ended inside the JSON header");
+  h.header_bytes = n;
+
+  // Duplicate top-level keys are silently merged by JSON parsers; a tensor named twice is corrupt.
+  std::set<std::string> seen;
+  std::string duplicate;
+  nlohmann::json::parser_callback_t cb = [&](int depth, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event == nlohmann::json::parse_event_t::key && depth == 1 && parsed.is_string()) {
+      if (!seen.insert(parsed.get<std::string>()).second && duplicate.empty()) duplicate = parsed.get<std::string>();
+    }
+    return true;
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text, cb);
+  } catch (const nlohmann::json::exception& e) {
+    corrupt(path, fmt::format("the header is not valid JSON ({})", e.what()));
+  }
+  if (!j.is_object()) corrupt(path, "the JSON header is not an object");
+  if (!duplicate.empty()) corrupt(path, fmt::format("the header names '{}' twice", duplicate));
+
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it.key() == "__metadata__") {
+      if (!it->is_object()) corrupt(path, "\"__metadata__\" is not a JSON object");
+      for (auto m = it->begin(); m != it->end(); ++m) {
+        if (!m->is_string()) corrupt(path, fmt::format("the metadata value of '{}' is not a string", m.key()));
+        h.metadata[m.key()] = m->get<std::string>();
+      }
+      continue;
+    }
+    h.entries.push_back(parse_entry(path, it.key(), *it));
+  }
+
+  // The byte ranges must tile [0, data_size) exactly: no gap, no overlap, nothing past the end.
+  uint64_t data_size = file_size - 8 - n;
+  std::sort(h.entries.begin(), h.entries.end(),
+            [](const Entry& a, const Entry& b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
+  uint64_t pos = 0;
+  const Entry* prev = nullptr;
+  for (const auto& e : h.entries) {
+    if (e.end > data_size)
+      corrupt(path, fmt::format("tensor '{}' has data_offsets [{}, {}) past the end of the {}-byte data buffer "
+                                "(truncated file?)",
+                                e.name, e.begin, e.end, data_size));
+    if (e.begin < pos)
+      corrupt(path, fmt::format("the data of tensor '{}' [{}, {}) overlaps that of tensor '{}' [{}, {})", e.name,
+                                e.begin, e.end, prev->name, prev->begin, prev->end));
+    if (e.begin > pos) corrupt(path, fmt::format("bytes [{}, {}) of the data buffer belong to no tensor", pos, e.begin));
+    pos = e.end;
+    prev = &e;
+  }
+  if (pos != data_size)
+    corrupt(path, fmt::format("the tensors cover {} bytes but the data buffer has {} (trailing bytes)", pos, data_size));
+  return h;
+}
+
+// Opens a regular file for reading; *size receives its length.
+Fd open_for_read(const std::string& path, uint64_t* size) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) TENSOR_ERROR("tensor::io::load: cannot open '{}': {}", path, errno_str(errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) TENSOR_ERROR("tensor::io::load: cannot stat '{}': {}", path, errno_str(errno));
+  if (!S_ISREG(st.st_mode)) TENSOR_ERROR("tensor::io::load: '{}' is not a regular file", path);
+  *size = static_cast<uint64_t>(st.st_size);
+  return fd;
+}
+
+void check_savable(const std::string& name, const Tensor& t) {
+  TENSOR_CHECK(t.defined(), "tensor::io::save: tensor '{}' is undefined", name);
+  TENSOR_CHECK(!t.is_complex(),
+               "tensor::io::save: tensor '{}' ({}) is complex, which the safetensors format cannot store; save its "
+               "real() and imag() as two float tensors",
+               name, t.describe());
+  TENSOR_CHECK(info_of(t.dtype()) != nullptr, "tensor::io::save: tensor '{}' has unsupported dtype {}", name, t.dtype());
+  TENSOR_CHECK(!t.is_meta(), "tensor::io::save: tensor '{}' ({}) is on the meta device and has no data", name,
+               t.describe());
+}
+
+}  // namespace
+
+void save(const NamedTensors& tensors, const std::string& path, const Metadata& metadata) {
+  // Validate everything before touching the disk.
+  std::set<std::string> names;
+  for (const auto& [name, t] : tensors) {
+    TENSOR_CHECK(name != "__metadata__", "tensor::io::save: '__metadata__' is reserved and cannot name a tensor");
+    TENSOR_CHECK(valid_utf8(name), "tensor::io::save: tensor name '{}' is not valid UTF-8", name);
+    TENSOR_CHECK(names.insert(name).second, "tensor::io::save: tensor name '{}' appears twice", name);
+    check_savable(name, t);
+  }
+  for (const auto& [k, v] : metadata)
+    TENSOR_CHECK(valid_utf8(k) && valid_utf8(v), "tensor::io::save: metadata entry '{}' is not valid UTF-8", k);
+
+  std::vector<size_t> order(tensors.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    int ra = info_of(tensors[a].second.dtype())->rank, rb = info_of(tensors[b].second.dtype())->rank;
+    return ra != rb ? ra > rb : tensors[a].first < tensors[b].first;
+  });
+
+  // Header: compact JSON, "__metadata__" first, then the tensors in data order.
+  std::string header = "{";
+  if (!metadata.empty()) {
+    header += "\"__metadata__\":{";
+    bool first = true;
+    for (const auto& [k, v] : metadata) {
+      if (!first) header += ',';
+      first = false;
+      append_json_string(header, k);
+      header += ':';
+      append_json_string(header, v);
+    }
+    header += '}';
+    if (!tensors.empty()) header += ',';
+  }
+  uint64_t offset = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const auto& [name, t] = tensors[order[k]];
+    if (k) header += ',';
+    append_json_string(header, name);
+    header += ":{\"dtype\":\"";
+    header += info_of(t.dtype())->name;
+    header += "\",\"shape\":[";
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      if (d) header += ',';
+      header += std::to_string(t.size(d));
+    }
+    uint64_t nbytes = static_cast<uint64_t>(t.nbytes());
+    header += fmt::format("],\"data_offsets\":[{},{}]}}", offset, offset + nbytes);
+    offset += nbytes;
+  }
+  header += '}';
+  header.append((8 - header.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
+
+  // Note [Atomic save]: write a temporary file beside `path`, fsync it, rename it over `path`,
+  // then fsync the directory so that the rename itself is durable. rename() is atomic on POSIX
+  // filesystems: a reader (or a crash) sees the complete old file or the complete new one.
+  static std::atomic<uint64_t> counter{0};
+  std::string tmp = fmt::format("{}.tmp.{}.{}", path, ::getpid(), counter.fetch_add(1));
+  int raw = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  TENSOR_CHECK(raw >= 0, "tensor::io::save: cannot create '{}' (the temporary file for '{}'): {}", tmp, path,
+               errno_str(errno));
+  Fd fd(raw);
+  try {
+    unsigned char prefix[8];
+    for (int i = 0; i < 8; ++i) prefix[i] = static_cast<unsigned char>(static_cast<uint64_t>(header.size()) >> (8 * i));
+    write_all(fd.get(), prefix, 8, tmp);
+    write_all(fd.get(), header.data(), header.size(), tmp);
+    NoGradGuard no_grad;
+    for (size_t i : order) {
+      const Tensor& t = tensors[i].second;
+      if (t.numel() == 0) continue;
+      // One contiguous CPU copy at a time: memory stays bounded by the largest tensor.
+      Tensor c = t.is_cpu() ? t.contiguous() : t.to(Device(kCPU)).contiguous();
+      write_all(fd.get(), c.data_ptr(), static_cast<size_t>(c.nbytes()), tmp);
+    }
+    TENSOR_CHECK(::fsync(fd.get()) == 0, "tensor::io::save: fsync of '{}' failed: {}", tmp, errno_str(errno));
+    TENSOR_CHECK(::close(fd.release()) == 0, "tensor::io::save: closing '{}' failed: {}", tmp, errno_str(errno));
+    TENSOR_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, "tensor::io::save: renaming '{}' to '{}' failed: {}", tmp,
+                 path, errno_str(errno));
+  } catch (...) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  std::string dir = directory_of(path);
+  int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    int rc = ::fsync(dfd);
+    int err = errno;
+    ::close(dfd);
+    // Some filesystems cannot fsync a directory (EINVAL); the rename is done either way.
+    TENSOR_CHECK(rc == 0 || err == EINVAL, "tensor::io::save: fsync of directory '{}' failed: {}", dir, errno_str(err));
+  }
+}
+
+NamedTensors load(const std::string& path, Metadata* metadata) {
+  uint64_t size = 0;
+  Fd fd = open_for_read(path, &size);
+  Header h = read_header(fd.get(), size, path);
+  const uint64_t data_start = 8 + h.header_bytes;
+  NamedTensors out;
+  out.reserve(h.entries.size());
+  for (const auto& e : h.entries) {
+    Tensor t = empty(e.shape, TensorOptions().dtype(e.dtype->type));
+    uint64_t nbytes = e.end - e.begin;
+    if (nbytes > 0 && !pread_all(fd.get(), t.data_ptr(), nbytes, data_start + e.begin, path))
+      corrupt(path, fmt::format("the file ended inside the data of tensor '{}' (was it truncated while loading?)", e.name));
+    if (e.dtype->type == kBool) {
+      // A C++ bool must hold 0 or 1; other writers may store any nonzero byte for true.
+      auto* p = static_cast<uint8_t*>(t.data_ptr());
+      for (uint64_t i = 0; i < nbytes; ++i) p[i] = p[i] != 0;
+    }
+    out.emplace_back(e.name, std::move(t));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (metadata) *metadata = std::move(h.metadata);
+  return out;
+}
+
+void load(const NamedTensors& tensors, const std::string& path, bool strict) {
+  NamedTensors file = load(path);
+  std::unordered_map<std::string, const Tensor*> by_name;
+  for (const auto& [name, t] : file) by_name[name] = &t;
+
+  std::vector<std::string> missing, unexpected;
+  std::set<std::string> wanted;
+  for (const auto& [name, t] : tensors) {
+    wanted.insert(name);
+    if (!by_name.count(name)) missing.push_back(name);
+  }
+  for (const auto& [name, t] : file)
+    if (!wanted.count(name)) unexpected.push_back(name);
+  if (strict && (!missing.empty() || !unexpected.empty())) {
+    std::string msg = fmt::format("tensor::io::load: the tensors of '{}' do not match the ones to load into", path);
+    if (!missing.empty()) msg += fmt::format("; missing from the file: {}", fmt::join(missing, ", "));
+    if (!unexpected.empty()) msg += fmt::format("; in the file but not expected: {}", fmt::join(unexpected, ", "));
+    TENSOR_ERROR("{} (pass strict=false to load only the common names)", msg);
+  }
+  // Check every pair before writing any, so a mismatch leaves all targets untouched.
+  for (const auto& [name, dst] : tensors) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) continue;
+    const Tensor& src = *it->second;
+    TENSOR_CHECK(dst.defined(), "tensor::io::load: the target tensor '{}' is undefined", name);
+    TENSOR_CHECK(dst.sizes() == src.sizes() && dst.dtype() == src.dtype(),
+                 "tensor::io::load: tensor '{}' is {} in '{}' but the target is {}", name, src.describe(), path,
+                 dst.describe());
+  }
+  NoGradGuard no_grad;
+  for (const auto& [name, dst] : tensors) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) continue;
+    Tensor target = dst;
+    target.copy_(*it->second);
+  }
+}
+
+Metadata load_metadata(const std::string& path) {
+  uint64_t size = 0;
+  Fd fd = open_for_read(path, &size);
+  return read_header(fd.get(), size, path).metadata;
+}
+
+}  // namespace tensor::io
