@@ -13,6 +13,8 @@
 #include "tensor/cuda/cuda.h"
 #include "tensor/dispatch/Library.h"
 #include "tensor/indexing.h"
+#include "tensor/normalization.h"
 #include "tensor/onednn.h"
 #include "tensor/ops.h"
+#include "tensor/pooling.h"
 #include "tensor/version.h"
