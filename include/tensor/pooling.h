@@ -12,7 +12,8 @@ namespace tensor {
 /// Max over each kernel window. `kernel_size`, `stride` (empty = kernel_size), `padding` and
 /// `dilation` take one value for both dims or {h, w}. padding <= kernel / 2; padded positions
 /// never win. ceil_mode rounds the output size up, keeping only windows that start inside the
-/// input or the left padding (libtorch's rule).
+/// input or the left padding (libtorch's rule). Without autograd, float32/bfloat16 run oneDNN,
+/// which may skip a NaN that libtorch would return (max_pool2d_with_indices never does).
 TENSOR_API Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
                              IntArrayRef padding = 0, IntArrayRef dilation = 1, bool ceil_mode = false);
 /// max_pool2d and the int64 index of each maximum, flat over its plane's H * W (as libtorch).

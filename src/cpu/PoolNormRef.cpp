@@ -252,6 +252,30 @@ void moments(const T* x, int64_t n, double& mean, double& var) {
   var = q / static_cast<double>(n);
 }
 
+/// out = x * scale + shift over one row; float32 stays in float so the loop vectorizes.
+template <class T>
+inline void affine_row(const T* x, T* out, int64_t n, double scale, double shift) {
+  if constexpr (std::is_same_v<T, float>) {
+    const float fs = static_cast<float>(scale), fb = static_cast<float>(shift);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * fs + fb;
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(x[i]) * scale + shift);
+  }
+}
+
+/// out = a * g + b * x + e over one row (the normalization backward, elementwise part).
+template <class T>
+inline void axpbypc_row(const T* g, const T* x, T* out, int64_t n, double a, double b, double e) {
+  if constexpr (std::is_same_v<T, float>) {
+    const float fa = static_cast<float>(a), fb = static_cast<float>(b), fe = static_cast<float>(e);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i) out[i] = fa * g[i] + fb * x[i] + fe;
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = st<T>(a * ld(g[i]) + b * ld(x[i]) + e);
+  }
+}
+
 /// Shape of a batch_norm input as (N, C, S).
 struct NCS {
   int64_t n, c, s;
@@ -279,7 +303,24 @@ void batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
 #pragma omp parallel for num_threads(nt)
     for (int64_t c = 0; c < d.c; ++c) {
       double m, v;
-      if (compute_stats) {
+      if (compute_stats && std::is_same_v<T, float>) {
+        // float32 is a fast path (Note [batch_norm kernels]): one pass of double sums.
+        double s = 0, q = 0;
+        for (int64_t n = 0; n < d.n; ++n) {
+          const T* row = xd + (n * d.c + c) * d.s;
+#pragma omp simd reduction(+ : s, q)
+          for (int64_t i = 0; i < d.s; ++i) {
+            const double e = ld(row[i]);
+            s += e;
+            q += e * e;
+          }
+        }
+        const double cnt = static_cast<double>(d.n * d.s);
+        m = s / cnt;
+        v = std::max(q / cnt - m * m, 0.0);
+        md[c] = static_cast<S>(m);
+        vd[c] = static_cast<S>(v);
+      } else if (compute_stats) {
         double s = 0;
         for (int64_t n = 0; n < d.n; ++n) {
           const T* row = xd + (n * d.c + c) * d.s;
@@ -308,7 +349,7 @@ void batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
       for (int64_t n = 0; n < d.n; ++n) {
         const T* row = xd + (n * d.c + c) * d.s;
         T* orow = od + (n * d.c + c) * d.s;
-        for (int64_t i = 0; i < d.s; ++i) orow[i] = st<T>(ld(row[i]) * scale + shift);
+        affine_row(row, orow, d.s, scale, shift);
       }
     }
   });
@@ -350,11 +391,13 @@ void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& w, cons
       // gx = w * invstd * (g - mean(g) - xhat * mean(g * xhat)) with batch statistics.
       const double mg = training ? sg / count : 0.0;
       const double mgx = training ? sgx * invstd * invstd / count : 0.0;  // mean(g * xhat) * invstd
+      // As a * g + bx * x + e, one fused pass.
+      const double a = k, bx = -k * mgx, e = k * (m * mgx - mg);
       for (int64_t n = 0; n < d.n; ++n) {
         const T* xr = xd + (n * d.c + c) * d.s;
         const T* gr = gd + (n * d.c + c) * d.s;
         T* out = gxd + (n * d.c + c) * d.s;
-        for (int64_t i = 0; i < d.s; ++i) out[i] = st<T>(k * (ld(gr[i]) - mg - (ld(xr[i]) - m) * mgx));
+        axpbypc_row(gr, xr, out, d.s, a, bx, e);
       }
     }
   });
@@ -467,14 +510,7 @@ void group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& 
         const double shift = (bd ? static_cast<double>(bd[c]) : 0.0) - m * scale;
         const T* xr = xg + k * d.s;
         T* orow = od + ng * len + k * d.s;
-        if constexpr (std::is_same_v<T, float>) {
-          // float32 is the fast path of group_norm: keep the store loop in float so it vectorizes.
-          const float fs = static_cast<float>(scale), fb = static_cast<float>(shift);
-#pragma omp simd
-          for (int64_t i = 0; i < d.s; ++i) orow[i] = xr[i] * fs + fb;
-        } else {
-          for (int64_t i = 0; i < d.s; ++i) orow[i] = st<T>(ld(xr[i]) * scale + shift);
-        }
+        affine_row(xr, orow, d.s, scale, shift);
       }
     }
   });
@@ -533,13 +569,7 @@ void group_norm_backward(const Tensor& g, const Tensor& x, int64_t groups, const
           T* out = gxd + (n * d.c + c) * d.s;
           // rstd * (g * w - m1 - (x - m) * rstd * rstd * s2 / len), as a * g + b * x + e.
           const double a = rstd * wc, bx = -rstd * m2, e = rstd * (m * m2 - m1);
-          if constexpr (std::is_same_v<T, float>) {
-            const float fa = static_cast<float>(a), fb = static_cast<float>(bx), fe = static_cast<float>(e);
-#pragma omp simd
-            for (int64_t i = 0; i < d.s; ++i) out[i] = fa * gr[i] + fb * xr[i] + fe;
-          } else {
-            for (int64_t i = 0; i < d.s; ++i) out[i] = st<T>(a * ld(gr[i]) + bx * ld(xr[i]) + e);
-          }
+          axpbypc_row(gr, xr, out, d.s, a, bx, e);
         }
       }
     }
