@@ -583,3 +583,14 @@ TEST(PoolNorm, ErrorsNameOpAndShapes) {
   expect_error([&] { group_norm(x, 3, ones({6})); }, {"group_norm", "weight", "[6]"});
   expect_error([&] { group_norm(randn({4}), 1); }, {"group_norm", "[4]"});
 }
+
+TEST(PoolNorm, DilatedTapsMissingTheInput) {
+  // k=2, dilation 2, padding 1 on width 1: the taps sit at -1 and 1, both outside. The result
+  // is -inf (as libtorch) and the gradient goes nowhere.
+  Tensor x = ones({1, 1, 3, 1}, kFloat64).requires_grad_(true);
+  Tensor y = max_pool2d(x, {1, 2}, {1, 1}, {0, 1}, {1, 2});
+  ASSERT_EQ(y.sizes(), IntArrayRef({1, 1, 3, 1}));
+  EXPECT_TRUE(std::isinf(y.detach()[0][0][0][0].item<double>()));
+  y.sum().backward();
+  EXPECT_EQ(vals(x.grad()), (Vec{0, 0, 0}));
+}

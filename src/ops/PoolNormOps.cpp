@@ -248,9 +248,10 @@ Pool2d adaptive_geometry(const char* op, IntArrayRef sizes, IntArrayRef output_s
 
 // Note [Adaptive pooling kernels]
 // Measured with benchmarks/bench_pool_norm.cpp (float32, 2 threads):
-// - 1x1 output (global pooling, (64, 512, 7, 7)): the plain window loop took 0.56 ms, oneDNN's
-//   7x7 average pooling 0.31 ms and libtorch 0.13 ms (libtorch calls mean over H, W). So 1x1
-//   is mean(dims = {-2, -1}) here too (the Highway reduction).
+// - 1x1 output (global pooling, (64, 512, 7, 7)): the general window loop took 0.56 ms,
+//   oneDNN's 7x7 average pooling 0.31 ms, libtorch 0.13 ms (it calls mean over H, W). A
+//   contiguous sum per plane takes 0.15 ms, as mean() does; contiguous inputs take that loop,
+//   others mean(dims = {-2, -1}) (the Highway reduction reads any strides).
 // - an output that divides the input is an average pooling with kernel = stride = in / out:
 //   16 -> 4 on (32, 256): loop 1.02 ms, oneDNN 0.34 ms. So oneDNN runs it (float32, bfloat16).
 // - other sizes (overlapping, uneven windows) and other dtypes run the loop.
@@ -259,6 +260,11 @@ Tensor adaptive_avg_pool2d_impl(const Tensor& x, IntArrayRef output_size) {
   Pool2d g = adaptive_geometry("adaptive_avg_pool2d", x.sizes(), output_size);
   DimVector osz = pool_out_sizes(x.sizes(), g);
   if (x.is_meta() || x.numel() == 0 || g.oh * g.ow == 0) return empty(osz, x.options());
+  if (g.oh == 1 && g.ow == 1 && (x.is_contiguous() || x.dim() == 3)) {
+    Tensor out = empty(osz, x.options());
+    ref::adaptive_avg_pool2d(x.contiguous(), g, out);
+    return out;
+  }
   if (g.oh == 1 && g.ow == 1) return x.mean({-2, -1}, /*keepdim=*/true);
   if (dnn::supports(x.scalar_type()) && g.ih % g.oh == 0 && g.iw % g.ow == 0) {
     Pool2d a = g;
