@@ -16,6 +16,8 @@
 #include "tensor/indexing.h"
 #include "tensor/io.h"
 #include "tensor/linalg.h"
+#include "tensor/normalization.h"
 #include "tensor/onednn.h"
 #include "tensor/ops.h"
+#include "tensor/pooling.h"
 #include "tensor/version.h"

@@ -1,8 +1,359 @@
 // Derivatives of pooling and normalization (see Note [Derivatives table]).
+//
+// Each kernel runs the op below autograd, then records a FormulaNode. The formulas are
+// PyTorch's (tools/autograd/derivatives.yaml, FunctionsManual.cpp):
+//   max_pool2d            the gradient goes to the returned index of each window (ties: the
+//                         index returned); its backward is linear in the gradient, and its own
+//                         derivative gathers at the same indices
+//   avg_pool2d,           the gradient spread evenly over each window (the adjoint of the
+//   adaptive_avg_pool2d   pooling); the adjoint of that adjoint is the pooling itself, so the
+//                         backward ops are differentiable too
+//   batch_norm, layer_norm, group_norm
+//                         gx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)),
+//                         gxhat = grad * weight, means over the normalized set (batch_norm in
+//                         eval mode: gx = gxhat * invstd of the running variance);
+//                         gweight = sum(grad * xhat), gbias = sum(grad) over the other dims.
+//
+// Note [Fast and differentiable normalization backward]
+// The normalization backward has two forms. Without create_graph (grad mode off while the
+// formula runs) it calls the op's backward kernel: oneDNN for float32/bfloat16 batch_norm and
+// layer_norm, the loops for group_norm and float64, using the mean and variance the forward
+// saved. With create_graph it evaluates the formula above with public ops, recomputing the
+// statistics from the saved input so that the result is differentiable in the input, weight
+// and grad (gradgradcheck). Running statistics are buffers: no edge, no gradient.
 #include "src/autograd/Functions.h"
+#include "src/ops/PoolNormOps.h"
+#include "tensor/normalization.h"
+#include "tensor/ops.h"
+#include "tensor/pooling.h"
 
 namespace tensor::autograd {
+namespace {
 
-void register_pool_norm_derivatives() {}
+#define GRAD TENSOR_GRAD
+
+using ops::NormResult;
+using ops::pool_norm_ops;
+
+bool should_record(const Tensor& out, std::initializer_list<const Tensor*> inputs) {
+  return is_differentiable(out.dtype()) && any_requires_grad(inputs);
+}
+
+/// Pooling arguments kept on the node: kernel, stride, padding, dilation (2 each) in ints.
+void save_pool_args(FormulaNode& n, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d) {
+  auto two = [&](IntArrayRef v, IntArrayRef dflt) {
+    IntArrayRef u = v.empty() ? dflt : v;
+    n.ints.push_back(u[0]);
+    n.ints.push_back(u.size() > 1 ? u[1] : u[0]);
+  };
+  two(k, k);
+  two(s, k);
+  two(p, p);
+  two(d, d);
+}
+IntArrayRef arg2(const FormulaNode& n, size_t i) { return IntArrayRef(n.ints.begin() + 2 * i, 2); }
+
+std::optional<int64_t> divisor_of(const Scalar& s) {
+  const int64_t v = s.to_long();
+  return v == 0 ? std::nullopt : std::optional<int64_t>(v);
+}
+
+// ---- max_pool2d ----
+std::tuple<Tensor, Tensor> ag_max_pool2d_with_indices(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                                      IntArrayRef d, bool ceil_mode) {
+  std::tuple<Tensor, Tensor> r;
+  {
+    BelowAutograd below;
+    r = pool_norm_ops().max_pool2d_with_indices(x, k, s, p, d, ceil_mode);
+  }
+  const Tensor& out = std::get<0>(r);
+  if (!should_record(out, {&x})) return r;
+  auto node = std::make_shared<FormulaNode>("MaxPool2DWithIndicesBackward0", GRAD(
+      return {pool_norm_ops().max_pool2d_backward(g, n.input_meta(0).sizes, n.saved(0))};));
+  node->add_input(x);
+  node->save(std::get<1>(r));
+  set_history(out, node);
+  return r;
+}
+
+// Without autograd max_pool2d takes oneDNN's kernel; recorded, it needs the indices.
+Tensor ag_max_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil_mode) {
+  if (!GradMode::is_enabled() || !x.requires_grad()) {
+    BelowAutograd below;
+    return pool_norm_ops().max_pool2d(x, k, s, p, d, ceil_mode);
+  }
+  return std::get<0>(ag_max_pool2d_with_indices(x, k, s, p, d, ceil_mode));
+}
+
+// Linear in the gradient: its derivative picks the incoming gradient at the same indices.
+Tensor ag_max_pool2d_backward(const Tensor& grad, IntArrayRef in_sizes, const Tensor& indices) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = pool_norm_ops().max_pool2d_backward(grad, in_sizes, indices);
+  }
+  if (!should_record(out, {&grad})) return out;
+  auto node = std::make_shared<FormulaNode>("MaxPool2DWithIndicesBackwardBackward0", GRAD(
+      Tensor idx = n.saved(0);
+      const DimVector& in = n.ints;  // the forward input's sizes
+      const int64_t hw = in[in.size() - 2] * in[in.size() - 1];
+      const int64_t planes = hw == 0 ? 0 : g.numel() / hw;
+      Tensor picked = g.reshape({planes, hw}).gather(1, idx.reshape({planes, -1}));
+      return {picked.view(idx.sizes())};));
+  node->add_input(grad);
+  node->save(indices);
+  node->ints = DimVector(in_sizes);
+  set_history(out, node);
+  return out;
+}
+
+// ---- avg_pool2d ----
+// ints: kernel, stride, padding, (dilation, unused); scalars: ceil_mode, count_include_pad, divisor (0: none).
+Tensor ag_avg_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode, bool cip,
+                     std::optional<int64_t> divisor) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = pool_norm_ops().avg_pool2d(x, k, s, p, ceil_mode, cip, divisor);
+  }
+  if (!should_record(out, {&x})) return out;
+  auto node = std::make_shared<FormulaNode>("AvgPool2DBackward0", GRAD(
+      return {pool_norm_ops().avg_pool2d_backward(g, n.input_meta(0).sizes, arg2(n, 0), arg2(n, 1), arg2(n, 2),
+                                                  n.scalars[0].to_bool(), n.scalars[1].to_bool(),
+                                                  divisor_of(n.scalars[2]))};));
+  node->add_input(x);
+  save_pool_args(*node, k, s, p, IntArrayRef(int64_t{1}));
+  node->scalars = {Scalar(ceil_mode), Scalar(cip), Scalar(divisor.value_or(0))};
+  set_history(out, node);
+  return out;
+}
+
+Tensor ag_avg_pool2d_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                              bool ceil_mode, bool cip, std::optional<int64_t> divisor) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = pool_norm_ops().avg_pool2d_backward(grad, in_sizes, k, s, p, ceil_mode, cip, divisor);
+  }
+  if (!should_record(out, {&grad})) return out;
+  auto node = std::make_shared<FormulaNode>("AvgPool2DBackwardBackward0", GRAD(
+      return {avg_pool2d(g, arg2(n, 0), arg2(n, 1), arg2(n, 2), n.scalars[0].to_bool(), n.scalars[1].to_bool(),
+                         divisor_of(n.scalars[2]))};));
+  node->add_input(grad);
+  save_pool_args(*node, k, s, p, IntArrayRef(int64_t{1}));
+  node->scalars = {Scalar(ceil_mode), Scalar(cip), Scalar(divisor.value_or(0))};
+  set_history(out, node);
+  return out;
+}
+
+// ---- adaptive_avg_pool2d ----
+Tensor ag_adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = pool_norm_ops().adaptive_avg_pool2d(x, output_size);
+  }
+  if (!should_record(out, {&x})) return out;
+  auto node = std::make_shared<FormulaNode>("AdaptiveAvgPool2DBackward0", GRAD(
+      return {pool_norm_ops().adaptive_avg_pool2d_backward(g, n.input_meta(0).sizes)};));
+  node->add_input(x);
+  set_history(out, node);
+  return out;
+}
+
+Tensor ag_adaptive_avg_pool2d_backward(const Tensor& grad, IntArrayRef in_sizes) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = pool_norm_ops().adaptive_avg_pool2d_backward(grad, in_sizes);
+  }
+  if (!should_record(out, {&grad})) return out;
+  auto node = std::make_shared<FormulaNode>("AdaptiveAvgPool2DBackwardBackward0", GRAD(
+      return {adaptive_avg_pool2d(g, n.ints)};));
+  node->add_input(grad);
+  node->ints = {grad.size(-2), grad.size(-1)};
+  set_history(out, node);
+  return out;
+}
+
+// ---- normalization: the differentiable composite (Note [Fast and differentiable ...]) ----
+/// gx for statistics over `dims` (keepdim), given gxhat, xhat and invstd (all broadcastable).
+Tensor norm_input_grad(const Tensor& gxhat, const Tensor& xhat, const Tensor& invstd, IntArrayRef dims) {
+  return invstd * (gxhat - gxhat.mean(dims, true) - xhat * (gxhat * xhat).mean(dims, true));
+}
+
+/// Sum over `dims`, where an empty list means none (unlike sum(), where it means all).
+Tensor sum_over(const Tensor& t, IntArrayRef dims) { return dims.empty() ? t : t.sum(dims); }
+
+/// xhat and invstd of x over `dims`, recomputed with public ops (biased variance).
+std::pair<Tensor, Tensor> normalize(const Tensor& x, IntArrayRef dims, double eps) {
+  Tensor xc = x - x.mean(dims, true);
+  Tensor invstd = ((xc * xc).mean(dims, true) + eps).rsqrt();
+  return {xc * invstd, invstd};
+}
+
+/// (1, C, 1, ...) for broadcasting per-channel vectors against x.
+DimVector channel_shape(int64_t ndim, int64_t c) {
+  DimVector s(static_cast<size_t>(ndim), 1);
+  s[1] = c;
+  return s;
+}
+
+Tensor like_grad(const Tensor& t, const Tensor& g) { return t.defined() && t.dtype() != g.dtype() ? t.to(g.dtype()) : t; }
+
+// saved: input, weight, mean, var; scalars: training, eps.
+NormResult ag_batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv,
+                         bool training, double momentum, double eps) {
+  NormResult r;
+  {
+    BelowAutograd below;
+    r = pool_norm_ops().batch_norm(x, w, b, rm, rv, training, momentum, eps);
+  }
+  const Tensor& out = std::get<0>(r);
+  if (!should_record(out, {&x, &w, &b})) return r;
+  auto node = std::make_shared<FormulaNode>("NativeBatchNormBackward0", GRAD(
+      Tensor x = n.saved(0), w = n.saved(1), mean = n.saved(2), var = n.saved(3);
+      const bool training = n.scalars[0].to_bool();
+      const double eps = n.scalars[1].to_double();
+      if (!GradMode::is_enabled()) {
+        auto [gx, gw, gb] = pool_norm_ops().batch_norm_backward(g, x, w, mean, var, training, eps);
+        return {gx, gw, gb};
+      }
+      x = like_grad(x, g);
+      w = like_grad(w, g);
+      const DimVector cs = channel_shape(x.dim(), x.size(1));
+      DimVector dims;
+      for (int64_t d = 0; d < x.dim(); ++d)
+        if (d != 1) dims.push_back(d);
+      Tensor xhat, invstd;
+      if (training) {
+        std::tie(xhat, invstd) = normalize(x, dims, eps);
+      } else {
+        invstd = (var.to(g.dtype()).view(cs) + eps).rsqrt();
+        xhat = (x - mean.to(g.dtype()).view(cs)) * invstd;
+      }
+      Tensor gxhat = w.defined() ? g * w.view(cs) : g;
+      Tensor gx;
+      if (n.needs_input_grad(0)) gx = training ? norm_input_grad(gxhat, xhat, invstd, dims) : gxhat * invstd;
+      Tensor gw = n.needs_input_grad(1) ? (g * xhat).sum(dims) : Tensor();
+      Tensor gb = n.needs_input_grad(2) ? g.sum(dims) : Tensor();
+      return {gx, gw, gb};));
+  node->add_input(x);
+  node->add_input(w);
+  node->add_input(b);
+  node->save(x);
+  node->save(w);
+  node->save(std::get<1>(r));
+  node->save(std::get<2>(r));
+  node->scalars = {Scalar(training), Scalar(eps)};
+  set_history(out, node);
+  return r;
+}
+
+// saved: input, weight, mean, var; ints: normalized_shape; scalars: eps.
+NormResult ag_layer_norm(const Tensor& x, IntArrayRef ns, const Tensor& w, const Tensor& b, double eps) {
+  NormResult r;
+  {
+    BelowAutograd below;
+    r = pool_norm_ops().layer_norm(x, ns, w, b, eps);
+  }
+  const Tensor& out = std::get<0>(r);
+  if (!should_record(out, {&x, &w, &b})) return r;
+  auto node = std::make_shared<FormulaNode>("NativeLayerNormBackward0", GRAD(
+      Tensor x = n.saved(0), w = n.saved(1);
+      const double eps = n.scalars[0].to_double();
+      if (!GradMode::is_enabled()) {
+        auto [gx, gw, gb] = pool_norm_ops().layer_norm_backward(g, x, n.ints, w, n.saved(2), n.saved(3), eps);
+        return {gx, gw, gb};
+      }
+      x = like_grad(x, g);
+      w = like_grad(w, g);
+      const int64_t k = static_cast<int64_t>(n.ints.size());
+      DimVector norm_dims, lead_dims;
+      for (int64_t d = 0; d < x.dim(); ++d) (d >= x.dim() - k ? norm_dims : lead_dims).push_back(d);
+      auto [xhat, invstd] = normalize(x, norm_dims, eps);
+      Tensor gxhat = w.defined() ? g * w : g;
+      Tensor gx = n.needs_input_grad(0) ? norm_input_grad(gxhat, xhat, invstd, norm_dims) : Tensor();
+      Tensor gw = n.needs_input_grad(1) ? sum_over(g * xhat, lead_dims) : Tensor();
+      Tensor gb = n.needs_input_grad(2) ? sum_over(g, lead_dims) : Tensor();
+      return {gx, gw, gb};));
+  node->add_input(x);
+  node->add_input(w);
+  node->add_input(b);
+  node->save(x);
+  node->save(w);
+  node->save(std::get<1>(r));
+  node->save(std::get<2>(r));
+  node->ints = DimVector(ns);
+  node->scalars = {Scalar(eps)};
+  set_history(out, node);
+  return r;
+}
+
+// saved: input, weight, mean, var; ints: num_groups; scalars: eps.
+NormResult ag_group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b, double eps) {
+  NormResult r;
+  {
+    BelowAutograd below;
+    r = pool_norm_ops().group_norm(x, groups, w, b, eps);
+  }
+  const Tensor& out = std::get<0>(r);
+  if (!should_record(out, {&x, &w, &b})) return r;
+  auto node = std::make_shared<FormulaNode>("NativeGroupNormBackward0", GRAD(
+      Tensor x = n.saved(0), w = n.saved(1);
+      const int64_t groups = n.ints[0];
+      const double eps = n.scalars[0].to_double();
+      if (!GradMode::is_enabled()) {
+        auto [gx, gw, gb] = pool_norm_ops().group_norm_backward(g, x, groups, w, n.saved(2), n.saved(3), eps);
+        return {gx, gw, gb};
+      }
+      x = like_grad(x, g);
+      w = like_grad(w, g);
+      const int64_t nb = x.size(0);
+      const DimVector cs = channel_shape(x.dim(), x.size(1));
+      DimVector other;  // every dim but the channels
+      for (int64_t d = 0; d < x.dim(); ++d)
+        if (d != 1) other.push_back(d);
+      const int64_t grouped_dim = 2;
+      auto [xhat_g, invstd] = normalize(x.reshape({nb, groups, -1}), IntArrayRef(grouped_dim), eps);
+      Tensor xhat = xhat_g.reshape(x.sizes());
+      Tensor gx;
+      if (n.needs_input_grad(0)) {
+        Tensor gxhat = (w.defined() ? g * w.view(cs) : g).reshape({nb, groups, -1});
+        gx = norm_input_grad(gxhat, xhat_g, invstd, IntArrayRef(grouped_dim)).reshape(x.sizes());
+      }
+      Tensor gw = n.needs_input_grad(1) ? (g * xhat).sum(other) : Tensor();
+      Tensor gb = n.needs_input_grad(2) ? g.sum(other) : Tensor();
+      return {gx, gw, gb};));
+  node->add_input(x);
+  node->add_input(w);
+  node->add_input(b);
+  node->save(x);
+  node->save(w);
+  node->save(std::get<1>(r));
+  node->save(std::get<2>(r));
+  node->ints = {groups};
+  node->scalars = {Scalar(eps)};
+  set_history(out, node);
+  return r;
+}
+
+#undef GRAD
+
+}  // namespace
+
+void register_pool_norm_derivatives() {
+  auto& t = ops::pool_norm_ops();
+  t.max_pool2d.set(DispatchKey::Autograd, &ag_max_pool2d);
+  t.max_pool2d_with_indices.set(DispatchKey::Autograd, &ag_max_pool2d_with_indices);
+  t.max_pool2d_backward.set(DispatchKey::Autograd, &ag_max_pool2d_backward);
+  t.avg_pool2d.set(DispatchKey::Autograd, &ag_avg_pool2d);
+  t.avg_pool2d_backward.set(DispatchKey::Autograd, &ag_avg_pool2d_backward);
+  t.adaptive_avg_pool2d.set(DispatchKey::Autograd, &ag_adaptive_avg_pool2d);
+  t.adaptive_avg_pool2d_backward.set(DispatchKey::Autograd, &ag_adaptive_avg_pool2d_backward);
+  t.batch_norm.set(DispatchKey::Autograd, &ag_batch_norm);
+  t.layer_norm.set(DispatchKey::Autograd, &ag_layer_norm);
+  t.group_norm.set(DispatchKey::Autograd, &ag_group_norm);
+}
 
 }  // namespace tensor::autograd

@@ -1,0 +1,77 @@
+// Pooling and normalization cases (Note [Benchmark registry] in harness.h); libtorch twins in
+// torch_pool_norm.cpp. "fb" cases time forward + backward (input, weight and bias gradients).
+// The adaptive pair measures Note [Adaptive pooling kernels]: the same 7x7 -> 1x1 mean through
+// adaptive_avg_pool2d (the plain loop) and through avg_pool2d with a 7x7 kernel (oneDNN).
+#include <tensor/tensor.h>
+
+#include "harness.h"
+
+using namespace tensor;
+using bench::median_seconds;
+
+namespace {
+
+double max_pool() {
+  Tensor x = randn({64, 32, 28, 28});
+  return median_seconds([&] { Tensor y = max_pool2d(x, {2}); }, 15, 5);
+}
+double max_pool_fb() {
+  Tensor x = randn({64, 32, 28, 28}).requires_grad_(true), g = randn({64, 32, 14, 14});
+  return median_seconds([&] { max_pool2d(x, {2}).backward(g); }, 15, 3);
+}
+double avg_pool() {
+  Tensor x = randn({8, 64, 56, 56});
+  return median_seconds([&] { Tensor y = avg_pool2d(x, {3}, {2}, {1}); }, 15, 5);
+}
+double adaptive_loop() {
+  Tensor x = randn({64, 512, 7, 7});
+  return median_seconds([&] { Tensor y = adaptive_avg_pool2d(x, {1, 1}); }, 15, 10);
+}
+double adaptive_as_avg_pool() {
+  Tensor x = randn({64, 512, 7, 7});
+  return median_seconds([&] { Tensor y = avg_pool2d(x, {7}); }, 15, 10);
+}
+double adaptive_loop_4() {
+  Tensor x = randn({32, 256, 16, 16});
+  return median_seconds([&] { Tensor y = adaptive_avg_pool2d(x, {4, 4}); }, 15, 10);
+}
+double adaptive_as_avg_pool_4() {
+  Tensor x = randn({32, 256, 16, 16});
+  return median_seconds([&] { Tensor y = avg_pool2d(x, {4}); }, 15, 10);
+}
+double batch_norm_fb() {
+  Tensor x = randn({8, 64, 56, 56}).requires_grad_(true), g = randn({8, 64, 56, 56});
+  Tensor w = ones({64}).requires_grad_(true), b = zeros({64}).requires_grad_(true);
+  Tensor rm = zeros({64}), rv = ones({64});
+  return median_seconds([&] { batch_norm(x, w, b, rm, rv, true, 0.1, 1e-5).backward(g); });
+}
+double batch_norm_eval() {
+  Tensor x = randn({8, 64, 56, 56}), w = ones({64}), b = zeros({64}), rm = zeros({64}), rv = ones({64});
+  return median_seconds([&] { Tensor y = batch_norm(x, w, b, rm, rv, false, 0.1, 1e-5); }, 15, 3);
+}
+double layer_norm_fb() {
+  Tensor x = randn({8 * 128, 256}).requires_grad_(true), g = randn({8 * 128, 256});
+  Tensor w = ones({256}).requires_grad_(true), b = zeros({256}).requires_grad_(true);
+  return median_seconds([&] { layer_norm(x, {256}, w, b).backward(g); }, 15, 5);
+}
+double group_norm_fb() {
+  Tensor x = randn({8, 64, 56, 56}).requires_grad_(true), g = randn({8, 64, 56, 56});
+  Tensor w = ones({64}).requires_grad_(true), b = zeros({64}).requires_grad_(true);
+  return median_seconds([&] { group_norm(x, 32, w, b).backward(g); });
+}
+
+const bench::AddCases kPoolNormCases({
+    {"max_pool2d_2x2_64x32x28", "ms", 0, ">= 1.0x", max_pool},
+    {"max_pool2d_fb_64x32x28", "ms", 0, "", max_pool_fb},
+    {"avg_pool2d_3s2p1_8x64x56", "ms", 0, "", avg_pool},
+    {"adaptive_pool_7to1_64x512", "ms", 0, "loop vs oneDNN below", adaptive_loop},
+    {"avg_pool_7x7_64x512 (oneDNN)", "ms", 0, "same work as above", adaptive_as_avg_pool},
+    {"adaptive_pool_16to4_32x256", "ms", 0, "loop vs oneDNN below", adaptive_loop_4},
+    {"avg_pool_4x4_32x256 (oneDNN)", "ms", 0, "same work as above", adaptive_as_avg_pool_4},
+    {"batch_norm_train_fb_8x64x56", "ms", 0, ">= 1.0x", batch_norm_fb},
+    {"batch_norm_eval_8x64x56", "ms", 0, "", batch_norm_eval},
+    {"layer_norm_fb_1024x256", "ms", 0, ">= 1.0x", layer_norm_fb},
+    {"group_norm_fb_8x64x56_g32", "ms", 0, "", group_norm_fb},
+});
+
+}  // namespace

@@ -1,0 +1,34 @@
+// 2-d pooling, spelled as libtorch's free functions (torch::max_pool2d, ...). Inputs are
+// (N, C, H, W) or unbatched (C, H, W), floating point; the result has the same rank.
+#pragma once
+
+#include <optional>
+#include <tuple>
+
+#include "tensor/core/Tensor.h"
+
+namespace tensor {
+
+/// Max over each kernel window. `kernel_size`, `stride` (empty = kernel_size), `padding` and
+/// `dilation` take one value for both dims or {h, w}. padding <= kernel / 2; padded positions
+/// never win. ceil_mode rounds the output size up, keeping only windows that start inside the
+/// input or the left padding (libtorch's rule). Without autograd, float32/bfloat16 run oneDNN,
+/// which may skip a NaN that libtorch would return (max_pool2d_with_indices never does).
+TENSOR_API Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                             IntArrayRef padding = 0, IntArrayRef dilation = 1, bool ceil_mode = false);
+/// max_pool2d and the int64 index of each maximum, flat over its plane's H * W (as libtorch).
+/// Ties and NaN pick as libtorch does: the first maximum in row-major window order, NaN wins.
+TENSOR_API std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                              IntArrayRef stride = {}, IntArrayRef padding = 0,
+                                                              IntArrayRef dilation = 1, bool ceil_mode = false);
+/// Mean over each kernel window. count_include_pad counts padded zeros in the divisor (windows
+/// that ceil_mode extends past the right padding are clipped first, as libtorch);
+/// divisor_override, when given, replaces the divisor altogether.
+TENSOR_API Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                             IntArrayRef padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                             std::optional<int64_t> divisor_override = std::nullopt);
+/// Mean over output_size = {oh, ow} windows that tile the input: window i spans
+/// [floor(i * H / oh), ceil((i + 1) * H / oh)).
+TENSOR_API Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+
+}  // namespace tensor
