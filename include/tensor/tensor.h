@@ -13,6 +13,8 @@
 #include "tensor/cuda/cuda.h"
 #include "tensor/dispatch/Library.h"
 #include "tensor/indexing.h"
+#include "tensor/nn.h"
 #include "tensor/onednn.h"
 #include "tensor/ops.h"
+#include "tensor/optim.h"
 #include "tensor/version.h"
