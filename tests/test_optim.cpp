@@ -251,6 +251,72 @@ TEST(OptimAdam, SkipsParametersWithoutGrad) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The one-pass CPU kernels (contiguous float32/float64) against the tensor-op form, which
+// non-contiguous parameters take (Note [Fused optimizer steps]).
+
+namespace {
+template <typename MakeOpt>
+void compare_fused_and_reference(ScalarType dt, const MakeOpt& make_opt, const std::string& what) {
+  manual_seed(30);
+  Tensor init = tensor::randn({3, 4}, kFloat64);
+  Tensor coef = tensor::rand({3, 4}, kFloat64) + 0.5;
+  Tensor fused = init.to(dt).clone().requires_grad_(true);
+  // Same values, column-major: a non-contiguous leaf.
+  Tensor ref = init.to(dt).t().contiguous().t().detach().requires_grad_(true);
+  ASSERT_FALSE(ref.is_contiguous());
+  auto of = make_opt(fused);
+  auto orf = make_opt(ref);
+  for (int s = 0; s < 6; ++s) {
+    for (auto* pair : {&of, &orf}) (*pair)->zero_grad();
+    (coef.to(dt) * fused * fused).sum().backward();
+    (coef.to(dt) * ref * ref).sum().backward();
+    of->step();
+    orf->step();
+  }
+  std::vector<double> a = vals(fused), b = vals(ref);
+  const double tol = dt == kFloat64 ? 1e-13 : 2e-6;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tol * (1 + std::fabs(b[i]))) << what << " elem " << i;
+  EXPECT_NE(a, vals(init)) << what << " did not move";
+}
+}  // namespace
+
+TEST(OptimFused, MatchesTensorOpForm) {
+  for (ScalarType dt : {kFloat64, kFloat32}) {
+    std::string d = dt == kFloat64 ? " float64" : " float32";
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, optim::SGDOptions(0.05));
+    }, "sgd" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::SGD>(std::vector<Tensor>{p},
+                                          optim::SGDOptions(0.05).momentum(0.9).dampening(0.2).weight_decay(0.01));
+    }, "sgd momentum" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::SGD>(std::vector<Tensor>{p},
+                                          optim::SGDOptions(0.05).momentum(0.7).nesterov(true).maximize(true));
+    }, "sgd nesterov maximize" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::Adam>(std::vector<Tensor>{p}, optim::AdamOptions(0.05).weight_decay(0.1));
+    }, "adam l2" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::Adam>(std::vector<Tensor>{p},
+                                           optim::AdamOptions(0.05).amsgrad(true).maximize(true).betas({0.8, 0.9}));
+    }, "adam amsgrad maximize" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::AdamW>(std::vector<Tensor>{p}, optim::AdamWOptions(0.05).weight_decay(0.2));
+    }, "adamw" + d);
+  }
+  // The in-place writes are visible to autograd's version check.
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(0.1));
+  Tensor y = x * x;  // saves x
+  backward_quadratic(x);
+  uint32_t before = x._version();
+  opt.step();
+  EXPECT_GT(x._version(), before);
+  EXPECT_THROW(y.sum().backward(), tensor::Error);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Optimizer base
 
 TEST(OptimBase, ParamGroups) {

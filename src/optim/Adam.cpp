@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "src/core/Check.h"
+#include "src/optim/FusedCPU.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -50,7 +51,6 @@ template <typename O>
 void adam_update(Tensor& p, AdamParamState& st, const O& o, bool decoupled) {
   const double lr = o.lr(), eps = o.eps(), wd = o.weight_decay();
   const auto [beta1, beta2] = o.betas();
-  Tensor grad = o.maximize() ? -p.grad() : p.grad();
   if (!st.exp_avg().defined()) {
     st.exp_avg(tensor::zeros_like(p));
     st.exp_avg_sq(tensor::zeros_like(p));
@@ -58,6 +58,19 @@ void adam_update(Tensor& p, AdamParamState& st, const O& o, bool decoupled) {
   }
   if (o.amsgrad() && !st.max_exp_avg_sq().defined()) st.max_exp_avg_sq(tensor::zeros_like(p));
   st.step(st.step() + 1);
+  const double t = static_cast<double>(st.step());
+  const double bias_correction1 = 1 - std::pow(beta1, t);
+  const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, t));
+  const double step_size = lr / bias_correction1;
+  const Tensor vmax_or_none = o.amsgrad() ? st.max_exp_avg_sq() : Tensor();
+  if (detail::fused_ok(p, p.grad(), {&st.exp_avg(), &st.exp_avg_sq(), &vmax_or_none})) {
+    detail::adam_fused(p, p.grad(), st.exp_avg(), st.exp_avg_sq(), vmax_or_none,
+                       {lr, beta1, beta2, eps, wd, step_size, bias_correction2_sqrt, o.amsgrad(), o.maximize(),
+                        decoupled});
+    return;
+  }
+  // The reference form (Note [Fused optimizer steps]).
+  Tensor grad = o.maximize() ? -p.grad() : p.grad();
   if (decoupled) {
     if (wd != 0) p.mul_(1 - lr * wd);
   } else if (wd != 0) {
@@ -67,10 +80,6 @@ void adam_update(Tensor& p, AdamParamState& st, const O& o, bool decoupled) {
   Tensor& v = st.exp_avg_sq();
   m.mul_(beta1).add_(grad, 1 - beta1);
   v.mul_(beta2).add_(grad * grad, 1 - beta2);
-  const double t = static_cast<double>(st.step());
-  const double bias_correction1 = 1 - std::pow(beta1, t);
-  const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, t));
-  const double step_size = lr / bias_correction1;
   Tensor denom;
   if (o.amsgrad()) {
     Tensor& vmax = st.max_exp_avg_sq();

@@ -2,6 +2,7 @@
 #include "tensor/optim/sgd.h"
 
 #include "src/core/Check.h"
+#include "src/optim/FusedCPU.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -66,13 +67,24 @@ Tensor SGD::step(LossClosure closure) {
       check_options(o);
       for (Tensor& p : group.params()) {
         if (!p.grad().defined()) continue;
-        Tensor d_p = o.maximize() ? -p.grad() : p.grad();
-        if (o.weight_decay() != 0) d_p = d_p.add(p, o.weight_decay());
+        SGDParamState* st = nullptr;
         if (o.momentum() != 0) {
           auto& slot = state_[p.unsafeGetTensorImpl()];
           if (!slot) slot = std::make_unique<SGDParamState>();
-          auto& st = static_cast<SGDParamState&>(*slot);
-          Tensor& buf = st.momentum_buffer();
+          st = static_cast<SGDParamState*>(slot.get());
+        }
+        if (detail::fused_ok(p, p.grad(), {st ? &st->momentum_buffer() : &p})) {
+          bool first = st && !st->momentum_buffer().defined();
+          if (first) st->momentum_buffer(tensor::empty_like(p));
+          detail::sgd_fused(p, p.grad(), st ? st->momentum_buffer() : Tensor(),
+                            {o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), o.maximize(), first});
+          continue;
+        }
+        // The reference form (Note [Fused optimizer steps]).
+        Tensor d_p = o.maximize() ? -p.grad() : p.grad();
+        if (o.weight_decay() != 0) d_p = d_p.add(p, o.weight_decay());
+        if (st) {
+          Tensor& buf = st->momentum_buffer();
           if (!buf.defined()) {
             buf = d_p.clone();
           } else {
