@@ -48,6 +48,13 @@ class TENSOR_API TensorImpl : public RefCounted {
   void set_sizes_contiguous(IntArrayRef sizes);
   /// Sets arbitrary geometry (views).
   void set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
+  /// Points this tensor at other data (libtorch's set_data): storage, dtype and device, with the
+  /// geometry set separately. Every handle sharing this TensorImpl sees the change.
+  void set_storage_and_dtype(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Device device) {
+    storage_ = std::move(storage);
+    dtype_ = dtype;
+    device_ = device;
+  }
 
   autograd::AutogradMeta* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<autograd::AutogradMeta> m);

@@ -1,0 +1,42 @@
+// libtorch twins of bench_nn.cpp.
+#include <torch/torch.h>
+
+#include "harness.h"
+
+namespace bench {
+namespace {
+
+std::vector<torch::Tensor> mlp_params() {
+  std::vector<std::vector<int64_t>> shapes = {{1024, 784}, {1024}, {1024, 1024}, {1024}, {10, 1024}, {10}};
+  std::vector<torch::Tensor> ps;
+  for (auto& s : shapes) {
+    torch::Tensor p = torch::randn(s).requires_grad_(true);
+    p.mutable_grad() = torch::randn(s) * 1e-3;
+    ps.push_back(p);
+  }
+  return ps;
+}
+
+TwinTable nn_twins() {
+  TwinTable t;
+  t["sgd_momentum_step_mlp"] = [] {
+    auto ps = mlp_params();
+    torch::optim::SGD opt(ps, torch::optim::SGDOptions(1e-3).momentum(0.9));
+    return median_seconds([&] { opt.step(); });
+  };
+  t["adam_step_mlp"] = [] {
+    auto ps = mlp_params();
+    torch::optim::Adam opt(ps, torch::optim::AdamOptions(1e-3));
+    return median_seconds([&] { opt.step(); });
+  };
+  t["cross_entropy_fwd_bwd_128x10"] = [] {
+    torch::Tensor x = torch::randn({128, 10}).requires_grad_(true);
+    torch::Tensor y = torch::randint(0, 10, {128});
+    return median_seconds([&] { torch::nn::functional::cross_entropy(x, y).backward(); }, 15, 200);
+  };
+  return t;
+}
+const AddTwins kNNTwins(nn_twins());
+
+}  // namespace
+}  // namespace bench

@@ -1,0 +1,12 @@
+// The nn umbrella: modules, functional, init and utils (`namespace nn = tensor::nn;`).
+#pragma once
+
+#include "tensor/nn/enum.h"
+#include "tensor/nn/functional.h"
+#include "tensor/nn/init.h"
+#include "tensor/nn/module.h"
+#include "tensor/nn/modules.h"
+#include "tensor/nn/options.h"
+#include "tensor/nn/ordered_dict.h"
+#include "tensor/nn/pimpl.h"
+#include "tensor/nn/utils.h"

@@ -1,0 +1,343 @@
+// The nn layers available today, as libtorch's torch::nn modules: each `XImpl` is a Module and
+// `X` its holder (TENSOR_MODULE). Conv, pooling, normalization and attention modules come in
+// their own headers next to this one once their ops are merged.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tensor/nn/module.h"
+#include "tensor/nn/options.h"
+
+namespace tensor::nn {
+
+// ---- activations ----
+
+/// max(x, 0) elementwise.
+class TENSOR_API ReLUImpl : public Module {
+ public:
+  explicit ReLUImpl(const ReLUOptions& options = {});
+  Tensor forward(Tensor input);
+  void pretty_print(std::ostream& stream) const override;
+  ReLUOptions options;
+};
+TENSOR_MODULE(ReLU);
+
+/// x * Phi(x), exact (approximate "none") or with the tanh approximation ("tanh").
+class TENSOR_API GELUImpl : public Module {
+ public:
+  explicit GELUImpl(GELUOptions options = {});
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  GELUOptions options;
+};
+TENSOR_MODULE(GELU);
+
+/// x * sigmoid(x).
+class TENSOR_API SiLUImpl : public Module {
+ public:
+  SiLUImpl();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+};
+TENSOR_MODULE(SiLU);
+
+class TENSOR_API TanhImpl : public Module {
+ public:
+  TanhImpl();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+};
+TENSOR_MODULE(Tanh);
+
+class TENSOR_API SigmoidImpl : public Module {
+ public:
+  SigmoidImpl();
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+};
+TENSOR_MODULE(Sigmoid);
+
+/// softmax over options.dim().
+class TENSOR_API SoftmaxImpl : public Module {
+ public:
+  explicit SoftmaxImpl(int64_t dim) : SoftmaxImpl(SoftmaxOptions(dim)) {}
+  explicit SoftmaxImpl(const SoftmaxOptions& options);
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  SoftmaxOptions options;
+};
+TENSOR_MODULE(Softmax);
+
+class TENSOR_API LogSoftmaxImpl : public Module {
+ public:
+  explicit LogSoftmaxImpl(int64_t dim) : LogSoftmaxImpl(LogSoftmaxOptions(dim)) {}
+  explicit LogSoftmaxImpl(const LogSoftmaxOptions& options);
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  LogSoftmaxOptions options;
+};
+TENSOR_MODULE(LogSoftmax);
+
+// ---- layers ----
+
+/// y = x W^T + b. weight [out_features, in_features] ~ kaiming_uniform_(a = sqrt(5)) and
+/// bias [out_features] ~ U(-1/sqrt(in_features), 1/sqrt(in_features)), as libtorch.
+class TENSOR_API LinearImpl : public Module {
+ public:
+  LinearImpl(int64_t in_features, int64_t out_features) : LinearImpl(LinearOptions(in_features, out_features)) {}
+  explicit LinearImpl(const LinearOptions& options);
+  /// Re-creates and re-initializes the parameters.
+  void reset();
+  /// Re-initializes the parameters in place.
+  void reset_parameters();
+  /// input [..., in_features] -> [..., out_features].
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+
+  LinearOptions options;
+  Tensor weight;
+  /// Undefined when options.bias() is false.
+  Tensor bias;
+};
+TENSOR_MODULE(Linear);
+
+/// A lookup table: indices [*] (int64 or int32) -> [*, embedding_dim]. weight ~ N(0, 1), with
+/// the padding_idx row zeroed; that row never receives gradient.
+class TENSOR_API EmbeddingImpl : public Module {
+ public:
+  EmbeddingImpl(int64_t num_embeddings, int64_t embedding_dim)
+      : EmbeddingImpl(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+  explicit EmbeddingImpl(EmbeddingOptions options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& indices);
+  void pretty_print(std::ostream& stream) const override;
+
+  EmbeddingOptions options;
+  Tensor weight;
+};
+TENSOR_MODULE(Embedding);
+
+/// In training, zeroes each element with probability p and scales the rest by 1 / (1 - p);
+/// the identity in eval mode.
+class TENSOR_API DropoutImpl : public Module {
+ public:
+  explicit DropoutImpl(const DropoutOptions& options = {});
+  Tensor forward(Tensor input);
+  void pretty_print(std::ostream& stream) const override;
+  DropoutOptions options;
+};
+TENSOR_MODULE(Dropout);
+
+/// Flattens dims start_dim..end_dim into one.
+class TENSOR_API FlattenImpl : public Module {
+ public:
+  explicit FlattenImpl(const FlattenOptions& options = {});
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  FlattenOptions options;
+};
+TENSOR_MODULE(Flatten);
+
+/// Wraps a function Tensor -> Tensor as a module (for Sequential): nn::Functional(tensor::relu),
+/// or with bound trailing arguments: nn::Functional(tensor::softmax, 1, std::nullopt).
+class TENSOR_API FunctionalImpl : public Module {
+ public:
+  using Function = std::function<Tensor(Tensor)>;
+  explicit FunctionalImpl(Function function);
+  template <typename SomeFunction, typename... Args, typename = std::enable_if_t<(sizeof...(Args) > 0)>>
+  explicit FunctionalImpl(SomeFunction original, Args&&... args)
+      : FunctionalImpl(Function([original, args...](Tensor input) { return original(input, args...); })) {}
+  Tensor forward(Tensor input);
+  Tensor operator()(Tensor input) { return forward(std::move(input)); }
+  void pretty_print(std::ostream& stream) const override;
+
+ private:
+  Function function_;
+};
+TENSOR_MODULE(Functional);
+
+// ---- containers ----
+
+namespace detail {
+template <typename T>
+using forward_result_t = decltype(std::declval<T&>().forward(std::declval<Tensor>()));
+template <typename T, typename = void>
+struct has_tensor_forward : std::false_type {};
+template <typename T>
+struct has_tensor_forward<T, std::void_t<forward_result_t<T>>> : std::is_convertible<forward_result_t<T>, Tensor> {};
+
+/// The shared_ptr behind a module argument: a holder, a shared_ptr, or a module by value.
+template <typename M>
+auto module_ptr(M&& m) {
+  using D = std::decay_t<M>;
+  if constexpr (is_module_holder_v<D>) {
+    return m.ptr();
+  } else if constexpr (std::is_base_of_v<Module, D>) {
+    return std::make_shared<D>(std::forward<M>(m));
+  } else {
+    static_assert(std::is_base_of_v<Module, typename D::element_type>,
+                  "expected an nn::Module, a module holder or a std::shared_ptr to a module");
+    return D(m);
+  }
+}
+}  // namespace detail
+
+/// Runs its modules in order, each one's output feeding the next. Children are named "0", "1",
+/// ... unless given a name: nn::Sequential seq(nn::Linear(4, 8), nn::ReLU(), nn::Linear(8, 1)).
+class TENSOR_API SequentialImpl : public Module {
+ public:
+  SequentialImpl();
+  template <typename First, typename... Rest,
+            typename = std::enable_if_t<!std::is_base_of_v<SequentialImpl, std::decay_t<First>>>>
+  explicit SequentialImpl(First&& first, Rest&&... rest) : SequentialImpl() {
+    push_back(std::forward<First>(first));
+    (push_back(std::forward<Rest>(rest)), ...);
+  }
+
+  /// Appends a module whose forward takes and returns a Tensor, named by its position.
+  template <typename M>
+  void push_back(M&& module) {
+    push_back(std::to_string(size()), std::forward<M>(module));
+  }
+  /// Appends a module under `name`.
+  template <typename M>
+  void push_back(std::string name, M&& module) {
+    auto ptr = detail::module_ptr(std::forward<M>(module));
+    using T = typename decltype(ptr)::element_type;
+    static_assert(detail::has_tensor_forward<T>::value,
+                  "Sequential: a module needs forward(Tensor) -> Tensor to be chained");
+    append(std::move(name), ptr, [ptr](Tensor x) -> Tensor { return ptr->forward(std::move(x)); });
+  }
+  /// Appends every module of another Sequential (sharing them).
+  void extend(const SequentialImpl& other);
+
+  /// Chains the modules; an empty Sequential raises tensor::Error.
+  Tensor forward(Tensor input);
+
+  /// The module at `index` (bounds-checked).
+  std::shared_ptr<Module> operator[](size_t index) const { return ptr(index); }
+  std::shared_ptr<Module> ptr(size_t index) const;
+  /// The module at `index` as T (tensor::Error if it is not one).
+  template <typename T>
+  std::shared_ptr<T> ptr(size_t index) const {
+    auto p = std::dynamic_pointer_cast<T>(ptr(index));
+    if (!p) ::tensor::detail::throw_error("Sequential::ptr<T>: the module at this index is not of the requested type");
+    return p;
+  }
+  template <typename T>
+  T& at(size_t index) const { return *ptr<T>(index); }
+  size_t size() const noexcept { return modules_.size(); }
+  bool is_empty() const noexcept { return modules_.empty(); }
+  std::vector<std::shared_ptr<Module>>::const_iterator begin() const { return modules_.begin(); }
+  std::vector<std::shared_ptr<Module>>::const_iterator end() const { return modules_.end(); }
+  void pretty_print(std::ostream& stream) const override;
+
+ private:
+  void append(std::string name, std::shared_ptr<Module> module, std::function<Tensor(Tensor)> forward);
+  std::vector<std::shared_ptr<Module>> modules_;
+  std::vector<std::function<Tensor(Tensor)>> forwards_;
+};
+TENSOR_MODULE(Sequential);
+
+/// Holds modules in a list (children "0", "1", ...); it has no forward of its own.
+class TENSOR_API ModuleListImpl : public Module {
+ public:
+  ModuleListImpl();
+  template <typename First, typename... Rest,
+            typename = std::enable_if_t<!std::is_base_of_v<ModuleListImpl, std::decay_t<First>>>>
+  explicit ModuleListImpl(First&& first, Rest&&... rest) : ModuleListImpl() {
+    push_back(std::forward<First>(first));
+    (push_back(std::forward<Rest>(rest)), ...);
+  }
+  template <typename M>
+  void push_back(M&& module) {
+    append(detail::module_ptr(std::forward<M>(module)));
+  }
+  /// Appends every module of another list (sharing them).
+  void extend(const ModuleListImpl& other);
+  /// Inserts at `index`, renaming the children after it.
+  template <typename M>
+  void insert(size_t index, M&& module) {
+    insert_at(index, detail::module_ptr(std::forward<M>(module)));
+  }
+
+  std::shared_ptr<Module> operator[](size_t index) const { return ptr(index); }
+  std::shared_ptr<Module> ptr(size_t index) const;
+  template <typename T>
+  std::shared_ptr<T> ptr(size_t index) const {
+    auto p = std::dynamic_pointer_cast<T>(ptr(index));
+    if (!p) ::tensor::detail::throw_error("ModuleList::ptr<T>: the module at this index is not of the requested type");
+    return p;
+  }
+  template <typename T>
+  T& at(size_t index) const { return *ptr<T>(index); }
+  size_t size() const noexcept { return modules_.size(); }
+  bool is_empty() const noexcept { return modules_.empty(); }
+  std::vector<std::shared_ptr<Module>>::const_iterator begin() const { return modules_.begin(); }
+  std::vector<std::shared_ptr<Module>>::const_iterator end() const { return modules_.end(); }
+  void pretty_print(std::ostream& stream) const override;
+
+ private:
+  void append(std::shared_ptr<Module> module);
+  void insert_at(size_t index, std::shared_ptr<Module> module);
+  std::vector<std::shared_ptr<Module>> modules_;
+};
+TENSOR_MODULE(ModuleList);
+
+// ---- losses (modules over nn::functional) ----
+
+class TENSOR_API CrossEntropyLossImpl : public Module {
+ public:
+  explicit CrossEntropyLossImpl(const CrossEntropyLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
+  CrossEntropyLossOptions options;
+  Tensor weight;
+};
+TENSOR_MODULE(CrossEntropyLoss);
+
+class TENSOR_API NLLLossImpl : public Module {
+ public:
+  explicit NLLLossImpl(const NLLLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
+  NLLLossOptions options;
+  Tensor weight;
+};
+TENSOR_MODULE(NLLLoss);
+
+class TENSOR_API MSELossImpl : public Module {
+ public:
+  explicit MSELossImpl(const MSELossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
+  MSELossOptions options;
+};
+TENSOR_MODULE(MSELoss);
+
+class TENSOR_API L1LossImpl : public Module {
+ public:
+  explicit L1LossImpl(const L1LossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
+  L1LossOptions options;
+};
+TENSOR_MODULE(L1Loss);
+
+class TENSOR_API BCEWithLogitsLossImpl : public Module {
+ public:
+  explicit BCEWithLogitsLossImpl(const BCEWithLogitsLossOptions& options = {});
+  Tensor forward(const Tensor& input, const Tensor& target);
+  void pretty_print(std::ostream& stream) const override;
+  BCEWithLogitsLossOptions options;
+  Tensor weight, pos_weight;
+};
+TENSOR_MODULE(BCEWithLogitsLoss);
+
+}  // namespace tensor::nn

@@ -1,0 +1,216 @@
+// nn::functional losses as composites of public differentiable ops, following libtorch 1.13's
+// definitions (aten/src/ATen/native/LossNLL.cpp, Loss.cpp) term by term.
+#include <cmath>
+#include <limits>
+
+#include "src/core/Check.h"
+#include "tensor/nn/functional.h"
+#include "tensor/ops.h"
+
+namespace tensor::nn::functional {
+
+namespace {
+
+Tensor reduce(const Tensor& loss, Reduction r) {
+  switch (r.kind()) {
+    case Reduction::None: return loss;
+    case Reduction::Sum: return loss.sum();
+    case Reduction::Mean: return loss.mean();
+  }
+  return loss;
+}
+
+void check_floating(const char* op, const char* what, const Tensor& t) {
+  TENSOR_CHECK(t.defined(), "{}: {} must be defined", op, what);
+  TENSOR_CHECK(t.is_floating_point(), "{}: {} must be floating point, got {}", op, what, t.describe());
+}
+
+void check_class_weight(const char* op, const Tensor& weight, const Tensor& input, int64_t n_classes) {
+  if (!weight.defined()) return;
+  TENSOR_CHECK(weight.dim() == 1 && weight.numel() == n_classes,
+               "{}: weight must be 1-d with one entry per class ({} classes for input {}), got {}", op, n_classes,
+               input.describe(), weight.describe());
+  TENSOR_CHECK(weight.dtype() == input.dtype(), "{}: weight {} must have the input's dtype ({})", op,
+               weight.describe(), input.dtype());
+}
+
+// weight viewed to broadcast along the class dim: [C] for 1-d inputs, [1, C, 1, ...] otherwise.
+Tensor class_weight_view(const Tensor& weight, const Tensor& input) {
+  if (input.dim() == 1) return weight;
+  std::vector<int64_t> shape(static_cast<size_t>(input.dim()), 1);
+  shape[1] = weight.numel();
+  return weight.reshape(shape);
+}
+
+// The pieces of a class-index loss shared by nll_loss and label smoothing.
+struct ClassTargets {
+  Tensor valid;         // bool, target's shape: target != ignore_index
+  Tensor safe;          // int64 target with ignored entries replaced by class 0
+  Tensor w;             // per-target weight (0 where ignored), input dtype
+};
+
+ClassTargets class_targets(const char* op, const Tensor& input, const Tensor& target, const Tensor& weight,
+                           int64_t ignore_index) {
+  TENSOR_CHECK(target.defined(), "{}: target must be defined", op);
+  TENSOR_CHECK(is_integral(target.dtype(), /*include_bool=*/false),
+               "{}: class-index targets must be an integer tensor (int64), got {} (pass class probabilities with the "
+               "input's shape for soft targets)",
+               op, target.describe());
+  TENSOR_CHECK(input.dim() >= 1, "{}: input must have a class dim, got {}", op, input.describe());
+  // Expected target shape: the input's without its class dim (dim 0 for 1-d inputs, else dim 1).
+  std::vector<int64_t> expected = input.sizes().vec();
+  expected.erase(expected.begin() + (input.dim() == 1 ? 0 : 1));
+  TENSOR_CHECK(target.sizes() == IntArrayRef(expected),
+               "{}: target {} does not match input {}: expected a target of shape {} (the input's shape without the "
+               "class dim)",
+               op, target.describe(), input.describe(), detail::shape_str(expected));
+  const int64_t n_classes = input.size(input.dim() == 1 ? 0 : 1);
+  Tensor t = target.dtype() == kInt64 ? target : target.to(kInt64);
+  ClassTargets ct;
+  ct.valid = t != ignore_index;
+  if (t.numel() > 0) {
+    Tensor bad = ct.valid.logical_and(t.lt(0).logical_or(t.ge(n_classes)));
+    if (bad.any().item<bool>()) {
+      int64_t v = t.masked_select(bad)[0].item<int64_t>();
+      TENSOR_ERROR("{}: target {} is out of bounds for {} classes (input {}; valid targets are 0..{} or "
+                   "ignore_index = {})",
+                   op, v, n_classes, input.describe(), n_classes - 1, ignore_index);
+    }
+  }
+  ct.safe = where(ct.valid, t, Scalar(int64_t{0}));
+  Tensor valid_f = ct.valid.to(input.dtype());
+  ct.w = weight.defined() ? weight.index_select(0, ct.safe.flatten()).reshape(t.sizes()) * valid_f : valid_f;
+  return ct;
+}
+
+// -sum w_n logp[n, y_n], reduced; the mean divides by sum w_n over non-ignored targets.
+Tensor nll_from(const Tensor& logp, const ClassTargets& ct, Reduction r) {
+  Tensor picked;
+  if (logp.dim() == 1) {
+    picked = logp.gather(0, ct.safe.reshape({1})).reshape({});
+  } else {
+    picked = logp.gather(1, ct.safe.unsqueeze(1)).squeeze(1);
+  }
+  Tensor loss = -(picked * ct.w);
+  switch (r.kind()) {
+    case Reduction::None: return loss;
+    case Reduction::Sum: return loss.sum();
+    // All targets ignored: 0 / 0 = NaN, as libtorch.
+    case Reduction::Mean: return loss.sum() / ct.w.sum();
+  }
+  return loss;
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
+  check_floating("nll_loss", "input", input);
+  TENSOR_CHECK(input.dim() >= 1, "nll_loss: input must have a class dim, got {}", input.describe());
+  check_class_weight("nll_loss", options.weight(), input, input.size(input.dim() == 1 ? 0 : 1));
+  ClassTargets ct = class_targets("nll_loss", input, target, options.weight(), options.ignore_index());
+  return nll_from(input, ct, options.reduction());
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
+  const char* op = "cross_entropy";
+  check_floating(op, "input", input);
+  TENSOR_CHECK(input.dim() >= 1, "{}: input must have a class dim, got {}", op, input.describe());
+  TENSOR_CHECK(target.defined(), "{}: target must be defined", op);
+  const double ls = options.label_smoothing();
+  TENSOR_CHECK(ls >= 0.0 && ls <= 1.0, "{}: label_smoothing must be between 0.0 and 1.0, got {}", op, ls);
+  const int64_t class_dim = input.dim() == 1 ? 0 : 1;
+  const int64_t n_classes = input.size(class_dim);
+  const Tensor& weight = options.weight();
+  check_class_weight(op, weight, input, n_classes);
+  const Reduction r = options.reduction();
+  Tensor logp = input.log_softmax(class_dim);
+
+  if (target.sizes() == input.sizes()) {
+    // Class probabilities (libtorch decides by the shape, then requires a floating target).
+    TENSOR_CHECK(target.is_floating_point(),
+                 "{}: a target with the input's shape holds class probabilities and must be floating point, got {}",
+                 op, target.describe());
+    TENSOR_CHECK(options.ignore_index() < 0, "{}: ignore_index is not supported for class-probability targets", op);
+    Tensor tgt = ls > 0 ? target * (1 - ls) + ls / static_cast<double>(n_classes) : target;
+    Tensor prod = logp * tgt;
+    if (weight.defined()) prod = prod * class_weight_view(weight, input);
+    switch (r.kind()) {
+      case Reduction::None: return -prod.sum({class_dim});
+      case Reduction::Sum: return -prod.sum();
+      case Reduction::Mean: {
+        if (input.numel() == 0) return -prod.sum() * std::numeric_limits<double>::quiet_NaN();
+        return -prod.sum() / static_cast<double>(input.numel() / n_classes);
+      }
+    }
+  }
+
+  ClassTargets ct = class_targets(op, input, target, weight, options.ignore_index());
+  Tensor nll = nll_from(logp, ct, r);
+  if (ls == 0) return nll;
+  // Label smoothing (libtorch's cross_entropy_loss_label_smoothing): the uniform part is
+  // -sum_c w_c logp_c per target, zero at ignored targets, with the mean normalized like nll.
+  Tensor smooth = weight.defined() ? -(logp * class_weight_view(weight, input)).sum({class_dim})
+                                   : -logp.sum({class_dim});
+  smooth = smooth.masked_fill(ct.valid.logical_not(), 0.0);
+  Tensor ret;
+  switch (r.kind()) {
+    case Reduction::None: ret = smooth; break;
+    case Reduction::Sum: ret = smooth.sum(); break;
+    case Reduction::Mean:
+      ret = weight.defined() ? smooth.sum() / ct.w.sum() : smooth.sum() / ct.valid.sum().to(input.dtype());
+      break;
+  }
+  return nll * (1 - ls) + ret * (ls / static_cast<double>(n_classes));
+}
+
+namespace {
+void check_pair(const char* op, const Tensor& input, const Tensor& target) {
+  check_floating(op, "input", input);
+  check_floating(op, "target", target);
+  if (input.sizes() == target.sizes()) return;
+  bool ok = true;
+  try {
+    broadcast_shapes(input.sizes(), target.sizes());
+  } catch (const Error&) {
+    ok = false;
+  }
+  TENSOR_CHECK(ok, "{}: input {} and target {} have shapes that do not broadcast", op, input.describe(),
+               target.describe());
+}
+}  // namespace
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options) {
+  check_pair("mse_loss", input, target);
+  Tensor d = input - target;
+  return reduce(d * d, options.reduction());
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options) {
+  check_pair("l1_loss", input, target);
+  return reduce((input - target).abs(), options.reduction());
+}
+
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options) {
+  const char* op = "binary_cross_entropy_with_logits";
+  check_floating(op, "input", input);
+  check_floating(op, "target", target);
+  TENSOR_CHECK(target.sizes() == input.sizes(), "{}: target size {} must be the same as input size {}", op,
+               detail::shape_str(target.sizes()), detail::shape_str(input.sizes()));
+  // With m = max(-x, 0): log(1 + e^-x) = m + log(e^-m + e^(-x-m)), which never overflows.
+  Tensor max_val = (-input).clamp_min(0);
+  Tensor log1pexp = (tensor::exp(-max_val) + tensor::exp(-input - max_val)).log() + max_val;
+  Tensor loss;
+  if (options.pos_weight().defined()) {
+    const Tensor& pw = options.pos_weight();
+    TENSOR_CHECK(pw.is_floating_point(), "{}: pos_weight must be floating point, got {}", op, pw.describe());
+    Tensor log_weight = (pw - 1) * target + 1;
+    loss = (1 - target) * input + log_weight * log1pexp;
+  } else {
+    loss = (1 - target) * input + log1pexp;
+  }
+  if (options.weight().defined()) loss = loss * options.weight();
+  return reduce(loss, options.reduction());
+}
+
+}  // namespace tensor::nn::functional

@@ -1,0 +1,167 @@
+#include "src/optim/FusedCPU.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+namespace tensor::optim::detail {
+
+namespace {
+
+constexpr int64_t kGrain = 32768;
+
+// Runs f(begin, end) over [0, n), split across threads when n is large.
+template <typename F>
+void parallel_range(int64_t n, const F& f) {
+  int nt = omp_get_max_threads();
+  if (n < 2 * kGrain || nt <= 1 || omp_in_parallel()) {
+    f(int64_t{0}, n);
+    return;
+  }
+  int64_t chunks = std::min<int64_t>(nt, n / kGrain);
+#pragma omp parallel num_threads(static_cast<int>(chunks))
+  {
+    int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
+    int64_t per = (n + k - 1) / k;
+    int64_t b = std::min(n, t * per), e = std::min(n, b + per);
+    f(b, e);
+  }
+}
+
+// The flags are template parameters so that each loop body is branch-free and vectorizes.
+template <typename T, bool Maximize, bool Decay, bool Momentum, bool First, bool Nesterov>
+void sgd_kernel(T* __restrict p, const T* __restrict g, T* __restrict buf, int64_t b, int64_t e, const SGDScalars& s) {
+  const T lr = static_cast<T>(s.lr), mom = static_cast<T>(s.momentum), wd = static_cast<T>(s.weight_decay);
+  const T keep = static_cast<T>(1 - s.dampening);
+#pragma omp simd
+  for (int64_t i = b; i < e; ++i) {
+    T d = Maximize ? -g[i] : g[i];
+    if (Decay) d += wd * p[i];
+    if (Momentum) {
+      T nb = First ? d : mom * buf[i] + keep * d;
+      buf[i] = nb;
+      d = Nesterov ? d + mom * nb : nb;
+    }
+    p[i] -= lr * d;
+  }
+}
+
+template <typename T, bool Maximize, bool Decay, bool Momentum, bool First>
+void sgd_dispatch_nesterov(T* p, const T* g, T* buf, int64_t n, const SGDScalars& s) {
+  parallel_range(n, [&](int64_t b, int64_t e) {
+    if (s.nesterov) sgd_kernel<T, Maximize, Decay, Momentum, First, true>(p, g, buf, b, e, s);
+    else sgd_kernel<T, Maximize, Decay, Momentum, First, false>(p, g, buf, b, e, s);
+  });
+}
+
+template <typename T>
+void sgd_loop(T* p, const T* g, T* buf, int64_t n, const SGDScalars& s) {
+  const bool decay = s.weight_decay != 0, momentum = s.momentum != 0;
+  auto go = [&](auto maximize) {
+    constexpr bool M = decltype(maximize)::value;
+    if (!momentum) {
+      if (decay) sgd_dispatch_nesterov<T, M, true, false, false>(p, g, buf, n, s);
+      else sgd_dispatch_nesterov<T, M, false, false, false>(p, g, buf, n, s);
+    } else if (s.first_step) {
+      if (decay) sgd_dispatch_nesterov<T, M, true, true, true>(p, g, buf, n, s);
+      else sgd_dispatch_nesterov<T, M, false, true, true>(p, g, buf, n, s);
+    } else {
+      if (decay) sgd_dispatch_nesterov<T, M, true, true, false>(p, g, buf, n, s);
+      else sgd_dispatch_nesterov<T, M, false, true, false>(p, g, buf, n, s);
+    }
+  };
+  if (s.maximize) go(std::true_type{});
+  else go(std::false_type{});
+}
+
+template <typename T, bool Maximize, bool Decoupled, bool L2, bool Amsgrad>
+void adam_kernel(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v, T* __restrict vmax,
+                 int64_t b, int64_t e, const AdamScalars& s) {
+  const T b1 = static_cast<T>(s.beta1), b2 = static_cast<T>(s.beta2);
+  const T one_b1 = static_cast<T>(1 - s.beta1), one_b2 = static_cast<T>(1 - s.beta2);
+  const T eps = static_cast<T>(s.eps), wd = static_cast<T>(s.weight_decay);
+  const T decay = static_cast<T>(1 - s.lr * s.weight_decay);
+  const T bc2 = static_cast<T>(s.bias_correction2_sqrt), step = static_cast<T>(s.step_size);
+#pragma omp simd
+  for (int64_t i = b; i < e; ++i) {
+    T gi = Maximize ? -g[i] : g[i];
+    T pi = p[i];
+    if (Decoupled) pi *= decay;
+    if (L2) gi += wd * pi;
+    T mi = b1 * m[i] + one_b1 * gi;
+    T vi = b2 * v[i] + one_b2 * (gi * gi);
+    m[i] = mi;
+    v[i] = vi;
+    T vd = vi;
+    if (Amsgrad) {
+      vd = vmax[i] > vi ? vmax[i] : vi;
+      vmax[i] = vd;
+    }
+    T denom = std::sqrt(vd) / bc2 + eps;
+    p[i] = pi - step * (mi / denom);
+  }
+}
+
+template <typename T>
+void adam_loop(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const AdamScalars& s) {
+  const bool decay = s.weight_decay != 0;
+  auto go = [&](auto maximize, auto amsgrad) {
+    constexpr bool M = decltype(maximize)::value, A = decltype(amsgrad)::value;
+    parallel_range(n, [&](int64_t b, int64_t e) {
+      if (!decay) adam_kernel<T, M, false, false, A>(p, g, m, v, vmax, b, e, s);
+      else if (s.decoupled) adam_kernel<T, M, true, false, A>(p, g, m, v, vmax, b, e, s);
+      else adam_kernel<T, M, false, true, A>(p, g, m, v, vmax, b, e, s);
+    });
+  };
+  if (s.maximize) {
+    if (s.amsgrad) go(std::true_type{}, std::true_type{});
+    else go(std::true_type{}, std::false_type{});
+  } else {
+    if (s.amsgrad) go(std::false_type{}, std::true_type{});
+    else go(std::false_type{}, std::false_type{});
+  }
+}
+
+}  // namespace
+
+bool fused_ok(const Tensor& p, const Tensor& grad, std::initializer_list<const Tensor*> state) {
+  const ScalarType t = p.dtype();
+  if (!p.is_cpu() || (t != kFloat32 && t != kFloat64) || !p.is_contiguous()) return false;
+  auto same = [&](const Tensor& x) {
+    return x.is_cpu() && x.dtype() == t && x.is_contiguous() && x.sizes() == p.sizes() && !x.is_conj();
+  };
+  if (!same(grad)) return false;
+  for (const Tensor* s : state)
+    if (s->defined() && !same(*s)) return false;
+  return true;
+}
+
+void sgd_fused(const Tensor& p, const Tensor& grad, const Tensor& buf, const SGDScalars& s) {
+  if (p.dtype() == kFloat32) {
+    sgd_loop(p.data_ptr<float>(), grad.data_ptr<float>(), buf.defined() ? buf.data_ptr<float>() : nullptr, p.numel(), s);
+  } else {
+    sgd_loop(p.data_ptr<double>(), grad.data_ptr<double>(), buf.defined() ? buf.data_ptr<double>() : nullptr,
+             p.numel(), s);
+  }
+  // Writes through raw pointers bypass the ops that bump version counters; autograd must still
+  // see that these tensors changed.
+  p.unsafeGetTensorImpl()->bump_version();
+  if (buf.defined()) buf.unsafeGetTensorImpl()->bump_version();
+}
+
+void adam_fused(const Tensor& p, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax,
+                const AdamScalars& s) {
+  if (p.dtype() == kFloat32) {
+    adam_loop(p.data_ptr<float>(), grad.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(),
+              vmax.defined() ? vmax.data_ptr<float>() : nullptr, p.numel(), s);
+  } else {
+    adam_loop(p.data_ptr<double>(), grad.data_ptr<double>(), m.data_ptr<double>(), v.data_ptr<double>(),
+              vmax.defined() ? vmax.data_ptr<double>() : nullptr, p.numel(), s);
+  }
+  for (const Tensor* t : {&p, &m, &v, &vmax})
+    if (t->defined()) t->unsafeGetTensorImpl()->bump_version();
+}
+
+}  // namespace tensor::optim::detail

@@ -1,0 +1,34 @@
+// Internal: one-pass CPU updates for SGD and Adam(W) on contiguous float32/float64 tensors.
+// Note [Fused optimizer steps]
+// Written with tensor ops, an Adam step reads and writes the parameter-sized tensors about ten
+// times (and allocates temporaries); these loops do it in one pass per parameter with the same
+// formulas, in the parameter's precision, threaded above a grain. The tensor-op form stays as
+// the reference and serves every other case (CUDA, half types, non-contiguous tensors);
+// tests/test_optim.cpp checks the two against each other.
+#pragma once
+
+#include "tensor/core/Tensor.h"
+
+namespace tensor::optim::detail {
+
+struct SGDScalars {
+  double lr, momentum, dampening, weight_decay;
+  bool nesterov, maximize, first_step;
+};
+
+struct AdamScalars {
+  double lr, beta1, beta2, eps, weight_decay, step_size, bias_correction2_sqrt;
+  bool amsgrad, maximize, decoupled;
+};
+
+/// True when p, its grad and `state` (defined ones) are contiguous CPU tensors of p's shape and
+/// one dtype, float32 or float64.
+bool fused_ok(const Tensor& p, const Tensor& grad, std::initializer_list<const Tensor*> state);
+
+/// p and buf (momentum > 0; allocated by the caller) updated in place.
+void sgd_fused(const Tensor& p, const Tensor& grad, const Tensor& buf, const SGDScalars& s);
+/// p, m, v (and vmax with amsgrad) updated in place.
+void adam_fused(const Tensor& p, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax,
+                const AdamScalars& s);
+
+}  // namespace tensor::optim::detail

@@ -1,0 +1,586 @@
+// optim: SGD (momentum, dampening, Nesterov, weight decay, maximize), Adam (L2, amsgrad) and
+// AdamW (decoupled decay) against trajectories computed here in plain float64 arithmetic from
+// the torch.optim formulas; parameter groups, zero_grad, step hooks, closures, the state_dict
+// round trip, the lr schedulers' sequences, and small models whose loss falls.
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+using namespace tensor;
+namespace F = tensor::nn::functional;
+
+namespace {
+
+std::vector<double> vals(const Tensor& t) {
+  Tensor c = t.detach().contiguous().to(kFloat64);
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+template <typename Fn>
+void expect_error(Fn&& f, const std::vector<std::string>& parts) {
+  try {
+    f();
+    ADD_FAILURE() << "expected tensor::Error mentioning " << parts.at(0);
+  } catch (const tensor::Error& e) {
+    std::string msg = e.what();
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
+  }
+}
+
+// f(x) = sum_i c_i x_i^2, so df/dx_i = 2 c_i x_i: real backward passes feed the optimizers.
+const std::vector<double> kC = {1.0, 0.5, 3.0};
+const std::vector<double> kX0 = {1.5, -2.0, 0.25};
+
+Tensor make_param(ScalarType dt = kFloat64) { return tensor::tensor(kX0, kFloat64).to(dt).requires_grad_(true); }
+
+void backward_quadratic(const Tensor& x) {
+  Tensor c = tensor::tensor(kC, kFloat64).to(x.dtype());
+  (c * x * x).sum().backward();
+}
+
+template <typename Opt>
+std::vector<std::vector<double>> run(Opt& opt, const Tensor& x, int steps) {
+  std::vector<std::vector<double>> traj;
+  for (int s = 0; s < steps; ++s) {
+    opt.zero_grad();
+    backward_quadratic(x);
+    opt.step();
+    traj.push_back(vals(x));
+  }
+  return traj;
+}
+
+void expect_traj(const std::vector<std::vector<double>>& got, const std::vector<std::vector<double>>& want, double tol,
+                 const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t s = 0; s < got.size(); ++s)
+    for (size_t i = 0; i < got[s].size(); ++i)
+      EXPECT_NEAR(got[s][i], want[s][i], tol * (1 + std::fabs(want[s][i]))) << what << " step " << s + 1 << " elem " << i;
+}
+
+// torch.optim.SGD on the quadratic, element by element.
+std::vector<std::vector<double>> sgd_ref(double lr, double momentum, double dampening, double wd, bool nesterov,
+                                         bool maximize, int steps) {
+  std::vector<double> x = kX0, buf(3, 0.0);
+  std::vector<std::vector<double>> traj;
+  for (int s = 0; s < steps; ++s) {
+    for (size_t i = 0; i < 3; ++i) {
+      double d = 2 * kC[i] * x[i];
+      if (maximize) d = -d;
+      d += wd * x[i];
+      if (momentum != 0) {
+        buf[i] = s == 0 ? d : momentum * buf[i] + (1 - dampening) * d;
+        d = nesterov ? d + momentum * buf[i] : buf[i];
+      }
+      x[i] -= lr * d;
+    }
+    traj.push_back(x);
+  }
+  return traj;
+}
+
+// torch.optim.Adam / AdamW on the quadratic, element by element, written with bias-corrected
+// moments m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t): x -= lr m_hat / (sqrt(v_hat) + eps).
+std::vector<std::vector<double>> adam_ref(double lr, double b1, double b2, double eps, double wd, bool amsgrad,
+                                          bool decoupled, int steps, std::vector<double> x = kX0,
+                                          const std::vector<std::vector<double>>& grads = {}) {
+  const size_t n = x.size();
+  std::vector<double> m(n, 0), v(n, 0), vmax(n, 0);
+  std::vector<std::vector<double>> traj;
+  for (int s = 0; s < steps; ++s) {
+    const double t = s + 1;
+    for (size_t i = 0; i < n; ++i) {
+      double g = grads.empty() ? 2 * kC[i] * x[i] : grads[s][i];
+      if (decoupled) x[i] *= 1 - lr * wd;
+      else g += wd * x[i];
+      m[i] = b1 * m[i] + (1 - b1) * g;
+      v[i] = b2 * v[i] + (1 - b2) * g * g;
+      vmax[i] = std::max(vmax[i], v[i]);
+      double m_hat = m[i] / (1 - std::pow(b1, t));
+      double v_hat = (amsgrad ? vmax[i] : v[i]) / (1 - std::pow(b2, t));
+      x[i] -= lr * m_hat / (std::sqrt(v_hat) + eps);
+    }
+    traj.push_back(x);
+  }
+  return traj;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// SGD
+
+TEST(OptimSGD, PlainStep) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(0.1));
+  auto traj = run(opt, x, 3);
+  // By hand: x <- x - 0.1 * 2 c x = (1 - 0.2 c) x.
+  for (size_t i = 0; i < 3; ++i) EXPECT_DOUBLE_EQ(traj[0][i], kX0[i] * (1 - 0.2 * kC[i]));
+  expect_traj(traj, sgd_ref(0.1, 0, 0, 0, false, false, 3), 1e-15, "sgd");
+}
+
+TEST(OptimSGD, MomentumDampeningWeightDecay) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(0.05).momentum(0.9).dampening(0.1).weight_decay(0.01));
+  expect_traj(run(opt, x, 6), sgd_ref(0.05, 0.9, 0.1, 0.01, false, false, 6), 1e-14, "sgd momentum");
+  // The momentum buffer is the state, after 6 steps.
+  auto sd = opt.state_dict();
+  bool found = false;
+  for (auto& [k, v] : sd) found = found || k == "state.0.momentum_buffer";
+  EXPECT_TRUE(found);
+}
+
+TEST(OptimSGD, NesterovAndMaximize) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(0.05).momentum(0.8).nesterov(true));
+  expect_traj(run(opt, x, 5), sgd_ref(0.05, 0.8, 0, 0, true, false, 5), 1e-14, "sgd nesterov");
+  Tensor y = make_param();
+  optim::SGD up({y}, optim::SGDOptions(0.01).momentum(0.5).maximize(true).weight_decay(0.1));
+  expect_traj(run(up, y, 4), sgd_ref(0.01, 0.5, 0, 0.1, false, true, 4), 1e-14, "sgd maximize");
+  expect_error([] { Tensor p = make_param(); optim::SGD bad({p}, optim::SGDOptions(0.1).nesterov(true)); },
+               {"SGD", "Nesterov", "momentum"});
+  expect_error([] { Tensor p = make_param(); optim::SGD bad({p}, optim::SGDOptions(-1)); }, {"SGD", "learning rate", "-1"});
+}
+
+TEST(OptimSGD, Float32Parameters) {
+  Tensor x = make_param(kFloat32);
+  optim::SGD opt({x}, optim::SGDOptions(0.05).momentum(0.9));
+  expect_traj(run(opt, x, 5), sgd_ref(0.05, 0.9, 0, 0, false, false, 5), 1e-6, "sgd float32");
+  EXPECT_EQ(x.dtype(), kFloat32);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adam / AdamW
+
+TEST(OptimAdam, ThreeStepsOnXSquared) {
+  // f(x) = x^2 from x = 1.5, lr 0.1, default betas and eps.
+  Tensor x = tensor::tensor({1.5}, kFloat64).requires_grad_(true);
+  optim::Adam opt({x}, optim::AdamOptions(0.1));
+  std::vector<double> got;
+  for (int s = 0; s < 3; ++s) {
+    opt.zero_grad();
+    (x * x).sum().backward();
+    opt.step();
+    got.push_back(x.item<double>());
+  }
+  // Step 1 by hand: m_hat = g, v_hat = g^2, so x1 = x0 - lr * g / (|g| + eps) with g = 3.
+  EXPECT_NEAR(got[0], 1.5 - 0.1 * 3.0 / (3.0 + 1e-8), 1e-15);
+  // Steps 2 and 3 from the recursion, in plain arithmetic.
+  double xr = 1.5, m = 0, v = 0;
+  std::vector<double> want;
+  for (int t = 1; t <= 3; ++t) {
+    double g = 2 * xr;
+    m = 0.9 * m + 0.1 * g;
+    v = 0.999 * v + 0.001 * g * g;
+    xr -= 0.1 * (m / (1 - std::pow(0.9, t))) / (std::sqrt(v / (1 - std::pow(0.999, t))) + 1e-8);
+    want.push_back(xr);
+  }
+  for (int s = 0; s < 3; ++s) EXPECT_NEAR(got[s], want[s], 1e-14) << "step " << s + 1;
+  // Worked out on paper for step 2: m = 0.9 * 0.3 + 0.1 * 2.8 = 0.55, v = 0.999 * 0.009 + 0.001 * 7.84
+  // = 0.016831; x2 = x1 - 0.1 * (0.55 / 0.19) / sqrt(0.016831 / 0.001999) ~= 1.300240.
+  EXPECT_NEAR(got[1], 1.4 - 0.1 * (0.55 / 0.19) / std::sqrt(0.016831 / 0.001999), 1e-8);
+  // The state: step 3, m and v as in the recursion.
+  auto sd = opt.state_dict();
+  for (auto& [k, t] : sd) {
+    if (k == "state.0.step") EXPECT_EQ(t.item<int64_t>(), 3);
+    if (k == "state.0.exp_avg") EXPECT_NEAR(t.item<double>(), m, 1e-15);
+    if (k == "state.0.exp_avg_sq") EXPECT_NEAR(t.item<double>(), v, 1e-15);
+  }
+}
+
+TEST(OptimAdam, WeightDecayAndVectors) {
+  Tensor x = make_param();
+  optim::Adam opt({x}, optim::AdamOptions(0.05).betas({0.8, 0.99}).eps(1e-6).weight_decay(0.1));
+  expect_traj(run(opt, x, 5), adam_ref(0.05, 0.8, 0.99, 1e-6, 0.1, false, false, 5), 1e-13, "adam wd");
+}
+
+TEST(OptimAdam, AmsgradUsesTheRunningMax) {
+  // Gradients set by hand so that v falls (10 then 0.1): AMSGrad keeps dividing by the max.
+  const std::vector<std::vector<double>> grads = {{10.0, -1.0}, {0.1, -1.0}, {0.1, -1.0}, {0.2, 0.5}};
+  auto drive = [&](bool amsgrad) {
+    Tensor x = tensor::tensor({1.0, 2.0}, kFloat64).requires_grad_(true);
+    optim::Adam opt({x}, optim::AdamOptions(0.1).betas({0.9, 0.9}).amsgrad(amsgrad));
+    std::vector<std::vector<double>> traj;
+    for (const auto& g : grads) {
+      x.mutable_grad() = tensor::tensor(g, kFloat64);
+      opt.step();
+      traj.push_back(vals(x));
+    }
+    return traj;
+  };
+  auto with = drive(true), without = drive(false);
+  expect_traj(with, adam_ref(0.1, 0.9, 0.9, 1e-8, 0, true, false, 4, {1.0, 2.0}, grads), 1e-13, "amsgrad");
+  expect_traj(without, adam_ref(0.1, 0.9, 0.9, 1e-8, 0, false, false, 4, {1.0, 2.0}, grads), 1e-13, "adam");
+  // v1 = 10 > v2 = 9.001: from step 2 on the two differ in the first element.
+  EXPECT_NE(with[1][0], without[1][0]);
+}
+
+TEST(OptimAdam, AdamWDecouplesWeightDecay) {
+  Tensor x = make_param(), y = make_param();
+  optim::AdamW adamw({x}, optim::AdamWOptions(0.05).weight_decay(0.3));
+  optim::Adam adam({y}, optim::AdamOptions(0.05).weight_decay(0.3));
+  auto tw = run(adamw, x, 5), ta = run(adam, y, 5);
+  expect_traj(tw, adam_ref(0.05, 0.9, 0.999, 1e-8, 0.3, false, true, 5), 1e-13, "adamw");
+  expect_traj(ta, adam_ref(0.05, 0.9, 0.999, 1e-8, 0.3, false, false, 5), 1e-13, "adam l2");
+  EXPECT_NE(tw[4][0], ta[4][0]);
+  // Step 1 of AdamW by hand: x1 = x0 (1 - lr wd) - lr g / (|g| + eps).
+  Tensor z = tensor::tensor({2.0}, kFloat64).requires_grad_(true);
+  optim::AdamW one({z}, optim::AdamWOptions(0.1).weight_decay(0.5));
+  (z * z).sum().backward();
+  one.step();
+  EXPECT_NEAR(z.item<double>(), 2.0 * (1 - 0.05) - 0.1 * 4.0 / (4.0 + 1e-8), 1e-15);
+  // AdamW + amsgrad.
+  Tensor a = make_param();
+  optim::AdamW ams({a}, optim::AdamWOptions(0.05).amsgrad(true));
+  expect_traj(run(ams, a, 5), adam_ref(0.05, 0.9, 0.999, 1e-8, 0.01, true, true, 5), 1e-13, "adamw amsgrad");
+  expect_error([] { Tensor p = make_param(); optim::Adam bad({p}, optim::AdamOptions(0.1).betas({1.0, 0.9})); },
+               {"Adam", "beta", "index 0"});
+}
+
+TEST(OptimAdam, SkipsParametersWithoutGrad) {
+  Tensor x = make_param(), y = make_param();
+  optim::Adam opt({x, y}, optim::AdamOptions(0.1));
+  backward_quadratic(x);
+  opt.step();
+  EXPECT_EQ(vals(y), kX0);
+  EXPECT_NE(vals(x), kX0);
+  EXPECT_EQ(opt.state().size(), 1u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The one-pass CPU kernels (contiguous float32/float64) against the tensor-op form, which
+// non-contiguous parameters take (Note [Fused optimizer steps]).
+
+namespace {
+template <typename MakeOpt>
+void compare_fused_and_reference(ScalarType dt, const MakeOpt& make_opt, const std::string& what) {
+  manual_seed(30);
+  Tensor init = tensor::randn({3, 4}, kFloat64);
+  Tensor coef = tensor::rand({3, 4}, kFloat64) + 0.5;
+  Tensor fused = init.to(dt).clone().requires_grad_(true);
+  // Same values, column-major: a non-contiguous leaf.
+  Tensor ref = init.to(dt).t().contiguous().t().detach().requires_grad_(true);
+  ASSERT_FALSE(ref.is_contiguous());
+  auto of = make_opt(fused);
+  auto orf = make_opt(ref);
+  for (int s = 0; s < 6; ++s) {
+    for (auto* pair : {&of, &orf}) (*pair)->zero_grad();
+    (coef.to(dt) * fused * fused).sum().backward();
+    (coef.to(dt) * ref * ref).sum().backward();
+    of->step();
+    orf->step();
+  }
+  std::vector<double> a = vals(fused), b = vals(ref);
+  const double tol = dt == kFloat64 ? 1e-13 : 2e-6;
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], tol * (1 + std::fabs(b[i]))) << what << " elem " << i;
+  EXPECT_NE(a, vals(init)) << what << " did not move";
+}
+}  // namespace
+
+TEST(OptimFused, MatchesTensorOpForm) {
+  for (ScalarType dt : {kFloat64, kFloat32}) {
+    std::string d = dt == kFloat64 ? " float64" : " float32";
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::SGD>(std::vector<Tensor>{p}, optim::SGDOptions(0.05));
+    }, "sgd" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::SGD>(std::vector<Tensor>{p},
+                                          optim::SGDOptions(0.05).momentum(0.9).dampening(0.2).weight_decay(0.01));
+    }, "sgd momentum" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::SGD>(std::vector<Tensor>{p},
+                                          optim::SGDOptions(0.05).momentum(0.7).nesterov(true).maximize(true));
+    }, "sgd nesterov maximize" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::Adam>(std::vector<Tensor>{p}, optim::AdamOptions(0.05).weight_decay(0.1));
+    }, "adam l2" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::Adam>(std::vector<Tensor>{p},
+                                           optim::AdamOptions(0.05).amsgrad(true).maximize(true).betas({0.8, 0.9}));
+    }, "adam amsgrad maximize" + d);
+    compare_fused_and_reference(dt, [](Tensor p) {
+      return std::make_unique<optim::AdamW>(std::vector<Tensor>{p}, optim::AdamWOptions(0.05).weight_decay(0.2));
+    }, "adamw" + d);
+  }
+  // The in-place writes are visible to autograd's version check.
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(0.1));
+  Tensor y = x * x;  // saves x
+  backward_quadratic(x);
+  uint32_t before = x._version();
+  opt.step();
+  EXPECT_GT(x._version(), before);
+  EXPECT_THROW(y.sum().backward(), tensor::Error);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Optimizer base
+
+TEST(OptimBase, ParamGroups) {
+  Tensor a = make_param(), b = make_param();
+  std::vector<optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::vector<Tensor>{a});
+  groups.emplace_back(std::vector<Tensor>{b}, std::make_unique<optim::SGDOptions>(optim::SGDOptions(0.5)));
+  optim::SGD opt(groups, optim::SGDOptions(0.1));
+  ASSERT_EQ(opt.param_groups().size(), 2u);
+  EXPECT_EQ(opt.param_groups()[0].options().get_lr(), 0.1);  // filled from the defaults
+  EXPECT_EQ(opt.param_groups()[1].options().get_lr(), 0.5);
+  EXPECT_EQ(opt.size(), 2u);
+  backward_quadratic(a);
+  backward_quadratic(b);
+  opt.step();
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_DOUBLE_EQ(vals(a)[i], kX0[i] * (1 - 0.2 * kC[i]));
+    EXPECT_DOUBLE_EQ(vals(b)[i], kX0[i] * (1 - 1.0 * kC[i]));
+  }
+  // Changing a group's options through a cast, and adding a group later.
+  static_cast<optim::SGDOptions&>(opt.param_groups()[0].options()).lr(0.0);
+  Tensor c = make_param();
+  opt.add_param_group(optim::OptimizerParamGroup({c}));
+  EXPECT_EQ(opt.param_groups()[2].options().get_lr(), 0.1);
+  opt.zero_grad();
+  backward_quadratic(a);
+  backward_quadratic(c);
+  std::vector<double> a_before = vals(a);
+  opt.step();
+  EXPECT_EQ(vals(a), a_before);  // lr 0
+  EXPECT_DOUBLE_EQ(vals(c)[0], kX0[0] * (1 - 0.2 * kC[0]));
+  expect_error([&] { opt.add_param_group(optim::OptimizerParamGroup({a})); }, {"more than one parameter group"});
+  expect_error([&] { opt.add_param_group(optim::OptimizerParamGroup({a * 2})); }, {"non-leaf"});
+}
+
+TEST(OptimBase, ZeroGrad) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(0.1));
+  backward_quadratic(x);
+  opt.zero_grad(/*set_to_none=*/false);
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(vals(x.grad()), std::vector<double>(3, 0.0));
+  backward_quadratic(x);
+  opt.zero_grad();
+  EXPECT_FALSE(x.grad().defined());
+  // A step with no gradients changes nothing.
+  opt.step();
+  EXPECT_EQ(vals(x), kX0);
+}
+
+TEST(OptimBase, StepHooksOrderAndRemoval) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(0.1));
+  std::vector<std::string> log;
+  auto h1 = opt.register_step_pre_hook([&](optim::Optimizer& o) {
+    EXPECT_EQ(&o, &opt);
+    log.push_back("pre1 x0=" + std::to_string(vals(x)[0]));
+  });
+  auto h2 = opt.register_step_pre_hook([&](optim::Optimizer&) { log.push_back("pre2"); });
+  auto h3 = opt.register_step_post_hook([&](optim::Optimizer&) { log.push_back("post x0=" + std::to_string(vals(x)[0])); });
+  backward_quadratic(x);
+  opt.step();
+  std::vector<std::string> want = {"pre1 x0=" + std::to_string(1.5), "pre2", "post x0=" + std::to_string(1.5 * 0.8)};
+  EXPECT_EQ(log, want);
+  h1.remove();
+  h1.remove();  // twice is harmless
+  log.clear();
+  opt.step();
+  EXPECT_EQ(log.size(), 2u);
+  EXPECT_EQ(log[0], "pre2");
+  // A hook that removes itself while running.
+  optim::RemovableHandle self;
+  int calls = 0;
+  self = opt.register_step_post_hook([&](optim::Optimizer&) { ++calls; self.remove(); });
+  opt.step();
+  opt.step();
+  EXPECT_EQ(calls, 1);
+  // Handles outliving the optimizer.
+  optim::RemovableHandle late;
+  {
+    optim::SGD tmp({make_param()}, optim::SGDOptions(0.1));
+    late = tmp.register_step_pre_hook([](optim::Optimizer&) {});
+  }
+  late.remove();
+  (void)h2;
+  (void)h3;
+}
+
+TEST(OptimBase, Closure) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(0.1));
+  int evals = 0;
+  Tensor loss = opt.step([&] {
+    ++evals;
+    opt.zero_grad();
+    Tensor c = tensor::tensor(kC, kFloat64);
+    Tensor l = (c * x * x).sum();
+    l.backward();
+    return l;
+  });
+  EXPECT_EQ(evals, 1);
+  double want = 0;
+  for (size_t i = 0; i < 3; ++i) want += kC[i] * kX0[i] * kX0[i];
+  EXPECT_DOUBLE_EQ(loss.item<double>(), want);
+  EXPECT_DOUBLE_EQ(vals(x)[1], kX0[1] * (1 - 0.2 * kC[1]));
+  // The closure records even when the caller is under no-grad.
+  {
+    NoGradGuard ng;
+    opt.step([&] {
+      opt.zero_grad();
+      Tensor l = (x * x).sum();
+      EXPECT_TRUE(l.requires_grad());
+      l.backward();
+      return l;
+    });
+  }
+}
+
+TEST(OptimBase, StateDictRoundTrip) {
+  manual_seed(20);
+  auto make_model = [] { return nn::Linear(3, 2); };
+  nn::Linear a = make_model(), b = make_model();
+  b->load_state_dict(a->state_dict());
+  Tensor in = tensor::randn({4, 3});
+  auto loss_of = [&](nn::Linear& m) { return (m(in) * m(in)).sum(); };
+  optim::Adam oa(a->parameters(), optim::AdamOptions(0.05).amsgrad(true));
+  for (int s = 0; s < 2; ++s) {
+    oa.zero_grad();
+    loss_of(a).backward();
+    oa.step();
+  }
+  oa.param_groups()[0].options().set_lr(0.02);
+  optim::NamedTensors sd = oa.state_dict();
+  std::vector<std::string> keys;
+  for (auto& kv : sd) keys.push_back(kv.first);
+  std::vector<std::string> want = {"param_groups.0.params", "param_groups.0.lr", "param_groups.0.betas.0",
+                                   "param_groups.0.betas.1", "param_groups.0.eps", "param_groups.0.weight_decay",
+                                   "param_groups.0.amsgrad", "param_groups.0.maximize", "state.0.step",
+                                   "state.0.exp_avg", "state.0.exp_avg_sq", "state.0.max_exp_avg_sq", "state.1.step",
+                                   "state.1.exp_avg", "state.1.exp_avg_sq", "state.1.max_exp_avg_sq"};
+  EXPECT_EQ(keys, want);
+  EXPECT_EQ(vals(sd[0].second), (std::vector<double>{0, 1}));
+  EXPECT_DOUBLE_EQ(sd[1].second.item<double>(), 0.02);
+  EXPECT_EQ(sd[8].second.item<int64_t>(), 2);
+  // A fresh optimizer on b (same values as a) restored from the dict continues exactly like a.
+  b->load_state_dict(a->state_dict());
+  optim::Adam ob(b->parameters(), optim::AdamOptions(0.5));
+  ob.load_state_dict(sd);
+  EXPECT_DOUBLE_EQ(ob.param_groups()[0].options().get_lr(), 0.02);
+  EXPECT_TRUE(static_cast<optim::AdamOptions&>(ob.param_groups()[0].options()).amsgrad());
+  // The loaded state is a copy, not shared with the source.
+  EXPECT_FALSE(ob.state_dict()[9].second.is_same(sd[9].second));
+  for (int s = 0; s < 2; ++s) {
+    oa.zero_grad();
+    ob.zero_grad();
+    loss_of(a).backward();
+    loss_of(b).backward();
+    oa.step();
+    ob.step();
+  }
+  EXPECT_EQ(vals(a->weight), vals(b->weight));
+  EXPECT_EQ(vals(a->bias), vals(b->bias));
+  // Layout mismatches are refused before anything changes.
+  optim::Adam wrong({tensor::zeros({2}).requires_grad_(true)}, optim::AdamOptions(0.1));
+  expect_error([&] { wrong.load_state_dict(sd); }, {"load_state_dict", "state.1", "1 parameters"});
+  EXPECT_DOUBLE_EQ(wrong.param_groups()[0].options().get_lr(), 0.1);
+  optim::SGD sgd(a->parameters(), optim::SGDOptions(0.1));
+  expect_error([&] { sgd.load_state_dict(sd); }, {"SGD", "betas.0"});
+  expect_error([&] { ob.load_state_dict({{"foo", tensor::zeros({1})}}); }, {"unexpected key", "foo"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Schedulers
+
+TEST(OptimSchedulers, StepLR) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  optim::StepLR sched(opt, 2, 0.5);
+  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{1.0});
+  std::vector<double> lrs;
+  for (int e = 0; e < 7; ++e) {
+    opt.step();
+    sched.step();
+    lrs.push_back(opt.param_groups()[0].options().get_lr());
+  }
+  // lr = 1 * 0.5^(epoch / 2) for epochs 1..7.
+  EXPECT_EQ(lrs, (std::vector<double>{1.0, 0.5, 0.5, 0.25, 0.25, 0.125, 0.125}));
+  EXPECT_EQ(sched.last_epoch(), 7);
+  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{0.125});
+}
+
+TEST(OptimSchedulers, CosineAnnealingLR) {
+  Tensor x = make_param(), y = make_param();
+  std::vector<optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::vector<Tensor>{x});
+  groups.emplace_back(std::vector<Tensor>{y}, std::make_unique<optim::AdamOptions>(optim::AdamOptions(0.5)));
+  optim::Adam opt(groups, optim::AdamOptions(0.1));
+  const int64_t T = 4;
+  const double eta = 0.01;
+  optim::CosineAnnealingLR sched(opt, T, eta);
+  // The closed form eta + (base - eta)(1 + cos(pi e / T)) / 2, which PyTorch's recursive form
+  // reproduces, including after T (it rises again).
+  for (int e = 1; e <= 11; ++e) {
+    sched.step();
+    for (size_t g = 0; g < 2; ++g) {
+      double base = g == 0 ? 0.1 : 0.5;
+      double want = eta + (base - eta) * (1 + std::cos(M_PI * e / T)) / 2;
+      EXPECT_NEAR(opt.param_groups()[g].options().get_lr(), want, 1e-12) << "epoch " << e << " group " << g;
+    }
+  }
+  expect_error([&] { optim::CosineAnnealingLR bad(opt, 0); }, {"CosineAnnealingLR", "T_max"});
+  expect_error([&] { optim::StepLR bad(opt, 0); }, {"StepLR", "step_size"});
+}
+
+// ---------------------------------------------------------------------------------------------
+// End to end
+
+TEST(OptimEndToEnd, MLPClassifierLossFalls) {
+  manual_seed(21);
+  // XOR of the signs of two coordinates: not linearly separable, so the hidden layer must learn.
+  const int64_t n = 256;
+  Tensor X = tensor::rand({n, 2}) * 2 - 1;
+  Tensor Y = (X.select(1, 0) * X.select(1, 1)).gt(0).to(kInt64);
+  nn::Sequential model(nn::Linear(2, 16), nn::Tanh(), nn::Linear(16, 2));
+  optim::Adam opt(model->parameters(), optim::AdamOptions(0.05));
+  float first = 0, last = 0;
+  for (int it = 0; it < 300; ++it) {
+    opt.zero_grad();
+    Tensor loss = F::cross_entropy(model(X), Y);
+    loss.backward();
+    opt.step();
+    if (it == 0) first = loss.item<float>();
+    last = loss.item<float>();
+  }
+  EXPECT_NEAR(first, std::log(2.0f), 0.15f);
+  EXPECT_LT(last, 0.25f * first);
+  Tensor pred = model(X).argmax(1);
+  double acc = pred.eq(Y).to(kFloat64).mean().item<double>();
+  EXPECT_GT(acc, 0.93);
+}
+
+TEST(OptimEndToEnd, LinearRegressionWithSGDMomentumAndStepLR) {
+  manual_seed(22);
+  Tensor X = tensor::randn({128, 3});
+  Tensor w_true = tensor::tensor({{2.0f, -1.0f, 0.5f}});
+  Tensor y = F::linear(X, w_true, tensor::tensor({0.3f}));
+  nn::Linear fc(3, 1);
+  optim::SGD opt(fc->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::StepLR sched(opt, 50, 0.5);
+  double first = 0, last = 0;
+  for (int it = 0; it < 200; ++it) {
+    opt.zero_grad();
+    Tensor loss = F::mse_loss(fc(X), y);
+    loss.backward();
+    nn::utils::clip_grad_norm_(fc->parameters(), 10.0);
+    opt.step();
+    sched.step();
+    if (it == 0) first = loss.item<double>();
+    last = loss.item<double>();
+  }
+  EXPECT_LT(last, 1e-6 * first);
+  std::vector<double> w = vals(fc->weight);
+  EXPECT_NEAR(w[0], 2.0, 1e-3);
+  EXPECT_NEAR(w[1], -1.0, 1e-3);
+  EXPECT_NEAR(w[2], 0.5, 1e-3);
+  EXPECT_NEAR(fc->bias.item<double>(), 0.3, 1e-3);
+}
