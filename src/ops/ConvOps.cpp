@@ -77,11 +77,75 @@ ConvParams make_params(IntArrayRef stride, IntArrayRef pad_l, IntArrayRef pad_r,
   return p;
 }
 
+/// The batch and spatial dims, over which a bias gradient sums.
+DimVector channel_reduce_dims(const Tensor& act) {
+  DimVector dims{0};
+  for (int64_t i = 2; i < act.dim(); ++i) dims.push_back(i);
+  return dims;
+}
+
 /// Sizes (N, C, 1, ...) so that a per-channel vector broadcasts over an activation.
 DimVector channel_shape(const Tensor& act) {
   DimVector s(act.dim(), 1);
   s[1] = act.size(1);
   return s;
+}
+
+// Note [Negative right padding on oneDNN]
+// oneDNN accepts pad_r > -stride only; the reference loops accept any pad_r. A negative pad_r
+// only drops elements: for a convolution the input's tail that no output reads, for a
+// transposed convolution the output's tail that no input reaches (it gets just the bias). So
+// the oneDNN calls narrow those tails away and use pad_r = 0.
+bool has_negative_pad(const ConvParams& p) {
+  return std::any_of(p.pad_r.begin(), p.pad_r.end(), [](int64_t v) { return v < 0; });
+}
+
+/// The tail-trimmed form (Note [Negative right padding on oneDNN]): `t` narrowed in every
+/// spatial dim with a negative pad_r; false when nothing would be left.
+bool trim(const ConvParams& p, Tensor& t, ConvParams& q) {
+  q = p;
+  for (int64_t i = 0; i < p.spatial(); ++i) {
+    if (p.pad_r[i] >= 0) continue;
+    const int64_t keep = t.size(2 + i) + p.pad_r[i];
+    if (keep <= 0) return false;
+    t = t.narrow(2 + i, 0, keep);
+    q.pad_r[i] = 0;
+  }
+  return true;
+}
+
+void fill_bias(const Tensor& out, const Tensor& bias) {
+  Tensor o = out;
+  if (bias.defined()) o.copy_(bias.reshape(channel_shape(out)).expand(out.sizes()));
+  else o.zero_();
+}
+
+void onednn_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
+                    const Tensor& out) {
+  if (!has_negative_pad(p)) return cpu::onednn_convolution(input, weight, bias, p, out);
+  ConvParams q;
+  Tensor in = input, o = out;
+  if (!p.transposed ? !trim(p, in, q) : !trim(p, o, q)) return cpu::ref_convolution(input, weight, bias, p, out);
+  if (p.transposed) fill_bias(out, bias);  // the trimmed tail
+  cpu::onednn_convolution(in, weight, bias, q, o);
+}
+
+void onednn_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, const ConvParams& p,
+                     const Tensor& gi, const Tensor& gw, const Tensor& gb) {
+  if (!has_negative_pad(p)) return cpu::onednn_convolution_backward(grad, input, weight, p, gi, gw, gb);
+  ConvParams q;
+  Tensor in = input, g = grad, gi_part = gi, gb_part = gb;
+  if (!p.transposed) {
+    // The dropped input tail gets a zero gradient.
+    if (!trim(p, in, q) || (gi.defined() && !trim(p, gi_part, q)))
+      return cpu::ref_convolution_backward(grad, input, weight, p, gi, gw, gb);
+    if (gi.defined()) Tensor(gi).zero_();
+  } else {
+    if (!trim(p, g, q)) return cpu::ref_convolution_backward(grad, input, weight, p, gi, gw, gb);
+    gb_part = Tensor();  // the bias also reached the trimmed tail: sum the whole grad below
+  }
+  cpu::onednn_convolution_backward(g, in, weight, q, gi_part, gw, gb_part);
+  if (gb.defined() && !gb_part.defined()) Tensor(gb).copy_(grad.sum(channel_reduce_dims(grad)));
 }
 
 // ---- CPU and Meta kernels ----
@@ -92,19 +156,17 @@ Tensor convolution_impl(const Tensor& input, const Tensor& weight, const Tensor&
   Tensor out = empty_like_layout(output_sizes(input, weight, p), input, input.scalar_type());
   if (input.is_meta() || out.numel() == 0) return out;
   if (input.numel() == 0 || weight.numel() == 0) {  // no input channels: only the bias
-    if (bias.defined()) out.copy_(bias.reshape(channel_shape(out)).expand(out.sizes()));
-    else out.zero_();
+    fill_bias(out, bias);
     return out;
   }
   switch (input.scalar_type()) {
     case kFloat32:
     case kBFloat16:
-      cpu::onednn_convolution(input, weight, bias, p, out);
+      onednn_forward(input, weight, bias, p, out);
       break;
     case kFloat16: {  // oneDNN 2.6 has no float16 convolution on this CPU: compute in float32
       Tensor o32 = empty_like_layout(out.sizes(), input, kFloat32);
-      cpu::onednn_convolution(input.to(kFloat32), weight.to(kFloat32), bias.defined() ? bias.to(kFloat32) : bias, p,
-                              o32);
+      onednn_forward(input.to(kFloat32), weight.to(kFloat32), bias.defined() ? bias.to(kFloat32) : bias, p, o32);
       out.copy_(o32);
       break;
     }
@@ -128,18 +190,19 @@ std::tuple<Tensor, Tensor, Tensor> convolution_backward_impl(const Tensor& grad,
   if (grad.numel() == 0 || input.numel() == 0 || weight.numel() == 0) {
     for (Tensor* r : {&gi, &gw, &gb})
       if (r->defined()) r->zero_();
+    if (gb.defined() && grad.numel() > 0) gb.copy_(grad.sum(channel_reduce_dims(grad)));
     return {gi, gw, gb};
   }
   const Tensor g = grad.scalar_type() == t ? grad : grad.to(t);
   switch (t) {
     case kFloat32:
     case kBFloat16:
-      cpu::onednn_convolution_backward(g, input, weight, p, gi, gw, gb);
+      onednn_backward(g, input, weight, p, gi, gw, gb);
       break;
     case kFloat16: {
       auto f32 = [](const Tensor& x) { return x.defined() ? empty_like_layout(x.sizes(), x, kFloat32) : x; };
       Tensor gi32 = f32(gi), gw32 = f32(gw), gb32 = f32(gb);
-      cpu::onednn_convolution_backward(g.to(kFloat32), input.to(kFloat32), weight.to(kFloat32), p, gi32, gw32, gb32);
+      onednn_backward(g.to(kFloat32), input.to(kFloat32), weight.to(kFloat32), p, gi32, gw32, gb32);
       for (auto [dst, src] : {std::pair<Tensor*, Tensor*>{&gi, &gi32}, {&gw, &gw32}, {&gb, &gb32}})
         if (dst->defined()) dst->copy_(*src);
       break;
