@@ -3,6 +3,7 @@
 // reorders around them come from the primitive cache (Note [Primitive cache]).
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "src/core/Check.h"
@@ -37,8 +38,21 @@ using Tag = memory::format_tag;
 // layout already equals what the primitive wants is used in place (same_layout). Reorders are
 // primitives too and are cached under the convolution's key plus the argument they serve.
 
+/// How NCHW activations are handed to oneDNN: `any` (the default, see above), or, for
+/// measurements, TENSOR_ONEDNN_CONV_LAYOUT=plain (as they are) or =nhwc (reordered to nhwc).
+enum class Layout { Any, Plain, Nhwc };
+Layout nchw_layout() {
+  static const Layout l = [] {
+    const char* e = std::getenv("TENSOR_ONEDNN_CONV_LAYOUT");
+    if (e && std::strcmp(e, "plain") == 0) return Layout::Plain;
+    if (e && std::strcmp(e, "nhwc") == 0) return Layout::Nhwc;
+    return Layout::Any;
+  }();
+  return l;
+}
+
 /// Activations: channels-last when the output (allocated like the input) is channels-last.
-bool use_channels_last(const Tensor& out) { return is_channels_last(out); }
+bool use_channels_last(const Tensor& out) { return is_channels_last(out) || nchw_layout() == Layout::Nhwc; }
 
 memory::dims dims_of(IntArrayRef v) { return memory::dims(v.begin(), v.end()); }
 
@@ -48,7 +62,10 @@ Tag channels_last_tag(int64_t spatial) {
 
 /// The descriptor a primitive is created with for an activation of these sizes.
 memory::desc activation_want(IntArrayRef sizes, ScalarType t, bool channels_last) {
-  return memory::desc(dims_of(sizes), dn::to_dnnl(t), channels_last ? channels_last_tag(sizes.size() - 2) : Tag::any);
+  const int64_t nd = static_cast<int64_t>(sizes.size()) - 2;
+  const Tag plain = nd == 1 ? Tag::ncw : nd == 2 ? Tag::nchw : Tag::ncdhw;
+  return memory::desc(dims_of(sizes), dn::to_dnnl(t),
+                      channels_last ? channels_last_tag(nd) : nchw_layout() == Layout::Plain ? plain : Tag::any);
 }
 
 /// The weight as oneDNN indexes it, {[G,] OC/G, IC/G, k...} where OC and IC are the primitive's
@@ -153,6 +170,10 @@ class Args {
     run_reorder(arg, user, memory(user, dn::engine(), data), want, dst);
     args_.emplace(arg, dst);
   }
+  /// Input argument `arg` already in the primitive's layout (shared with another primitive).
+  void input(int arg, const memory& m) { args_.emplace(arg, m); }
+  /// The memory passed for `arg` (after input()).
+  const memory& get(int arg) const { return args_.at(arg); }
   /// Output argument `arg`: written in place when layouts agree, else reordered after run().
   void output(int arg, const memory::desc& user, void* data, const memory::desc& want) {
     if (same_layout(user, want)) {
@@ -276,11 +297,15 @@ void onednn_convolution_backward(const Tensor& grad_, const Tensor& input_, cons
   Descs d{activation_want(input.sizes(), t, cl), weight_want(weight, p, t), activation_want(grad.sizes(), t, cl),
           memory::desc(), DnnlParams(p)};
 
+  // grad in the layout of the backward-data primitive: the backward-weights one usually wants
+  // the same, and then reads it instead of reordering grad a second time.
+  std::unique_ptr<Args> data_args;
+  const dn::Key data_key = make_key("convolution_backward_data", p, {&grad, &weight, &grad_input});
   if (grad_input.defined()) {
-    const dn::Key key = make_key("convolution_backward_data", p, {&grad, &weight, &grad_input});
-    const dn::CachedPrimitive prim =
-        dn::cached(key, [&] { return p.transposed ? make_backward_data<true>(d) : make_backward_data<false>(d); });
-    Args a(key);
+    const dn::CachedPrimitive prim = dn::cached(
+        data_key, [&] { return p.transposed ? make_backward_data<true>(d) : make_backward_data<false>(d); });
+    data_args = std::make_unique<Args>(data_key);
+    Args& a = *data_args;
     a.input(DNNL_ARG_DIFF_DST, dn::plain_md(grad), grad.data_ptr(), prim.pd.diff_dst_desc(0));
     a.input(DNNL_ARG_WEIGHTS, weight_user_md(weight, p), weight.data_ptr(), prim.pd.weights_desc(0));
     a.output(DNNL_ARG_DIFF_SRC, dn::plain_md(grad_input), grad_input.data_ptr(), prim.pd.diff_src_desc(0));
@@ -295,7 +320,11 @@ void onednn_convolution_backward(const Tensor& grad_, const Tensor& input_, cons
         key, [&] { return p.transposed ? make_backward_weights<true>(d) : make_backward_weights<false>(d); });
     Args a(key);
     a.input(DNNL_ARG_SRC, dn::plain_md(input), input.data_ptr(), prim.pd.src_desc(0));
-    a.input(DNNL_ARG_DIFF_DST, dn::plain_md(grad), grad.data_ptr(), prim.pd.diff_dst_desc(0));
+    const memory::desc want = prim.pd.diff_dst_desc(0);
+    if (data_args && data_args->get(DNNL_ARG_DIFF_DST).get_desc() == want)
+      a.input(DNNL_ARG_DIFF_DST, data_args->get(DNNL_ARG_DIFF_DST));
+    else
+      a.input(DNNL_ARG_DIFF_DST, dn::plain_md(grad), grad.data_ptr(), want);
     a.output(DNNL_ARG_DIFF_WEIGHTS, weight_user_md(grad_weight, p), grad_weight.data_ptr(),
              prim.pd.diff_weights_desc(0));
     if (grad_bias.defined()) a.output(DNNL_ARG_DIFF_BIAS, d.bias, grad_bias.data_ptr(), prim.pd.diff_weights_desc(1));
