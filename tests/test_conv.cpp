@@ -423,6 +423,21 @@ TEST(Conv, PrimitiveCacheHitsOnRepeatedCalls) {
   EXPECT_GT(onednn::primitive_cache_misses(), m2);
 }
 
+TEST(Conv, ChannelsLastNeedsNoActivationReorder) {
+  // Note [Convolution layouts]: channels-last activations go to oneDNN as they are. A first
+  // call creates the convolution and at most the weight reorder, never a reorder of the input
+  // or the output (each reorder is a cached primitive, so it would count as a miss).
+  for (ScalarType t : {kFloat32, kBFloat16}) {
+    SCOPED_TRACE(to_string(t));
+    Tensor x = channels_last(randn({2, 32, 13, 11}).to(t)), w = randn({48, 32, 3, 3}).to(t);
+    const size_t before = onednn::primitive_cache_misses();
+    Tensor y = conv2d(x, w, {}, 1, 1);
+    EXPECT_LE(onednn::primitive_cache_misses() - before, 2u);
+    EXPECT_TRUE(is_channels_last_dense(y));
+    EXPECT_LT(rel_err(y, conv2d(x.to(kFloat64), w.to(kFloat64), {}, 1, 1)), t == kFloat32 ? 1e-5 : 1.5e-2);
+  }
+}
+
 // ---- argument errors ----
 
 namespace {

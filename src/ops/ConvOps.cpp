@@ -7,7 +7,6 @@
 #include <algorithm>
 
 #include "src/core/Check.h"
-#include "tensor/autograd/autograd.h"
 #include "tensor/conv.h"
 #include "tensor/ops.h"
 
