@@ -4,6 +4,7 @@
 
 #include "tensor/autograd/Function.h"
 #include "tensor/autograd/autograd.h"
+#include "tensor/conv.h"
 #include "tensor/core/Device.h"
 #include "tensor/core/Error.h"
 #include "tensor/core/Scalar.h"

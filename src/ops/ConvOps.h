@@ -1,0 +1,76 @@
+// Internal: the convolution op table and the kernels behind it.
+//
+// Every public convolution (conv1d/2d/3d, conv_transpose1d/2d/3d, the "same"/"valid" forms)
+// checks its arguments in src/ops/ConvOps.cpp, adds a batch dim to unbatched inputs and calls
+// one internal op, `convolution`, on batched inputs. Its backward, `convolution_backward`, is a
+// second table entry used by autograd (src/autograd/ConvDerivatives.cpp).
+//
+// Note [Convolution padding]
+// The internal op takes left and right padding per spatial dim, as oneDNN does, instead of
+// libtorch's padding and output_padding:
+//   convolution:            out = (in + pad_l + pad_r - dilation * (k - 1) - 1) / stride + 1
+//   transposed convolution: out = (in - 1) * stride - pad_l - pad_r + dilation * (k - 1) + 1
+// so "same" with an odd total padding is pad_r = pad_l + 1 (no padded copy of the input), and a
+// transposed convolution's output_padding is pad_r = padding - output_padding. pad_r may be
+// negative (input elements that no output uses): output_padding > padding, and the gradient
+// formulas, which size every convolution exactly.
+#pragma once
+
+#include <array>
+#include <tuple>
+
+#include "src/dispatch/Dispatcher.h"
+
+namespace tensor {
+namespace ops {
+
+/// (input, weight, bias (may be undefined), stride, pad_l, pad_r, dilation, transposed, groups).
+using ConvolutionFn = Tensor(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef,
+                             IntArrayRef, bool, int64_t);
+/// (grad_output, input, weight, stride, pad_l, pad_r, dilation, transposed, groups, which of
+/// grad_input, grad_weight, grad_bias to compute) -> those gradients (undefined where not asked).
+using ConvolutionBackwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, const Tensor&, const Tensor&,
+                                                                 IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef,
+                                                                 bool, int64_t, std::array<bool, 3>);
+
+struct ConvOpDefs {
+  dispatch::OpDef<ConvolutionFn> convolution;
+  dispatch::OpDef<ConvolutionBackwardFn> convolution_backward;
+};
+
+/// The one table of convolution ops (CPU and Meta kernels; Autograd filled lazily).
+ConvOpDefs& conv_ops();
+
+}  // namespace ops
+
+namespace cpu {
+
+/// The parameters of one convolution, per spatial dim (Note [Convolution padding]).
+struct ConvParams {
+  DimVector stride, pad_l, pad_r, dilation;
+  bool transposed = false;
+  int64_t groups = 1;
+  int64_t spatial() const { return static_cast<int64_t>(stride.size()); }
+};
+
+/// True when t (N, C, spatial...) is dense channels-last (C innermost, then the spatial dims,
+/// then N) and not also NCHW-contiguous. Such inputs give channels-last outputs.
+bool is_channels_last(const Tensor& t);
+
+// oneDNN kernels (src/cpu/Conv.cpp), for float32 and bfloat16 only. Outputs are allocated by
+// the caller with their final sizes and strides (NCHW-contiguous or channels-last).
+/// out = convolution(input, weight) + bias.
+void onednn_convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
+                        const Tensor& out);
+/// Fills the defined ones of grad_input, grad_weight and grad_bias.
+void onednn_convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, const ConvParams& p,
+                                 const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias);
+
+// Reference loops (src/cpu/ConvRef.cpp): any floating dtype, computed in float64.
+void ref_convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
+                     const Tensor& out);
+void ref_convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, const ConvParams& p,
+                              const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias);
+
+}  // namespace cpu
+}  // namespace tensor
