@@ -55,4 +55,16 @@ struct AddTwins {
 };
 bool torch_available();
 
+/// Data a libtensor case loads once and its libtorch twin reuses (the twin runs right after):
+/// float32 images and int64 labels, row-major.
+struct SharedDataset {
+  std::vector<float> train_images, test_images;
+  std::vector<int64_t> train_labels, test_labels;
+  int64_t rows = 0, cols = 0;
+};
+inline SharedDataset& shared_dataset() {
+  static SharedDataset d;
+  return d;
+}
+
 }  // namespace bench

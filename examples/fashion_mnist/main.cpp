@@ -69,6 +69,7 @@ struct CNN : nn::Module {
         fc1(register_module("fc1", nn::Linear(64 * 7 * 7, 128))),
         fc2(register_module("fc2", nn::Linear(128, 10))) {}
   Tensor forward(Tensor x) {
+    x = (x - 0.2860) / 0.3530;                // the training set's pixel mean and std
     x = max_pool2d(relu(conv1(x)), {2, 2});  // [N, 32, 14, 14]
     x = max_pool2d(relu(conv2(x)), {2, 2});  // [N, 64, 7, 7]
     return fc2(relu(fc1(x.flatten(1))));
@@ -162,7 +163,8 @@ int main(int argc, char** argv) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       accuracy = evaluate(*model, test);
       std::printf("\nepoch %d: %.1f s (%.0f images/s), test accuracy %.4f\n", epoch, secs, images / secs, accuracy);
-      io::NamedTensors ck = prefixed("model.", io::to_named_tensors(model->state_dict()));
+      io::NamedTensors ck;
+      for (const auto& item : model->state_dict()) ck.emplace_back("model." + item.key(), item.value());
       for (auto& kv : prefixed("optim.", opt.state_dict())) ck.push_back(kv);
       char acc[32];
       std::snprintf(acc, sizeof acc, "%.4f", accuracy);

@@ -1,6 +1,7 @@
 // The nn umbrella: modules, functional, init and utils (`namespace nn = tensor::nn;`).
 #pragma once
 
+#include "tensor/nn/conv.h"
 #include "tensor/nn/enum.h"
 #include "tensor/nn/functional.h"
 #include "tensor/nn/init.h"

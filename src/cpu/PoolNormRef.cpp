@@ -16,7 +16,7 @@
 
 namespace tensor::cpu {
 
-bool is_channels_last(const Tensor& t) {
+bool is_channels_last_4d(const Tensor& t) {
   if (t.dim() != 4) return false;
   const int64_t c = t.size(1), h = t.size(2), w = t.size(3);
   IntArrayRef s = t.strides();

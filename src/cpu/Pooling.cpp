@@ -64,7 +64,7 @@ void forward(const char* op, algorithm alg, const Tensor& x, const Pool2d& p, co
 }  // namespace
 
 bool pool_layout_ok(const Tensor& x) {
-  return supports(x.scalar_type()) && x.dim() == 4 && (x.is_contiguous() || is_channels_last(x));
+  return supports(x.scalar_type()) && x.dim() == 4 && (x.is_contiguous() || is_channels_last_4d(x));
 }
 
 void max_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out) {

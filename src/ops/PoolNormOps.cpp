@@ -313,11 +313,11 @@ Tensor param_as(const Tensor& t, ScalarType st) { return t.defined() ? t.to(st).
 // compute it through double conversions).
 bool bn_uses_onednn(const Tensor& x) {
   if (!dnn::supports(x.scalar_type())) return false;
-  return x.scalar_type() == kBFloat16 || (!x.is_contiguous() && cpu::is_channels_last(x));
+  return x.scalar_type() == kBFloat16 || (!x.is_contiguous() && cpu::is_channels_last_4d(x));
 }
 
 /// The input in a layout oneDNN's batch_norm reads directly: contiguous, or channels-last 4-d.
-Tensor bn_layout(const Tensor& x) { return x.is_contiguous() || cpu::is_channels_last(x) ? x : x.contiguous(); }
+Tensor bn_layout(const Tensor& x) { return x.is_contiguous() || cpu::is_channels_last_4d(x) ? x : x.contiguous(); }
 
 void update_running(Tensor running, const Tensor& stat, double momentum, double scale) {
   // running = (1 - momentum) * running + momentum * scale * stat, in place in running's dtype.
@@ -383,7 +383,7 @@ NormResult batch_norm_backward_impl(const Tensor& grad, const Tensor& x, const T
   if (training && bn_uses_onednn(x) && x.numel() > 0) {
     Tensor xl = bn_layout(x);
     const bool cl = !xl.is_contiguous();
-    Tensor gl = cl ? (cpu::is_channels_last(g) ? g : to_channels_last(g)) : g.contiguous();
+    Tensor gl = cl ? (cpu::is_channels_last_4d(g) ? g : to_channels_last(g)) : g.contiguous();
     Tensor gx = empty_strided(xl.sizes(), xl.strides(), x.options());
     dnn::batch_norm_backward(gl, xl, wf, mean, var, eps, gx, gw, gb);
     return {gx, gw, gb};
