@@ -2,10 +2,12 @@
 #pragma once
 
 #include "tensor/nn/enum.h"
+#include "tensor/nn/expanding_array.h"
 #include "tensor/nn/functional.h"
 #include "tensor/nn/init.h"
 #include "tensor/nn/module.h"
 #include "tensor/nn/modules.h"
+#include "tensor/nn/norm_pool.h"
 #include "tensor/nn/options.h"
 #include "tensor/nn/ordered_dict.h"
 #include "tensor/nn/pimpl.h"
