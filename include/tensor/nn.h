@@ -1,6 +1,7 @@
 // The nn umbrella: modules, functional, init and utils (`namespace nn = tensor::nn;`).
 #pragma once
 
+#include "tensor/nn/attention.h"
 #include "tensor/nn/enum.h"
 #include "tensor/nn/expanding_array.h"
 #include "tensor/nn/functional.h"
