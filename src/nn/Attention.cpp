@@ -34,14 +34,14 @@ Tensor additive_mask(const Tensor& mask, ScalarType dtype, bool masked_when, con
 }
 
 // Note [Attention math path]
-// The scores are computed as (q @ k^T) * scale then softmax over the keys: the same math as
-// PyTorch's _scaled_dot_product_attention_math (which scales q and k by sqrt(scale) each; the
-// difference is rounding only). No fused kernel yet: the [.., L, S] score matrix is
-// materialized, which is what libtorch 1.13's MultiheadAttention does too.
+// The scores are (q * scale) @ k^T, softmax over the keys: libtorch 1.13's MultiheadAttention
+// math (PyTorch 2's SDPA math path scales q and k by sqrt(scale) each; the difference is
+// rounding only). Scaling q rather than the scores touches L * E elements instead of L * S.
+// No fused kernel yet: the [.., L, S] score matrix is materialized, as libtorch 1.13 does.
 // Returns (output, attention weights after dropout).
 std::tuple<Tensor, Tensor> attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& additive,
                                      double dropout_p, double scale) {
-  Tensor scores = matmul(q, k.transpose(-2, -1)).mul(scale);
+  Tensor scores = matmul(q.mul(scale), k.transpose(-2, -1));
   if (additive.defined()) scores = scores.add(additive);
   Tensor weights = tensor::softmax(scores, -1);
   if (dropout_p > 0) weights = F::dropout(weights, F::DropoutFuncOptions().p(dropout_p).training(true));
