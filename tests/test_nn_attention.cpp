@@ -376,6 +376,14 @@ TEST(MultiheadAttention, Gradcheck) {
     return o.sum().add(att.mul(att).sum()).reshape({1}).add(o.reshape({-1}));
   };
   check("mha gradcheck", [&] { return autograd::gradcheck(f, {q, k, v, w, b, wo}); });
+  // Second derivatives w.r.t. the inputs and the in-projection (bool key padding mask).
+  Tensor kpm = zeros({2, 2}, TensorOptions().dtype(kBool));
+  kpm.index_put_({1, 0}, true);
+  auto f2 = [&](const variable_list& in) {
+    mha->in_proj_weight = in[2];
+    return std::get<0>(mha(in[0], in[1], in[1], kpm));
+  };
+  check("mha gradgradcheck", [&] { return autograd::gradgradcheck(f2, {q, k, w}); });
 }
 
 namespace {

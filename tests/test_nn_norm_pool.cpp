@@ -162,6 +162,21 @@ TEST(NNBatchNorm, TrainUsesBatchStatsAndUpdatesRunning) {
   EXPECT_TRUE(xi.grad().defined());
 }
 
+TEST(NNBatchNorm, NonContiguousInput) {
+  manual_seed(8);
+  // A channels-last view (permuted, not contiguous) normalizes like its contiguous copy.
+  nn::BatchNorm2d a(3), b(3);
+  Tensor x = randn({2, 4, 5, 3}).permute({0, 3, 1, 2});
+  ASSERT_FALSE(x.is_contiguous());
+  Stats s = channel_stats(x);
+  expect_near(vals(a(x)), bn_ref(x, s.mean, s.var_b, {1, 1, 1}, {0, 0, 0}, 1e-5), 1e-5, "permuted");
+  b(x.contiguous());
+  expect_near(vals(a->running_var), vals(b->running_var), 1e-6, "running_var from a view");
+  nn::LayerNorm ln(nn::LayerNormOptions({4}).elementwise_affine(false));
+  Tensor t = randn({4, 3}).t();  // [3, 4] transposed view
+  expect_near(vals(ln(t)), vals(ln(t.contiguous())), 1e-6, "layer norm on a view");
+}
+
 TEST(NNBatchNorm, CumulativeMomentumAndNoRunningStats) {
   manual_seed(3);
   nn::BatchNorm1d bn(nn::BatchNormOptions(2).momentum(std::nullopt).affine(false));
