@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <ostream>
+#include <vector>
 
 #include "src/core/Check.h"
 #include "tensor/conv.h"
@@ -10,13 +11,6 @@
 #include "tensor/ops.h"
 
 namespace tensor::nn {
-
-template <size_t D>
-void ExpandingArray<D>::throw_size_error(size_t got) {
-  TENSOR_ERROR("nn: expected 1 or {} values for a {}-D size, got {}", D, D, got);
-}
-template class ExpandingArray<1>;
-template class ExpandingArray<2>;
 
 template <size_t D>
 ConvNdImpl<D>::ConvNdImpl(const char* name, ConvOptions<D> options_, bool transposed)
@@ -28,7 +22,7 @@ ConvNdImpl<D>::ConvNdImpl(const char* name, ConvOptions<D> options_, bool transp
                name, in, out, g);
   for (size_t i = 0; i < D; ++i)
     TENSOR_CHECK(options.kernel_size()[i] > 0, "{}: kernel sizes must be positive, got {}", name,
-                 tensor::detail::shape_str(options.kernel_size().ref()));
+                 tensor::detail::shape_str(IntArrayRef(options.kernel_size())));
   reset();
 }
 

@@ -3,35 +3,12 @@
 // F::conv2d(x, w, F::Conv2dFuncOptions().stride(2).padding(1).groups(2).bias(b)).
 #pragma once
 
-#include <array>
-#include <initializer_list>
-#include <vector>
-
 #include "tensor/nn/arg.h"
+#include "tensor/nn/expanding_array.h"
 #include "tensor/nn/module.h"
 #include "tensor/nn/pimpl.h"
 
 namespace tensor::nn {
-
-/// D integers given as one (repeated) or D values: 3 or {3, 5}, as libtorch's ExpandingArray.
-template <size_t D>
-class TENSOR_API ExpandingArray {
- public:
-  ExpandingArray(int64_t v) { values_.fill(v); }
-  ExpandingArray(std::initializer_list<int64_t> l) : ExpandingArray(std::vector<int64_t>(l)) {}
-  ExpandingArray(const std::vector<int64_t>& v) {
-    if (v.size() == 1) values_.fill(v[0]);
-    else if (v.size() == D) std::copy(v.begin(), v.end(), values_.begin());
-    else throw_size_error(v.size());
-  }
-  IntArrayRef ref() const { return IntArrayRef(values_.data(), D); }
-  operator IntArrayRef() const { return ref(); }
-  int64_t operator[](size_t i) const { return values_[i]; }
-
- private:
-  [[noreturn]] static void throw_size_error(size_t got);
-  std::array<int64_t, D> values_{};
-};
 
 /// Options of the D-dimensional convolution modules (kernel, stride, padding, dilation, groups).
 template <size_t D>

@@ -29,6 +29,7 @@ TENSOR_ENUM_TAG(kConvTranspose3D)
 TENSOR_ENUM_TAG(kSigmoid)
 TENSOR_ENUM_TAG(kTanh)
 TENSOR_ENUM_TAG(kReLU)
+TENSOR_ENUM_TAG(kGELU)
 TENSOR_ENUM_TAG(kLeakyReLU)
 TENSOR_ENUM_TAG(kSELU)
 TENSOR_ENUM_TAG(kFanIn)
@@ -49,6 +50,7 @@ inline constexpr enumtype::kConvTranspose3D kConvTranspose3D{};
 inline constexpr enumtype::kSigmoid kSigmoid{};
 inline constexpr enumtype::kTanh kTanh{};
 inline constexpr enumtype::kReLU kReLU{};
+inline constexpr enumtype::kGELU kGELU{};
 inline constexpr enumtype::kLeakyReLU kLeakyReLU{};
 inline constexpr enumtype::kSELU kSELU{};
 inline constexpr enumtype::kFanIn kFanIn{};

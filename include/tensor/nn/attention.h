@@ -1,0 +1,141 @@
+// Attention: nn::functional::scaled_dot_product_attention (PyTorch 2's signature),
+// nn::MultiheadAttention and nn::TransformerEncoderLayer, as libtorch's torch::nn modules
+// (plus PyTorch's batch_first / norm_first options). Composed of public differentiable ops
+// (linear, matmul, softmax, dropout, layer_norm), so autograd supplies the gradients.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <tuple>
+
+#include "tensor/core/Tensor.h"
+#include "tensor/nn/arg.h"
+#include "tensor/nn/enum.h"
+#include "tensor/nn/module.h"
+#include "tensor/nn/modules.h"
+#include "tensor/nn/norm_pool.h"
+#include "tensor/nn/pimpl.h"
+
+
+namespace tensor::nn {
+
+namespace functional {
+
+/// softmax(query @ key^T * scale + mask) @ value, PyTorch 2's math path. query [..., L, E],
+/// key [..., S, E], value [..., S, Ev] (leading dims broadcast) -> [..., L, Ev].
+/// attn_mask broadcasts to [..., L, S]: a bool mask says where to attend (true = attend), a
+/// floating mask is added to the scores. is_causal masks keys after the query's position
+/// (not together with attn_mask). dropout_p drops attention weights (always, as PyTorch's
+/// functional: pass 0 in eval). scale defaults to 1 / sqrt(E). A row with every key masked
+/// gives NaN, as PyTorch's math path.
+TENSOR_API Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                               const Tensor& attn_mask = {}, double dropout_p = 0.0,
+                                               bool is_causal = false, std::optional<double> scale = std::nullopt);
+
+}  // namespace functional
+
+// ---- MultiheadAttention ----
+
+/// nn::MultiheadAttention: embed_dim split over num_heads heads.
+struct MultiheadAttentionOptions {
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads) : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  TENSOR_ARG(int64_t, embed_dim);
+  TENSOR_ARG(int64_t, num_heads);
+  /// Dropout on the attention weights (training only).
+  TENSOR_ARG(double, dropout) = 0.0;
+  /// in_proj_bias and out_proj.bias.
+  TENSOR_ARG(bool, bias) = true;
+  /// Inputs and output as (N, L, E) instead of libtorch's (L, N, E).
+  TENSOR_ARG(bool, batch_first) = false;
+};
+
+/// Parameters as libtorch: in_proj_weight [3E, E] (xavier_uniform_), in_proj_bias [3E]
+/// (zeros), out_proj = Linear(E, E) with its bias zeroed. query [L, N, E], key/value [S, N, E]
+/// (or [L, E] / [S, E] unbatched; [N, L, E] with batch_first). key_padding_mask [N, S]: bool
+/// true = ignore that key, or floating (added). attn_mask [L, S] or [N * num_heads, L, S]: bool
+/// true = not allowed to attend, or floating (added). Returns (output [L, N, E], weights): the
+/// weights are [N, L, S] averaged over heads (or [N, num_heads, L, S]) when need_weights, else
+/// undefined.
+class TENSOR_API MultiheadAttentionImpl : public Module {
+ public:
+  MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads)
+      : MultiheadAttentionImpl(MultiheadAttentionOptions(embed_dim, num_heads)) {}
+  explicit MultiheadAttentionImpl(const MultiheadAttentionOptions& options);
+  void reset();
+  void reset_parameters();
+  std::tuple<Tensor, Tensor> forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                     const Tensor& key_padding_mask = {}, bool need_weights = true,
+                                     const Tensor& attn_mask = {}, bool average_attn_weights = true);
+  void pretty_print(std::ostream& stream) const override;
+
+  MultiheadAttentionOptions options;
+  Tensor in_proj_weight;
+  /// Undefined without bias.
+  Tensor in_proj_bias;
+  Linear out_proj{nullptr};
+  int64_t head_dim = 0;
+};
+TENSOR_MODULE(MultiheadAttention);
+
+// ---- TransformerEncoderLayer ----
+
+/// The feed-forward activation of a transformer layer: kReLU, kGELU or any Tensor -> Tensor.
+class TENSOR_API TransformerActivation {
+ public:
+  /* implicit */ TransformerActivation(enumtype::kReLU) : kind_(Kind::ReLU) {}
+  /* implicit */ TransformerActivation(enumtype::kGELU) : kind_(Kind::GELU) {}
+  /* implicit */ TransformerActivation(std::function<Tensor(const Tensor&)> f)
+      : kind_(Kind::Function), function_(std::move(f)) {}
+  Tensor operator()(const Tensor& x) const;
+  bool is_relu() const { return kind_ == Kind::ReLU; }
+  bool is_gelu() const { return kind_ == Kind::GELU; }
+
+ private:
+  enum class Kind { ReLU, GELU, Function } kind_;
+  std::function<Tensor(const Tensor&)> function_;
+};
+
+/// nn::TransformerEncoderLayer: self-attention then a feed-forward block, each with a residual
+/// connection and LayerNorm (after the residual, or before the block with norm_first).
+struct TransformerEncoderLayerOptions {
+  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
+  TENSOR_ARG(int64_t, d_model);
+  TENSOR_ARG(int64_t, nhead);
+  TENSOR_ARG(int64_t, dim_feedforward) = 2048;
+  TENSOR_ARG(double, dropout) = 0.1;
+  TENSOR_ARG(TransformerActivation, activation) = kReLU;
+  TENSOR_ARG(double, layer_norm_eps) = 1e-5;
+  /// Inputs as (N, S, E) instead of (S, N, E).
+  TENSOR_ARG(bool, batch_first) = false;
+  /// Pre-norm: x + sa(norm1(x)), then x + ff(norm2(x)).
+  TENSOR_ARG(bool, norm_first) = false;
+};
+
+/// Children as libtorch: self_attn, linear1, dropout, linear2, norm1, norm2, dropout1, dropout2.
+/// forward(src [S, N, E], src_mask [S, S] or [N * nhead, S, S], src_key_padding_mask [N, S])
+/// with MultiheadAttention's mask conventions.
+class TENSOR_API TransformerEncoderLayerImpl : public Module {
+ public:
+  TransformerEncoderLayerImpl(int64_t d_model, int64_t nhead)
+      : TransformerEncoderLayerImpl(TransformerEncoderLayerOptions(d_model, nhead)) {}
+  explicit TransformerEncoderLayerImpl(TransformerEncoderLayerOptions options);
+  void reset();
+  void reset_parameters();
+  Tensor forward(const Tensor& src, const Tensor& src_mask = {}, const Tensor& src_key_padding_mask = {});
+  void pretty_print(std::ostream& stream) const override;
+
+  TransformerEncoderLayerOptions options;
+  MultiheadAttention self_attn{nullptr};
+  Linear linear1{nullptr};
+  Dropout dropout{nullptr};
+  Linear linear2{nullptr};
+  LayerNorm norm1{nullptr};
+  LayerNorm norm2{nullptr};
+  Dropout dropout1{nullptr};
+  Dropout dropout2{nullptr};
+};
+TENSOR_MODULE(TransformerEncoderLayer);
+
+}  // namespace tensor::nn

@@ -1,0 +1,48 @@
+// ExpandingArray<D>: a size option given as one value for every dim or as D values, as
+// libtorch's torch::ExpandingArray (`MaxPool2dOptions(2)` or `MaxPool2dOptions({2, 3})`).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+
+#include "tensor/core/ArrayRef.h"
+#include "tensor/core/Error.h"
+
+namespace tensor::nn {
+
+template <size_t D>
+class ExpandingArray {
+ public:
+  /* implicit */ ExpandingArray(int64_t single) { values_.fill(single); }
+  /* implicit */ ExpandingArray(std::initializer_list<int64_t> list) {
+    if (list.size() != D) ::tensor::detail::throw_error("ExpandingArray: expected one value or exactly D values");
+    size_t i = 0;
+    for (int64_t v : list) values_[i++] = v;
+  }
+  /* implicit */ ExpandingArray(IntArrayRef list) {
+    if (list.size() != D) ::tensor::detail::throw_error("ExpandingArray: expected one value or exactly D values");
+    for (size_t i = 0; i < D; ++i) values_[i] = list[i];
+  }
+  /* implicit */ operator IntArrayRef() const { return IntArrayRef(values_.data(), D); }
+  int64_t operator[](size_t i) const { return values_[i]; }
+  int64_t& operator[](size_t i) { return values_[i]; }
+  static constexpr size_t size() { return D; }
+  const int64_t* data() const { return values_.data(); }
+  bool operator==(const ExpandingArray& o) const { return values_ == o.values_; }
+
+ private:
+  std::array<int64_t, D> values_{};
+};
+
+/// Prints as libtorch does: [2, 2].
+template <size_t D>
+std::ostream& operator<<(std::ostream& s, const ExpandingArray<D>& a) {
+  s << "[";
+  for (size_t i = 0; i < D; ++i) s << (i ? ", " : "") << a[i];
+  return s << "]";
+}
+
+}  // namespace tensor::nn
