@@ -23,7 +23,7 @@ namespace {
 
 struct Flags {
   std::string text = "/usr/share/common-licenses/GPL-3";
-  int steps = 300, batch = 16, context = 64, dim = 128, layers = 2, heads = 4, threads = 2, sample = 300;
+  int steps = 800, batch = 16, context = 64, dim = 128, layers = 2, heads = 4, threads = 2, sample = 300;
   double lr = 3e-3;
   uint64_t seed = 0;
 };
@@ -65,7 +65,7 @@ struct CharLM : nn::Module {
         head(register_module("head", nn::Linear(dim, vocab))) {
     for (int64_t i = 0; i < layers; ++i)
       blocks->push_back(nn::TransformerEncoderLayer(nn::TransformerEncoderLayerOptions(dim, heads)
-                                                        .dim_feedforward(4 * dim).dropout(0.0).activation(nn::kGELU)
+                                                        .dim_feedforward(4 * dim).dropout(0.0).activation(tensor::kGELU)
                                                         .batch_first(true).norm_first(true)));
   }
   /// tokens [N, T] -> logits [N, T, vocab].
@@ -135,7 +135,9 @@ int main(int argc, char** argv) {
     // Sample: start from the first context window, draw each next character from the softmax.
     model->eval();
     NoGradGuard no_grad;
-    std::vector<int64_t> ctx(ids.begin(), ids.begin() + f.context);
+    // Prompt: the text's middle (its start is an upper-case header).
+    const size_t at = ids.size() / 2;
+    std::vector<int64_t> ctx(ids.begin() + at, ids.begin() + at + f.context);
     std::string out;
     for (int i = 0; i < f.sample; ++i) {
       Tensor xs = from_blob(ctx.data() + ctx.size() - f.context, {1, f.context}, kInt64);
