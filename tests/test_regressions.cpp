@@ -211,3 +211,31 @@ TEST(EdgeCases, BlockedTransposeCopyAllElementSizes) {
     EXPECT_EQ(y.select(0, 1).select(0, 2).item<int64_t>() % 256, (2 * 37 + 1) % 256) << t;
   }
 }
+
+// real/imag of a lazily conjugated tensor follow libtorch: real is the same view, imag negated.
+TEST(Regressions, RealImagOfConjugatedViews) {
+  Tensor z = tensor::tensor({1.0, 2.0}, kFloat64).to(kComplex128) +
+             tensor::tensor({3.0, 4.0}, kFloat64).to(kComplex128) * std::complex<double>(0, 1);
+  Tensor c = z.conj();
+  EXPECT_TRUE(c.real().equal(tensor::tensor({1.0, 2.0}, kFloat64)));
+  EXPECT_TRUE(c.imag().equal(tensor::tensor({-3.0, -4.0}, kFloat64)));
+  c.real().mul_(10);  // the real part is a view of z's memory
+  EXPECT_TRUE(z.real().equal(tensor::tensor({10.0, 20.0}, kFloat64)));
+  // Gradients: d/dz of sum(imag(conj(z))) = -i under the conjugate Wirtinger convention.
+  Tensor w = z.detach().requires_grad_(true);
+  EXPECT_TRUE(autograd::gradcheck([](const autograd::variable_list& v) { return v[0].conj().imag() * v[0].conj().real(); },
+                                  {w}));
+}
+
+// conj() is differentiable (it used to drop the history): grad of sum(conj(z) * a) w.r.t. z is
+// conj(a)... under the conjugate Wirtinger convention, d/dz* of conj(z) * a gives a.
+TEST(Regressions, ConjIsRecorded) {
+  Tensor z = (tensor::tensor({1.0, 2.0}, kFloat64).to(kComplex128) * std::complex<double>(1, 1)).requires_grad_(true);
+  Tensor y = z.conj();
+  EXPECT_TRUE(y.requires_grad());
+  EXPECT_EQ(y.grad_fn()->name(), "ConjBackward0");
+  EXPECT_TRUE(autograd::gradcheck([](const autograd::variable_list& v) { return (v[0].conj() * v[0]).sum().real(); }, {z}));
+  EXPECT_TRUE(autograd::gradcheck([](const autograd::variable_list& v) { return v[0].conj().exp(); }, {z}));
+  Tensor r = tensor::tensor({1.0}, kFloat64).requires_grad_(true);
+  EXPECT_TRUE(r.conj().is_same(r));  // real tensors: conj is the identity
+}

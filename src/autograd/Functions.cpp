@@ -637,7 +637,7 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
   static const char* names[] = {"SelectBackward0", "SliceBackward0", "ViewBackward0", "TransposeBackward0",
                                 "PermuteBackward0", "ExpandBackward0", "SqueezeBackward0", "UnsqueezeBackward0",
                                 "AsStridedBackward0", "CloneBackward0", "ToCopyBackward0", "RealBackward0",
-                                "ImagBackward0"};
+                                "ImagBackward0", "ConjBackward0"};
   BackwardFn fn = nullptr;
   switch (kind) {
     case ViewKind::Select:
@@ -682,6 +682,9 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
     case ViewKind::Imag:
       fn = GRAD(return {g.to(n.input_meta(0).dtype) * complex128(0, 1)};);
       break;
+    case ViewKind::Conj:
+      fn = GRAD(return {g.conj()};);
+      break;
     default:
       // Recorded by positions in Tensor::as_strided (Note [as_strided backward]); only meta
       // tensors, which never run backward, come here.
@@ -694,7 +697,8 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
   set_history(out, node);
   // Real/imag views have another dtype than their base: CopySlices cannot rebase through them,
   // so they keep no base and in-place writes into them raise (check_inplace).
-  bool rebasable = kind != ViewKind::Clone && kind != ViewKind::ToCopy && kind != ViewKind::Real && kind != ViewKind::Imag;
+  bool rebasable = kind != ViewKind::Clone && kind != ViewKind::ToCopy && kind != ViewKind::Real &&
+                   kind != ViewKind::Imag && kind != ViewKind::Conj;
   if (rebasable && out.unsafeGetTensorImpl()->is_view()) remember_base(out, base);
 }
 

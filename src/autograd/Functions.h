@@ -134,7 +134,7 @@ void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)
 /// Records view ops (called from src/core/Views.cpp when the base requires grad).
 /// (diagonal and unfold record through record_positions_view.)
 enum class ViewKind {
-  Select, Slice, View, Transpose, Permute, Expand, Squeeze, Unsqueeze, AsStrided, Clone, ToCopy, Real, Imag
+  Select, Slice, View, Transpose, Permute, Expand, Squeeze, Unsqueeze, AsStrided, Clone, ToCopy, Real, Imag, Conj
 };
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params);
 /// Records a view whose element i sits at flat logical position pos[i] of base.

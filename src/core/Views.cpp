@@ -376,9 +376,10 @@ Tensor Tensor::detach() const {
 }
 
 Tensor Tensor::conj() const {
+  if (!is_complex()) return *this;  // as libtorch: the same tensor, history included
   Tensor v = make_view(*this, sizes(), strides(), storage_offset());
-  if (is_complex()) v.unsafeGetTensorImpl()->set_conj(!is_conj());
-  return v;
+  v.unsafeGetTensorImpl()->set_conj(!is_conj());
+  return track(std::move(v), *this, ViewKind::Conj);
 }
 
 namespace {
@@ -395,14 +396,18 @@ Tensor component_view(const Tensor& t, int64_t part) {
 
 Tensor Tensor::real() const {
   if (!is_complex()) return *this;
-  TENSOR_CHECK(!is_conj(), "real: call resolve_conj() on a conjugated view first");
+  // Conjugation leaves the real part alone: the real part of the unconjugated view (still a
+  // view of the same memory, as libtorch).
+  if (is_conj()) return conj().real();
   return track(component_view(*this, 0), *this, ViewKind::Real);
 }
 
 Tensor Tensor::imag() const {
   TENSOR_CHECK(is_complex(), "imag: not implemented for real tensors (dtype {}); only complex tensors have an imaginary part",
                dtype());
-  TENSOR_CHECK(!is_conj(), "imag: call resolve_conj() on a conjugated view first");
+  // imag(conj(z)) = -imag(z). libtorch returns a view with a lazy negation bit; libtensor has
+  // none, so this is a new tensor (writes into it do not reach z).
+  if (is_conj()) return -conj().imag();
   return track(component_view(*this, 1), *this, ViewKind::Imag);
 }
 
