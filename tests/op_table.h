@@ -104,4 +104,46 @@ inline std::vector<BinaryCase> binary_cases() {
 }
 
 
+// The structured (non-elementwise) differentiable ops: matrix products, convolutions, pooling,
+// normalization, softmax, losses and attention. Each row calls the op on float64 inputs of the
+// given shapes; tests/test_gradcheck.cpp runs gradcheck and gradgradcheck on contiguous inputs
+// and again on non-contiguous ones (the same shapes as transposed or strided views). Their
+// value tests against reference loops live in each area's own test file.
+struct StructuredCase {
+  std::string name;
+  std::function<Tensor(const std::vector<Tensor>&)> fn;
+  std::vector<std::vector<int64_t>> shapes;
+  bool second_order = true;
+};
+
+inline std::vector<StructuredCase> structured_cases() {
+  namespace F = tensor::nn::functional;
+  using V = std::vector<Tensor>;
+  return {
+      {"mm", [](const V& v) { return tensor::mm(v[0], v[1]); }, {{3, 4}, {4, 2}}},
+      {"bmm", [](const V& v) { return tensor::bmm(v[0], v[1]); }, {{2, 3, 4}, {2, 4, 2}}},
+      {"addmm (broadcast self)", [](const V& v) { return tensor::addmm(v[0], v[1], v[2], 0.5, 2.0); }, {{1, 2}, {3, 4}, {4, 2}}},
+      {"linear", [](const V& v) { return tensor::linear(v[0], v[1], v[2]); }, {{2, 3, 4}, {5, 4}, {5}}},
+      {"matmul (broadcast batch)", [](const V& v) { return tensor::matmul(v[0], v[1]); }, {{2, 1, 3, 4}, {3, 4, 2}}},
+      {"dot", [](const V& v) { return tensor::dot(v[0], v[1]); }, {{5}, {5}}},
+      {"outer", [](const V& v) { return tensor::outer(v[0], v[1]); }, {{3}, {4}}},
+      {"einsum", [](const V& v) { return tensor::einsum("bij,bjk->bik", {v[0], v[1]}); }, {{2, 3, 4}, {2, 4, 2}}},
+      {"conv1d", [](const V& v) { return tensor::conv1d(v[0], v[1], v[2], 2, 1); }, {{2, 3, 7}, {4, 3, 3}, {4}}},
+      {"conv2d (groups, dilation)", [](const V& v) { return tensor::conv2d(v[0], v[1], v[2], 1, 1, 2, 2); }, {{1, 4, 6, 5}, {2, 2, 3, 3}, {2}}},
+      {"conv3d", [](const V& v) { return tensor::conv3d(v[0], v[1], std::nullopt, 1, 1); }, {{1, 2, 3, 4, 3}, {2, 2, 2, 2, 2}}, false},
+      {"conv_transpose2d", [](const V& v) { return tensor::conv_transpose2d(v[0], v[1], v[2], 2, 1, 1); }, {{1, 3, 3, 4}, {3, 2, 3, 3}, {2}}},
+      {"max_pool2d", [](const V& v) { return tensor::max_pool2d(v[0], {2, 2}, {}, 0, 1, true); }, {{2, 2, 5, 5}}},
+      {"avg_pool2d", [](const V& v) { return tensor::avg_pool2d(v[0], {3, 3}, {2, 2}, 1); }, {{1, 2, 6, 5}}},
+      {"adaptive_avg_pool2d", [](const V& v) { return tensor::adaptive_avg_pool2d(v[0], {3, 2}); }, {{1, 2, 7, 5}}},
+      {"batch_norm (training)", [](const V& v) { return tensor::batch_norm(v[0], v[1], v[2], std::nullopt, std::nullopt, true, 0.1, 1e-5); }, {{4, 3, 2, 2}, {3}, {3}}},
+      {"layer_norm", [](const V& v) { return tensor::layer_norm(v[0], {4}, v[1], v[2]); }, {{3, 2, 4}, {4}, {4}}},
+      {"group_norm", [](const V& v) { return tensor::group_norm(v[0], 2, v[1], v[2]); }, {{2, 4, 3}, {4}, {4}}},
+      {"softmax", [](const V& v) { return tensor::softmax(v[0], 1); }, {{3, 4}}},
+      {"log_softmax", [](const V& v) { return tensor::log_softmax(v[0], 0); }, {{3, 4}}},
+      {"cross_entropy", [](const V& v) { return F::cross_entropy(v[0], tensor::tensor({1, 0, 3})); }, {{3, 4}}},
+      {"mse_loss", [](const V& v) { return F::mse_loss(v[0], v[1]); }, {{3, 4}, {3, 4}}},
+      {"scaled_dot_product_attention", [](const V& v) { return F::scaled_dot_product_attention(v[0], v[1], v[2], {}, 0.0, true); }, {{2, 3, 4}, {2, 3, 4}, {2, 3, 2}}},
+  };
+}
+
 }  // namespace tensor::optable
