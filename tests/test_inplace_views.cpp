@@ -279,3 +279,20 @@ TEST(InplaceViews, Errors) {
   std::string m6 = error_of([&] { out2.backward(); });
   EXPECT_NE(m6.find("modified by an inplace operation"), std::string::npos) << m6;
 }
+
+TEST(InplaceViews, Complex128Gradcheck) {
+  auto crandn = [](int64_t n) {
+    return tensor::randn({n}, kFloat64).to(kComplex128) + tensor::randn({n}, kFloat64).to(kComplex128) * complex128(0, 1);
+  };
+  Tensor a = crandn(3).requires_grad_();
+  Tensor b = crandn(2).requires_grad_();
+  auto fn = [](const variable_list& in) {
+    Tensor t = in[0] * 1;
+    t.narrow(0, 1, 2).mul_(in[1]);
+    Tensor buf = zeros({4}, TensorOptions(kComplex128));
+    buf.narrow(0, 0, 3).copy_(t);
+    buf.narrow(0, 2, 2).mul_(in[1].square());
+    return buf;
+  };
+  tensor::testing::check("complex gradcheck", [&] { return autograd::gradcheck(fn, {a, b}); });
+}
