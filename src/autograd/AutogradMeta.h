@@ -21,9 +21,16 @@ struct AutogradMeta {
   // retain_grad on a non-leaf: the slot its grad_fn's hook fills (shared, so the hook never
   // points at a dead tensor).
   std::shared_ptr<Tensor> retained_grad_;
-  // Views of a tensor that requires grad: the root base they view (Note [In-place on views]).
+  // Views made with grad mode on: the root base they view, and the storage version at which
+  // grad_fn_ was last recorded; a write to the storage since then makes grad_fn_ stale, and it
+  // is rebuilt from the base's current history on next use (Note [In-place on views]).
   Tensor view_base_;
-  bool requires_grad() const { return requires_grad_ || grad_fn_ != nullptr; }
+  uint32_t view_version_ = 0;
+  // A view requires grad once its base does (the base may start requiring grad after the view
+  // was made, e.g. through an in-place write into another view of it), as in PyTorch.
+  bool requires_grad() const {
+    return requires_grad_ || grad_fn_ != nullptr || (view_base_.defined() && view_base_.requires_grad());
+  }
 };
 
 /// The meta of t, created on first need.

@@ -261,6 +261,7 @@ AutogradMeta& materialize_meta(const Tensor& t) {
 Edge gradient_edge(const Tensor& t) {
   AutogradMeta* m = t.unsafeGetTensorImpl()->autograd_meta();
   if (!m) return {};
+  if (m->view_base_.defined()) refresh_view_history(t);  // Note [In-place on views]
   if (m->grad_fn_) return {m->grad_fn_, m->output_nr_};
   if (!m->requires_grad_) return {};
   std::shared_ptr<Node> acc = m->grad_accumulator_.lock();
@@ -345,11 +346,13 @@ const Tensor& Tensor::grad() const {
 Tensor& Tensor::mutable_grad() const { return materialize_meta(*this).grad_; }
 bool Tensor::is_leaf() const {
   AutogradMeta* m = impl_->autograd_meta();
+  if (m && m->view_base_.defined()) autograd::refresh_view_history(*this);
   return !m || !m->grad_fn_;
 }
 const std::shared_ptr<autograd::Node>& Tensor::grad_fn() const {
   static const std::shared_ptr<autograd::Node> none;
   AutogradMeta* m = impl_->autograd_meta();
+  if (m && m->view_base_.defined()) autograd::refresh_view_history(*this);
   return m ? m->grad_fn_ : none;
 }
 uint32_t Tensor::output_nr() const {

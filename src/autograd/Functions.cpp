@@ -106,49 +106,127 @@ const Tensor* view_base_of(const Tensor& t) {
   AutogradMeta* m = t.unsafeGetTensorImpl()->autograd_meta();
   return m && m->view_base_.defined() ? &m->view_base_ : nullptr;
 }
+
+// The flat logical (row-major) index within base of each element of view v, shaped like v.
+// A contiguous base maps storage to logical positions by an offset; any other base (transposed,
+// strided slice) is inverted over its storage, as Note [as_strided backward] does.
+Tensor view_positions(const Tensor& v, const Tensor& base, const char* op) {
+  AutoGradMode no_grad(false);
+  const TensorOptions idx = TensorOptions(kInt64);
+  const int64_t off = v.storage_offset() - base.storage_offset();
+  if (base.is_contiguous()) return arange(base.numel(), idx).as_strided(v.sizes(), v.strides(), off);
+  const int64_t avail = static_cast<int64_t>(base.unsafeGetTensorImpl()->storage()->nbytes()) / base.element_size();
+  Tensor storage_pos = arange(avail, idx);
+  Tensor in_pos = storage_pos.as_strided(base.sizes(), base.strides(), base.storage_offset()).reshape({-1});
+  Tensor hits = zeros({avail}, idx).index_add(0, in_pos, ones({base.numel()}, idx));
+  TENSOR_CHECK(base.numel() == 0 || hits.max().item<int64_t>() <= 1,
+               "{}: in-place operation on a view of a tensor whose elements overlap in memory (base shape {}, strides "
+               "{}) while recording gradients; call contiguous() on the base first", op,
+               detail::shape_str(base.sizes()), detail::shape_str(base.strides()));
+  Tensor inverse = tensor::scatter(full({avail}, -1, idx), 0, in_pos, arange(base.numel(), idx));
+  Tensor pos = inverse.index_select(0, storage_pos.as_strided(v.sizes(), v.strides(), v.storage_offset()).reshape({-1}))
+                   .view(v.sizes());
+  TENSOR_CHECK(pos.numel() == 0 || pos.min().item<int64_t>() >= 0,
+               "{}: the view (shape {}, strides {}) reaches memory outside its base (shape {}, strides {})", op,
+               detail::shape_str(v.sizes()), detail::shape_str(v.strides()), detail::shape_str(base.sizes()),
+               detail::shape_str(base.strides()));
+  return pos;
+}
+
+// Records view t as a view by positions of its (root) base's current history.
+void set_view_history(const Tensor& t, const Tensor& base, const Tensor& pos) {
+  auto node = std::make_shared<FormulaNode>("AsStridedBackward0", TENSOR_GRAD(
+      const InputMeta& m = n.input_meta(0);
+      int64_t numel = 1;
+      for (int64_t s : m.sizes) numel *= s;
+      Tensor flat = zeros({numel}, TensorOptions(g.dtype()).device(g.device()));
+      return {flat.index_add(0, n.saved(0).reshape({-1}), g.reshape({-1})).view(m.sizes)};));
+  node->add_input(base);
+  node->save(pos.contiguous());
+  AutogradMeta& m = materialize_meta(t);
+  m.grad_fn_ = node;
+  m.output_nr_ = 0;
+  m.view_version_ = t._version();
+}
 }  // namespace
 
+// The root base a view of `base` remembers: base's own root, unless base is a leaf that
+// requires grad itself (requires_grad_() on a view): then base is the root, so that writes
+// through its views raise the leaf error instead of rebasing a tensor behind it.
+static const Tensor& root_base_of(const Tensor& base) {
+  AutogradMeta* m = base.unsafeGetTensorImpl()->autograd_meta();
+  return m && m->view_base_.defined() && !m->requires_grad_ ? m->view_base_ : base;
+}
+
+void remember_view_base(const Tensor& out, const Tensor& base) {
+  if (!GradMode::is_enabled() || !is_differentiable(base.dtype()) || !out.unsafeGetTensorImpl()->is_view()) return;
+  AutogradMeta& m = materialize_meta(out);
+  m.view_base_ = root_base_of(base);
+  m.view_version_ = out._version();
+}
+
+void refresh_view_history(const Tensor& t) {
+  AutogradMeta* m = t.unsafeGetTensorImpl()->autograd_meta();
+  if (!m || !m->view_base_.defined() || m->requires_grad_) return;
+  if (m->grad_fn_ ? m->view_version_ == t._version() : !m->view_base_.requires_grad()) return;
+  if (!m->view_base_.requires_grad()) {  // the base lost its history (detach_): so does the view
+    m->grad_fn_.reset();
+    return;
+  }
+  Tensor base = m->view_base_;
+  set_view_history(t, base, view_positions(t, base, "autograd"));
+}
+
 void check_inplace(const Tensor& t, const char* op) {
-  TENSOR_CHECK(!(t.is_leaf() && t.requires_grad() && !view_base_of(t)),
+  refresh_view_history(t);
+  TENSOR_CHECK(!(t.is_leaf() && t.requires_grad()),
                "{}: a leaf Variable that requires grad is being used in an in-place operation ({}); do it under "
                "NoGradGuard or on a clone", op, t.describe());
   if (!t.unsafeGetTensorImpl()->is_view()) return;
   const Tensor* base = view_base_of(t);
   TENSOR_CHECK(base != nullptr,
-               "{}: in-place operation through this view while recording gradients is not supported yet ({}): its base "
-               "does not require grad, or it is a real()/imag() view; write into a clone instead", op, t.describe());
+               "{}: this view was created in no-grad mode (or is a real()/imag() view) and is being modified in place "
+               "with grad mode enabled ({}); this use is ambiguous and forbidden: write into a clone, or make the view "
+               "with grad mode on", op, t.describe());
   TENSOR_CHECK(!(base->is_leaf() && base->requires_grad()),
                "{}: a view of a leaf Variable that requires grad is being used in an in-place operation ({})", op,
                t.describe());
-  TENSOR_CHECK(base->is_contiguous(),
-               "{}: in-place operation on a view of a non-contiguous tensor that requires grad is not supported yet ({}); "
-               "call contiguous() on the base first", op, t.describe());
+  for (int64_t d = 0; d < t.dim(); ++d)
+    TENSOR_CHECK(t.stride(d) != 0 || t.size(d) <= 1,
+                 "{}: unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                 "location ({}, strides {}); call clone() before the in-place operation", op, t.describe(),
+                 detail::shape_str(t.strides()));
 }
 
 // Note [In-place on views]
 // Writing in place through a view changes its base, so the base's history must change too,
-// as PyTorch's CopySlices does. Views of a tensor that requires grad remember their root base.
-// An in-place op on such a view gives the base a CopySlices node: its backward takes the
-// base's gradient, runs the op's own backward on the viewed region (by the view's geometry
-// within the base), writes the result back into that region, and passes the rest of the base's
-// gradient to the base's previous history. The view itself becomes a view of the rebased base.
-// Only contiguous bases are supported, and CopySlices' backward is not itself differentiable.
+// as PyTorch's CopySlices does. Every view made with grad mode on remembers its root base
+// (remember_base / remember_view_base), whether the base requires grad or not. An in-place op
+// on such a view gives the base a CopySlices node over the base's previous history (none when
+// the base did not require grad: it starts requiring grad here). Its backward takes the base's
+// gradient g, gathers the view's part at the view's flat positions within the base
+// (view_positions: for any base geometry, transposed and strided ones included), runs the op's
+// own backward on it, and gives the base's previous history g with those positions replaced
+// by the op's gradient for the view's old values. It uses only differentiable public ops
+// (index_select, where, index_add), so double backward works.
+// The view becomes a view by positions of the rebased base. Other views of the base are
+// stale now: each remembers the storage version its history was recorded at, and is rebuilt
+// from the base's current history on next use (refresh_view_history), as PyTorch does.
 namespace {
 class CopySlices final : public Node {
  public:
   std::shared_ptr<FormulaNode> fn;
-  DimVector vsizes, vstrides;
-  int64_t voffset = 0;
+  DimVector base_sizes, vsizes;
+  Tensor pos;      // flat positions of the view's elements in the base, int64
+  Tensor in_view;  // bool mask over the base's flat positions: true inside the view
   std::string name() const override { return "CopySlices"; }
   void release_variables() override { fn->release_variables(); }
   variable_list apply(variable_list&& grads) override {
-    AutoGradMode no_grad(false);
-    Tensor result = grads[0].contiguous().clone();
-    Tensor slice = result.as_strided(vsizes, vstrides, result.storage_offset() + voffset);
-    variable_list r = fn->apply({slice.clone()});
-    if (!r.empty() && r[0].defined()) slice.copy_(r[0]);
-    else slice.zero_();
-    variable_list out{result};
+    Tensor flat = grads[0].reshape({-1});
+    variable_list r = fn->apply({flat.index_select(0, pos).view(vsizes)});
+    Tensor rest = where(in_view, 0.0, flat);
+    if (!r.empty() && r[0].defined()) rest = rest.index_add(0, pos, r[0].reshape({-1}).to(rest.dtype()));
+    variable_list out{rest.view(base_sizes)};
     for (size_t i = 1; i < r.size(); ++i) out.push_back(r[i]);
     return out;
   }
@@ -162,19 +240,22 @@ void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>&
     return;
   }
   Tensor base = *basep;
+  Tensor pos = view_positions(self, base, node->name().c_str());
   auto cs = std::make_shared<CopySlices>();
   cs->fn = node;
+  cs->base_sizes = DimVector(base.sizes());
   cs->vsizes = DimVector(self.sizes());
-  cs->vstrides = DimVector(self.strides());
-  cs->voffset = self.storage_offset() - base.storage_offset();
+  {
+    AutoGradMode no_grad(false);
+    const TensorOptions idx = TensorOptions(kInt64);
+    cs->pos = pos.reshape({-1}).contiguous();
+    cs->in_view = zeros({base.numel()}, idx).index_add(0, cs->pos, ones({cs->pos.numel()}, idx)).gt(0);
+  }
   cs->mutable_next_edges().push_back(base.requires_grad() ? gradient_edge(base) : Edge{});
   for (size_t i = 1; i < node->next_edges().size(); ++i) cs->mutable_next_edges().push_back(node->next_edges()[i]);
   set_history(base, cs);
   // The view now reads the rebased base: its elements sit at these positions of the base.
-  Tensor pos = arange(base.numel(), TensorOptions(kInt64)).as_strided(cs->vsizes, cs->vstrides, cs->voffset);
-  AutogradMeta& m = materialize_meta(self);
-  m.grad_fn_.reset();
-  record_positions_view(self, base, pos);
+  set_view_history(self, base, pos);
 }
 
 namespace {
@@ -325,10 +406,9 @@ Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
   if (rec) {
     check_inplace(self, name);
     old = self.requires_grad() ? gradient_edge(self) : Edge{};
-    if (e.save_a) {
-      BelowAutograd below;
-      before = self.clone();
-    }
+    // The old values are cloned with their history (CloneBackward), so the formula's use
+    // of them is differentiable and double backward reaches self's old history.
+    if (e.save_a) before = self.clone();
   }
   {
     BelowAutograd below;
@@ -419,10 +499,9 @@ Tensor& ag_unary_inplace(Tensor& self) {
   if (rec) {
     check_inplace(self, ops::unary_name(Op));
     old = gradient_edge(self);
-    if (e.save_a) {
-      BelowAutograd below;
-      before = self.clone();
-    }
+    // The old values are cloned with their history (CloneBackward), so the formula's use
+    // of them is differentiable and double backward reaches self's old history.
+    if (e.save_a) before = self.clone();
   }
   {
     BelowAutograd below;
@@ -610,10 +689,12 @@ void ensure_autograd_kernels() {
 // element's flat position in the base, and index_add puts the gradient back there, summing
 // repeats. index_add is differentiable, so double backward works too.
 namespace {
-// Views of a recorded tensor remember their root base for in-place writes.
+// Views of a recorded tensor remember their root base for in-place writes, and the version
+// their history was recorded at (Note [In-place on views]).
 void remember_base(const Tensor& out, const Tensor& base) {
-  const Tensor* root = view_base_of(base);
-  materialize_meta(out).view_base_ = root ? *root : base;
+  AutogradMeta& m = materialize_meta(out);
+  m.view_base_ = root_base_of(base);
+  m.view_version_ = out._version();
 }
 }  // namespace
 

@@ -139,5 +139,12 @@ enum class ViewKind {
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params);
 /// Records a view whose element i sits at flat logical position pos[i] of base.
 void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& pos);
+/// Remembers the root base of a view of a tensor that does not require grad (grad mode on, a
+/// differentiable dtype), so that writing a value that requires grad into the view can give the
+/// base a history (Note [In-place on views]).
+void remember_view_base(const Tensor& out, const Tensor& base);
+/// Rebuilds a view's grad_fn from its base's current history when the base requires grad and the
+/// storage was written since the view's history was recorded (or it has none yet).
+void refresh_view_history(const Tensor& t);
 
 }  // namespace tensor::autograd

@@ -28,6 +28,7 @@ using autograd::ViewKind;
 // Records the view for autograd when the base requires grad (cheap check first).
 Tensor track(Tensor out, const Tensor& base, ViewKind kind, IntArrayRef params = {}) {
   if (base.requires_grad()) autograd::record_view(out, base, kind, params);
+  else if (kind != ViewKind::Real && kind != ViewKind::Imag) autograd::remember_view_base(out, base);
   return out;
 }
 
@@ -36,6 +37,7 @@ Tensor track(Tensor out, const Tensor& base, ViewKind kind, IntArrayRef params =
 // index_add'ed back there (Note [Views by positions] in src/autograd/Functions.cpp).
 template <class ViewFn>
 Tensor track_by_positions(Tensor out, const Tensor& base, const ViewFn& same_view) {
+  if (!base.requires_grad()) autograd::remember_view_base(out, base);
   if (!base.requires_grad() || !autograd::GradMode::is_enabled()) return out;
   Tensor pos = same_view(arange(base.numel(), TensorOptions(kInt64)).view(base.sizes()));
   autograd::record_positions_view(out, base, pos);
