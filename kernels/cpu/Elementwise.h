@@ -33,5 +33,7 @@ void where_kernel(const TensorIterator& iter);
 void transpose32(uint32_t* dst, const uint32_t* src, int64_t rows, int64_t cols, int64_t d_row, int64_t s_col);
 /// out = min(max(a, lo), hi); either bound may be absent.
 void clamp_kernel(const TensorIterator& iter, const Scalar* lo, const Scalar* hi);
+/// out = self <= threshold ? 0 : grad (operands: out, grad, self; real dtypes).
+void threshold_backward_kernel(const TensorIterator& iter, const Scalar& threshold);
 
 }  // namespace tensor::cpu

@@ -348,7 +348,18 @@ Entry unary_entry(UnaryOp op) {
     case UnaryOp::Cosh: return {"CoshBackward0", true, false, false, GRAD(return {g * X.sinh()};)};
     case UnaryOp::Tanh: return {"TanhBackward0", false, false, true, GRAD(Tensor y = cj(OUT1); return {g * (1 - y * y)};)};
     case UnaryOp::Sigmoid: return {"SigmoidBackward0", false, false, true, GRAD(Tensor y = cj(OUT1); return {g * y * (1 - y)};)};
-    case UnaryOp::Relu: return {"ReluBackward0", false, false, true, GRAD(return {g * OUT1.gt(0).to(g.dtype())};)};
+    // Note [Fused relu backward]
+    // libtorch's rule: grad where out > 0, else 0 (a NaN output passes grad through). Without a
+    // graph being built (the usual backward) one fused pass, ops::threshold_backward, replaces
+    // gt + to + mul (three passes, two temporaries): ReluBackward0 on (64, 32, 28, 28) float,
+    // one thread, 1.6 ms -> 0.66 ms. With create_graph the same rule as a differentiable where
+    // (slower: where with a scalar operand is not a fast kernel yet).
+    case UnaryOp::Relu: return {"ReluBackward0", false, false, true, GRAD(
+        Tensor y = OUT1;
+        if (!GradMode::is_enabled() && g.is_cpu() && y.is_cpu() && g.dtype() == y.dtype() &&
+            is_floating_point(g.dtype()))
+          return {ops::threshold_backward(g, y, 0)};
+        return {where(y.le(0), 0.0, g)};)};
     case UnaryOp::Gelu: return {"GeluBackward0", true, false, false, GRAD(
         Tensor x = X;
         Tensor cdf = ((x * M_SQRT1_2).erf() + 1) * 0.5;

@@ -33,6 +33,10 @@ using ClampFn = Tensor(const Tensor&, const std::optional<Scalar>&, const std::o
 dispatch::OpDef<WhereFn>& where_op();
 dispatch::OpDef<ClampFn>& clamp_op();
 
+/// libtorch's threshold_backward: self <= threshold ? 0 : grad, in one pass (CPU, floating
+/// dtypes; not recorded by autograd). ReluBackward0 uses it when no graph is being built.
+Tensor threshold_backward(const Tensor& grad, const Tensor& self, const Scalar& threshold);
+
 BinaryOpDefs& binary_op(cpu::BinaryOp op);
 UnaryOpDefs& unary_op(cpu::UnaryOp op);
 /// Public name of an op ("add", "exp", ...).
