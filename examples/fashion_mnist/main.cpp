@@ -122,19 +122,20 @@ int main(int argc, char** argv) {
   try {
     auto train_set = std::make_shared<data::datasets::MNIST>(flags.data, /*train=*/true);
     auto test_set = std::make_shared<data::datasets::MNIST>(flags.data, /*train=*/false);
-    data::DataLoader train(train_set, data::DataLoaderOptions(flags.batch_size).shuffle(true).seed(flags.seed)
+    // A resumed run continues the epoch count, so its shuffle order differs from epoch 1's.
+    const int start_epoch = flags.resume ? std::atoi(io::load_metadata(flags.checkpoint)["epoch"].c_str()) : 0;
+    data::DataLoader train(train_set, data::DataLoaderOptions(flags.batch_size).shuffle(true)
+                                          .seed(flags.seed + static_cast<uint64_t>(start_epoch))
                                           .num_workers(flags.workers));
     data::DataLoader test(test_set, data::DataLoaderOptions(1000).num_workers(flags.workers));
 
     auto model = std::make_shared<CNN>();
     optim::Adam opt(model->parameters(), optim::AdamOptions(flags.lr));
-    int start_epoch = 0;
     if (flags.resume) {
       io::Metadata meta;
       io::NamedTensors ck = io::load(flags.checkpoint, &meta);
       model->load_state_dict(with_prefix("model.", ck));
       opt.load_state_dict(with_prefix("optim.", ck));
-      start_epoch = std::atoi(meta["epoch"].c_str());
       std::printf("resumed from %s after epoch %d (test accuracy then %s)\n", flags.checkpoint.c_str(), start_epoch,
                   meta["test_accuracy"].c_str());
     }
