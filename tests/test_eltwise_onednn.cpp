@@ -89,3 +89,38 @@ TEST(EltwiseOneDNN, GeluBackwardUnchanged) {
     EXPECT_NEAR(g[i].item<double>(), want, 1e-5) << "x=" << v;
   }
 }
+
+TEST(EltwiseOneDNN, GeluTanhWithoutGradMatchesFormula) {
+  // nn::functional::gelu(approximate="tanh") runs oneDNN's gelu_tanh when no gradient is
+  // recorded, the composed formula otherwise; both against the float64 formula.
+  namespace F = nn::functional;
+  manual_seed(14);
+  const double k = std::sqrt(2.0 / M_PI);
+  auto want = [&](double v) { return 0.5 * v * (1 + std::tanh(k * (v + 0.044715 * v * v * v))); };
+  auto check = [&](const Tensor& got, const Tensor& x, const std::string& what) {
+    Tensor g = got.to(kFloat64).contiguous(), xd = x.to(kFloat64).contiguous();
+    int64_t bad = 0;
+    for (int64_t i = 0; i < g.numel(); ++i) {
+      const double w = want(xd.data_ptr<double>()[i]), v = g.data_ptr<double>()[i];
+      if (!(std::abs(v - w) <= 1e-6 + 2e-6 * std::abs(w)) && bad++ < 5) ADD_FAILURE() << what << " at " << i;
+    }
+    EXPECT_EQ(bad, 0) << what;
+  };
+  const auto opts = F::GELUFuncOptions().approximate("tanh");
+  Tensor x = randn({50, 90}) * 4;
+  check(F::gelu(x, opts), x, "gelu tanh no grad");
+  {
+    NoGradGuard g;
+    Tensor xr = x.clone().requires_grad_(true);
+    check(F::gelu(xr, opts), x, "gelu tanh under no_grad");
+  }
+  Tensor xt = (randn({70, 80}) * 4).t();
+  check(F::gelu(xt, opts), xt, "gelu tanh transposed");
+  // With a gradient to record, the composed formula keeps autograd.
+  Tensor xr = x.clone().requires_grad_(true);
+  Tensor y = F::gelu(xr, opts);
+  EXPECT_TRUE(y.requires_grad());
+  check(y.detach(), x, "gelu tanh with grad");
+  y.sum().backward();
+  EXPECT_TRUE(xr.grad().defined());
+}
