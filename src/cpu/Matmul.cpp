@@ -1,6 +1,7 @@
 // Matrix products on CPU: oneDNN's matmul primitive for float32 and bfloat16, a plain-loop
 // reference for every other dtype (and for the tests).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "src/core/DtypeVisit.h"
@@ -12,6 +13,10 @@ namespace tensor::cpu {
 namespace {
 
 namespace dn = onednn;
+
+/// Fewest rows sharing one weight matrix for which bf16 weights are reordered to oneDNN's
+/// blocked layout (Note [Matmul weight layout]).
+constexpr int64_t kBlockedWeightsMinRows = 512;
 
 /// Sizes and strides of one 3-D operand as oneDNN will see it.
 struct Operand {
@@ -53,6 +58,29 @@ dnnl::memory::desc md_of(const Operand& o, ScalarType t) {
                             dnnl::memory::dims{o.stride[0], o.stride[1], o.stride[2]});
 }
 
+// Note [Matmul weight layout]
+// oneDNN's AMX bf16 matmul (brg:avx512_core_amx_bf16) reads plain weights through a per-thread
+// copy into its blocked (VNNI-paired) layout, repeated for every block of rows; given weights
+// already blocked (format `any`) it skips that copy. Measured in one process on this 2-core box
+// (/tmp/mmprobe/p2.cpp, interleaved variants, medians; see the report of the mmperf branch):
+//   bf16 1024^3: plain 2.06 TFLOP/s, blocked weights 3.0 (kernel alone), 2.7 with the
+//   reorder of the weights every call; 2048^3: plain 1.52, blocked 2.28, ~2.1 with the reorder.
+// A tensor's weights can change between calls, so the reorder runs every call (into a scratch
+// block from the caching allocator); it reads k*m elements against the product's 2*rows*k*m
+// flops, so it pays only with enough rows. float32 (brg:avx512_core) gains nothing measurable
+// from blocked weights and keeps the plain layout.
+// TENSOR_ONEDNN_MATMUL_WEIGHTS=plain|blocked overrides the choice (for measurements only).
+bool blocked_weights(ScalarType t, int64_t rows, int64_t k, int64_t m) {
+  static const int mode = [] {
+    const char* e = std::getenv("TENSOR_ONEDNN_MATMUL_WEIGHTS");
+    if (e && std::strcmp(e, "plain") == 0) return 0;
+    if (e && std::strcmp(e, "blocked") == 0) return 1;
+    return -1;
+  }();
+  if (mode >= 0) return mode == 1;
+  return t == ScalarType::BFloat16 && rows >= kBlockedWeightsMinRows && k >= 64 && m >= 64;
+}
+
 void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const Tensor& out, double alpha,
                    double beta) {
   Operand oa, ow;
@@ -61,16 +89,33 @@ void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const
   const ScalarType t = out.scalar_type();
   const int64_t B = out.size(0), n = out.size(1), m = out.size(2);
   Tensor b = bias.defined() ? bias.contiguous() : bias;
+  // Blocked weights need one weight matrix for all rows: a batch of 1, or a 2-D weight under a
+  // row-major batch of a whose batch stride steps whole matrices (then the batch is more rows).
+  const bool foldable = ow.size[0] == 1 && (B == 1 || (oa.size[0] == B && oa.stride[2] == 1 && oa.stride[0] == n * oa.stride[1]));
+  const bool blocked = foldable && blocked_weights(t, B * n, a.size(2), m);
 
   dn::Key key("matmul");
   key.add(static_cast<int64_t>(t)).add(IntArrayRef(oa.size, 3)).add(IntArrayRef(oa.stride, 3));
   key.add(IntArrayRef(ow.size, 3)).add(IntArrayRef(ow.stride, 3)).add(B).add(n).add(m);
   key.add(b.defined() ? static_cast<int64_t>(b.scalar_type()) : int64_t{-1}).add(alpha).add(beta);
+  key.add(static_cast<int64_t>(blocked));
 
-  dnnl::memory::desc a_md = md_of(oa, t), w_md = md_of(ow, t);
-  dnnl::memory::desc d_md({B, n, m}, dn::to_dnnl(t), dnnl::memory::dims{n * m, m, 1});
-  dnnl::memory::desc b_md;
-  if (b.defined()) b_md = dnnl::memory::desc({1, 1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, m, 1});
+  dnnl::memory::desc a_md, w_md, d_md, b_md;
+  if (blocked) {
+    // 2-D descriptors: oneDNN 2.6.3 answers `any` weights of a 3-D matmul with the plain
+    // layout, of a 2-D one with the blocked layout. The rows of a's batch fold into one matrix
+    // (blocked needs one weight matrix, and a row-major a whose batch follows its rows).
+    const int64_t k = a.size(2), rows = B * n;
+    a_md = dnnl::memory::desc({rows, k}, dn::to_dnnl(t), dnnl::memory::dims{oa.stride[1], oa.stride[2]});
+    w_md = dnnl::memory::desc({k, m}, dn::to_dnnl(t), dnnl::memory::dims{ow.stride[1], ow.stride[2]});
+    d_md = dnnl::memory::desc({rows, m}, dn::to_dnnl(t), dnnl::memory::dims{m, 1});
+    if (b.defined()) b_md = dnnl::memory::desc({1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, 1});
+  } else {
+    a_md = md_of(oa, t);
+    w_md = md_of(ow, t);
+    d_md = dnnl::memory::desc({B, n, m}, dn::to_dnnl(t), dnnl::memory::dims{n * m, m, 1});
+    if (b.defined()) b_md = dnnl::memory::desc({1, 1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, m, 1});
+  }
 
   dn::CachedPrimitive p = dn::cached(key, [&] {
     dnnl::primitive_attr attr = dn::make_attr();
@@ -80,12 +125,31 @@ void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const
       po.append_sum(static_cast<float>(beta));
       attr.set_post_ops(po);
     }
-    auto d = b.defined() ? dnnl::matmul::desc(a_md, w_md, b_md, d_md) : dnnl::matmul::desc(a_md, w_md, d_md);
+    const dnnl::memory::desc w_want =
+        blocked ? dnnl::memory::desc(w_md.dims(), w_md.data_type(), dnnl::memory::format_tag::any) : w_md;
+    auto d = b.defined() ? dnnl::matmul::desc(a_md, w_want, b_md, d_md) : dnnl::matmul::desc(a_md, w_want, d_md);
     dnnl::matmul::primitive_desc pd(d, attr, dn::engine());
     return dn::CachedPrimitive{dnnl::matmul(pd), pd};
   });
+  dnnl::memory w_mem = dn::wrap(w_md, w);
+  Tensor w_blocked;  // keeps the reordered weights alive until the matmul has run
+  if (blocked) {
+    const dnnl::memory::desc want = p.pd.weights_desc();
+    if (!(want == w_md)) {
+      w_blocked = empty({static_cast<int64_t>(want.get_size())}, TensorOptions().dtype(kUInt8));
+      dnnl::memory to(want, dn::engine(), w_blocked.data_ptr());
+      dn::Key rkey = key;
+      rkey.add(int64_t{-2});  // the weights' reorder: the matmul's key fixes both descriptors
+      dn::CachedPrimitive r = dn::cached(rkey, [&] {
+        dnnl::reorder::primitive_desc pd(dn::engine(), w_md, dn::engine(), want, dn::make_attr());
+        return dn::CachedPrimitive{dnnl::reorder(pd), pd};
+      });
+      dn::execute(r, {{DNNL_ARG_FROM, w_mem}, {DNNL_ARG_TO, to}});
+      w_mem = to;
+    }
+  }
   std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, dn::wrap(a_md, a)}, {DNNL_ARG_WEIGHTS, dn::wrap(w_md, w)}, {DNNL_ARG_DST, dn::wrap(d_md, out)}};
+      {DNNL_ARG_SRC, dn::wrap(a_md, a)}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dn::wrap(d_md, out)}};
   if (b.defined()) args.emplace(DNNL_ARG_BIAS, dn::wrap(b_md, b));
   dn::execute(p, std::move(args));
   (void)op;
