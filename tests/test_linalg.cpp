@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <thread>
 
 using namespace tensor;
 
@@ -304,4 +305,32 @@ TEST(Linalg, PrimitiveCacheReusesAndEvicts) {
   onednn::set_primitive_cache_capacity(0);
   EXPECT_TRUE(mm(tensor::tensor({{2.0}}, kFloat32), tensor::tensor({{3.0}}, kFloat32)).equal(tensor::tensor({{6.0}}, kFloat32)));
   onednn::set_primitive_cache_capacity(cap);
+}
+
+TEST(Linalg, BoundArgumentsAcrossEvictionAndThreads) {
+  // Each thread re-points the memory objects it last bound to a primitive (Note [Small matmul
+  // overhead]): results must follow the current tensors through cache eviction, many shapes
+  // in turn (more than the remembered bindings), and several threads at once.
+  manual_seed(6);
+  const size_t cap = onednn::primitive_cache_capacity();
+  onednn::set_primitive_cache_capacity(1);
+  for (int round = 0; round < 2; ++round)
+    for (int64_t n : {3, 9, 17, 33, 64, 65}) {
+      Tensor a = randn({n, 12}), b = randn({12, n + 1});
+      expect_close(mm(a, b), ref_mm(a, b), 1e-5, 1e-5, "evicting n=" + std::to_string(n));
+      Tensor bias = randn({n + 1});
+      expect_close(addmm(bias, a, b), ref_mm(a, b) + bias.to(kFloat64), 1e-5, 1e-5, "addmm n=" + std::to_string(n));
+    }
+  onednn::set_primitive_cache_capacity(cap);
+  std::vector<Tensor> as, bs, got(4);
+  for (int i = 0; i < 4; ++i) { as.push_back(randn({40, 30})); bs.push_back(randn({30, 20})); }
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      Tensor c;
+      for (int r = 0; r < 50; ++r) c = mm(as[i], bs[i]);
+      got[i] = c;
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) expect_close(got[i], ref_mm(as[i], bs[i]), 1e-5, 1e-5, "thread " + std::to_string(i));
 }

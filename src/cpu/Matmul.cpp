@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <omp.h>
+
 #include "src/core/DtypeVisit.h"
 #include "src/cpu/OneDNN.h"
 #include "src/ops/LinalgOps.h"
@@ -58,6 +60,60 @@ dnnl::memory::desc md_of(const Operand& o, ScalarType t) {
                             dnnl::memory::dims{o.stride[0], o.stride[1], o.stride[2]});
 }
 
+// Note [Small matmul overhead]
+// A 64x64 float32 product takes ~3 us in oneDNN's kernel; libtorch's (OpenBLAS) call is ~2.8 us
+// in all, ours was ~5.5 us (/tmp/smallmm/s.cpp, medians, this 2-core box). Of the difference,
+// ~1.2 us was constructing three dnnl::memory objects per call (~0.4 us each, against ~0.03 us
+// for set_data_handle) and the argument map. So each thread remembers the memory objects it
+// last bound to a few primitives and only re-points them. Products below kOneThreadFlops run
+// on one thread (the primitive is created with one OpenMP thread; oneDNN then runs it inline):
+// 32^3 takes 0.66 us on one thread against 1.67 us on two, 64^3 is a tie (2.9 / 3.0 us), and a
+// parallel region on this loaded shared box can wait milliseconds for a descheduled thread.
+constexpr double kOneThreadFlops = 2.0 * 64 * 64 * 64;
+
+/// Runs p with src, weights, dst (and bias when mds[3]) at ptrs, re-using this thread's memory
+/// objects for p (Note [Small matmul overhead]).
+/// make_mds() fills *mds[i]; it runs only when this thread has no binding for p.
+template <class MakeMds>
+void execute_bound(const dn::CachedPrimitive& p, const dnnl::memory::desc* const mds[4], void* const ptrs[4],
+                   const MakeMds& make_mds) {
+  struct Bound {
+    dnnl::primitive prim;  // held, so that its address is not reused while remembered
+    dnnl::memory mem[5];   // src, weights, dst, bias, scratchpad
+    size_t scratch_bytes = 0;
+  };
+  static constexpr int kSlots = 4;
+  thread_local Bound slots[kSlots];
+  thread_local int next = 0;
+  Bound* b = nullptr;
+  for (Bound& s : slots)
+    if (s.prim && s.prim.get() == p.prim.get()) { b = &s; break; }
+  if (b == nullptr) {
+    b = &slots[next];
+    next = (next + 1) % kSlots;
+    *b = Bound{};
+    make_mds();
+    for (int i = 0; i < 4; ++i)
+      if (mds[i] != nullptr) b->mem[i] = dnnl::memory(*mds[i], dn::engine(), DNNL_MEMORY_NONE);
+    const dnnl::memory::desc sd = p.pd.scratchpad_desc();
+    b->scratch_bytes = sd.get_size();
+    if (b->scratch_bytes > 0) b->mem[4] = dnnl::memory(sd, dn::engine(), DNNL_MEMORY_NONE);
+    b->prim = p.prim;
+  }
+  static const int kArg[5] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS, DNNL_ARG_SCRATCHPAD};
+  Tensor scratch;
+  if (b->scratch_bytes > 0) scratch = empty({static_cast<int64_t>(b->scratch_bytes)}, TensorOptions().dtype(kUInt8));
+  dnnl_exec_arg_t args[5];
+  int nargs = 0;
+  for (int i = 0; i < 5; ++i) {
+    if (!b->mem[i]) continue;
+    b->mem[i].set_data_handle(i < 4 ? ptrs[i] : scratch.data_ptr());
+    args[nargs++] = {kArg[i], b->mem[i].get()};
+  }
+  const dnnl_status_t st = dnnl_primitive_execute(p.prim.get(), dn::stream().get(), nargs, args);
+  if (st != dnnl_success) TENSOR_ERROR("oneDNN matmul failed (status {})", static_cast<int>(st));
+}
+
 // Note [Matmul weight layout]
 // oneDNN's AMX bf16 matmul (brg:avx512_core_amx_bf16) reads plain weights through a per-thread
 // copy into its blocked (VNNI-paired) layout, repeated for every block of rows; given weights
@@ -99,25 +155,34 @@ void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const
   key.add(IntArrayRef(ow.size, 3)).add(IntArrayRef(ow.stride, 3)).add(B).add(n).add(m);
   key.add(b.defined() ? static_cast<int64_t>(b.scalar_type()) : int64_t{-1}).add(alpha).add(beta);
   key.add(static_cast<int64_t>(blocked));
+  const bool one_thread = 2.0 * B * n * m * a.size(2) <= kOneThreadFlops;
+  key.add(static_cast<int64_t>(one_thread));
 
+  // Descriptors are built only on a cache or binding miss: each costs a
+  // dnnl_memory_desc_init_by_strides and ~1 KB of copying (Note [Small matmul overhead]).
   dnnl::memory::desc a_md, w_md, d_md, b_md;
-  if (blocked) {
-    // 2-D descriptors: oneDNN 2.6.3 answers `any` weights of a 3-D matmul with the plain
-    // layout, of a 2-D one with the blocked layout. The rows of a's batch fold into one matrix
-    // (blocked needs one weight matrix, and a row-major a whose batch follows its rows).
-    const int64_t k = a.size(2), rows = B * n;
-    a_md = dnnl::memory::desc({rows, k}, dn::to_dnnl(t), dnnl::memory::dims{oa.stride[1], oa.stride[2]});
-    w_md = dnnl::memory::desc({k, m}, dn::to_dnnl(t), dnnl::memory::dims{ow.stride[1], ow.stride[2]});
-    d_md = dnnl::memory::desc({rows, m}, dn::to_dnnl(t), dnnl::memory::dims{m, 1});
-    if (b.defined()) b_md = dnnl::memory::desc({1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, 1});
-  } else {
-    a_md = md_of(oa, t);
-    w_md = md_of(ow, t);
-    d_md = dnnl::memory::desc({B, n, m}, dn::to_dnnl(t), dnnl::memory::dims{n * m, m, 1});
-    if (b.defined()) b_md = dnnl::memory::desc({1, 1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, m, 1});
-  }
-
+  bool have_mds = false;
+  auto make_mds = [&] {
+    if (have_mds) return;
+    have_mds = true;
+    if (blocked) {
+      // 2-D descriptors: oneDNN 2.6.3 answers `any` weights of a 3-D matmul with the plain
+      // layout, of a 2-D one with the blocked layout. The rows of a's batch fold into one matrix
+      // (blocked needs one weight matrix, and a row-major a whose batch follows its rows).
+      const int64_t k = a.size(2), rows = B * n;
+      a_md = dnnl::memory::desc({rows, k}, dn::to_dnnl(t), dnnl::memory::dims{oa.stride[1], oa.stride[2]});
+      w_md = dnnl::memory::desc({k, m}, dn::to_dnnl(t), dnnl::memory::dims{ow.stride[1], ow.stride[2]});
+      d_md = dnnl::memory::desc({rows, m}, dn::to_dnnl(t), dnnl::memory::dims{m, 1});
+      if (b.defined()) b_md = dnnl::memory::desc({1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, 1});
+    } else {
+      a_md = md_of(oa, t);
+      w_md = md_of(ow, t);
+      d_md = dnnl::memory::desc({B, n, m}, dn::to_dnnl(t), dnnl::memory::dims{n * m, m, 1});
+      if (b.defined()) b_md = dnnl::memory::desc({1, 1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, m, 1});
+    }
+  };
   dn::CachedPrimitive p = dn::cached(key, [&] {
+    make_mds();
     dnnl::primitive_attr attr = dn::make_attr();
     if (alpha != 1.0) attr.set_output_scales(0, {static_cast<float>(alpha)});
     if (beta != 0.0) {
@@ -128,9 +193,24 @@ void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const
     const dnnl::memory::desc w_want =
         blocked ? dnnl::memory::desc(w_md.dims(), w_md.data_type(), dnnl::memory::format_tag::any) : w_md;
     auto d = b.defined() ? dnnl::matmul::desc(a_md, w_want, b_md, d_md) : dnnl::matmul::desc(a_md, w_want, d_md);
+    // oneDNN sizes its thread partition when the primitive is made (Note [Small matmul overhead]).
+    const int threads = omp_get_max_threads();
+    if (one_thread) omp_set_num_threads(1);
+    struct Restore {
+      int n;
+      bool on;
+      ~Restore() { if (on) omp_set_num_threads(n); }
+    } restore{threads, one_thread};
     dnnl::matmul::primitive_desc pd(d, attr, dn::engine());
     return dn::CachedPrimitive{dnnl::matmul(pd), pd};
   });
+  if (!blocked) {
+    const dnnl::memory::desc* const mds[4] = {&a_md, &w_md, &d_md, b.defined() ? &b_md : nullptr};
+    void* const ptrs[4] = {a.data_ptr(), w.data_ptr(), out.data_ptr(), b.defined() ? b.data_ptr() : nullptr};
+    execute_bound(p, mds, ptrs, make_mds);
+    return;
+  }
+  make_mds();
   dnnl::memory w_mem = dn::wrap(w_md, w);
   Tensor w_blocked;  // keeps the reordered weights alive until the matmul has run
   if (blocked) {
