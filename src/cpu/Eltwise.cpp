@@ -7,17 +7,19 @@
 namespace tensor::cpu {
 
 // Note [oneDNN eltwise]
-// libtensor's unary kernels are Highway vector loops for most float ops, but exact GELU runs
-// the scalar std::erf per element. oneDNN's jit eltwise (gelu_erf) is vectorised. Measured
-// interleaved in one process on this 2-core box, float32, 2 threads, fresh output each call
-// (/tmp/eltprobe/elt.cpp; medians of 7 rounds, time per call):
-//   16M elements: tensor::gelu 164 ms, oneDNN gelu_erf 25.6 ms (6.4x); tanh 28.4 / 24.0,
-//   exp 24.0 / 24.0, sigmoid 24.4 / 23.9, relu 23.9 / 24.0 ms (memory bound: a tie).
-// (see the mmperf branch report for the mid-size figures). So only GELU moves to oneDNN; the
-// Highway loops stay for the others. The tanh approximation (nn::functional::gelu with
-// approximate="tanh") is composed of 8 elementwise ops for autograd; without a gradient to
-// record it runs oneDNN's gelu_tanh instead: 16M floats 218 ms composed against 24 ms. Below kMinElements the primitive call's fixed cost (a
-// cache lookup and an OpenMP region) outweighs the win and the loop stays.
+// libtensor's unary kernels are Highway vector loops for most float ops, but exact GELU ran
+// the scalar std::erf per element; oneDNN's jit eltwise (gelu_erf) is vectorised. Measured
+// interleaved in one process on this shared 2-core box (loaded: the streaming add reached only
+// 7-8 GB/s), float32, 2 threads, fresh output per call (/tmp/eltprobe/elt.cpp, medians of 7):
+//   16M: tensor::gelu 164 ms, oneDNN gelu_erf 25.6 ms (6.4x); tanh 28.4 / 24.0 ms, exp 24.0 /
+//   24.0, sigmoid 24.4 / 23.9, relu 23.9 / 24.0 (bandwidth-bound ties on the loaded box; at
+//   256K the timings were too noisy to separate them). After the switch bench_ops gives
+//   gelu_16M at 0.25-0.41x libtorch's time and gelu_256K at 0.97-0.99x.
+// So only GELU moves to oneDNN; the Highway loops stay for the others. The tanh approximation
+// (nn::functional::gelu, approximate="tanh") is 8 composed ops so that autograd sees it; with
+// no gradient to record it runs oneDNN's gelu_tanh instead (16M: 218 ms composed, 24 ms).
+// Below kMinElements (a guess, not measured: the call's fixed cost is a cache lookup, two
+// memory objects and an OpenMP region, ~2 us) the loops stay.
 namespace {
 constexpr int64_t kMinElements = 1024;
 }
