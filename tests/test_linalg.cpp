@@ -122,14 +122,14 @@ TEST(Linalg, BFloat16BlockedWeights) {
   // layout]): the weights are reordered every call, so plain, transposed and batched weights,
   // and weights changed between calls, must all give the product of the current values.
   manual_seed(5);
-  Tensor a = randn({600, 136}).to(kBFloat16), b = randn({136, 72}).to(kBFloat16);
+  Tensor a = randn({1100, 136}).to(kBFloat16), b = randn({136, 72}).to(kBFloat16);
   expect_close(mm(a, b), ref_mm(a, b), 1e-2, 1e-1, "bf16 blocked weights");
   Tensor bt = randn({72, 136}).to(kBFloat16).t();  // column-major weights (linear's w.t())
   expect_close(mm(a, bt), ref_mm(a, bt), 1e-2, 1e-1, "bf16 blocked transposed weights");
   b.mul_(-2.0);  // same shapes, same cached primitive, new weight values
   expect_close(mm(a, b), ref_mm(a, b), 1e-2, 1e-1, "bf16 blocked weights after an in-place change");
-  // 3-D x 2-D: 3 x 200 rows share one weight matrix.
-  Tensor x = randn({3, 200, 136}).to(kBFloat16);
+  // 3-D x 2-D: 3 x 350 rows share one weight matrix.
+  Tensor x = randn({3, 350, 136}).to(kBFloat16);
   Tensor y = matmul(x, b);
   for (int64_t i = 0; i < 3; ++i) expect_close(y[i], ref_mm(x[i], b), 1e-2, 1e-1, "bf16 blocked 3-D x 2-D");
   // linear with bias on the same path.

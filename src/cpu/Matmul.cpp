@@ -18,7 +18,7 @@ namespace dn = onednn;
 
 /// Fewest rows sharing one weight matrix for which bf16 weights are reordered to oneDNN's
 /// blocked layout (Note [Matmul weight layout]).
-constexpr int64_t kBlockedWeightsMinRows = 512;
+constexpr int64_t kBlockedWeightsMinRows = 1024;
 
 /// Sizes and strides of one 3-D operand as oneDNN will see it.
 struct Operand {
@@ -115,16 +115,21 @@ void execute_bound(const dn::CachedPrimitive& p, const dnnl::memory::desc* const
 }
 
 // Note [Matmul weight layout]
-// oneDNN's AMX bf16 matmul (brg:avx512_core_amx_bf16) reads plain weights through a per-thread
-// copy into its blocked (VNNI-paired) layout, repeated for every block of rows; given weights
-// already blocked (format `any`) it skips that copy. Measured in one process on this 2-core box
-// (/tmp/mmprobe/p2.cpp, interleaved variants, medians; see the report of the mmperf branch):
-//   bf16 1024^3: plain 2.06 TFLOP/s, blocked weights 3.0 (kernel alone), 2.7 with the
-//   reorder of the weights every call; 2048^3: plain 1.52, blocked 2.28, ~2.1 with the reorder.
-// A tensor's weights can change between calls, so the reorder runs every call (into a scratch
-// block from the caching allocator); it reads k*m elements against the product's 2*rows*k*m
-// flops, so it pays only with enough rows. float32 (brg:avx512_core) gains nothing measurable
-// from blocked weights and keeps the plain layout.
+// oneDNN's AMX bf16 matmul (brg:avx512_core_amx_bf16) reads plain weights through its own
+// copy into the blocked (VNNI-paired, BA16a64b2a) layout inside the kernel; given weights
+// already blocked (format `any`, and only with 2-D descriptors in 2.6.3) it skips that copy.
+// Measured with oneDNN alone (/tmp/mmprobe/p2.cpp, variants interleaved in one process):
+//   2 threads, box idle (07:47 run): bf16 1024^3 plain 2.04-2.07 TFLOP/s, weights blocked
+//   beforehand 2.98-3.05, src/weights/dst all reordered every call 2.22; 2048^3 plain
+//   1.52-1.57, weights blocked beforehand 2.27-2.28, all reordered every call 1.94-2.00.
+//   1 thread, CPU time (loaded box): 1024^3 plain 694 GFLOP/s, weights reordered every call
+//   733, blocked beforehand 1025; 2048^3 686 / 723 / 825; with 1024 columns the per-call
+//   reorder loses below 1024 rows (M=512: 711 plain / 630) and ties at 1024 (788 / 761).
+// The reorder itself is slow (~0.8 ms for a 1024^2 bf16 matrix), so most of the kernel's gain
+// goes to it; a tensor's weights can change between calls (and libtensor has no prepacked
+// weight type), so it runs every call, into a scratch block from the caching allocator.
+// float32 (brg:avx512_core): blocked weights beforehand +5-10% on one thread, reordered every
+// call +1-4%, within the noise of this box: float32 keeps the plain layout.
 // TENSOR_ONEDNN_MATMUL_WEIGHTS=plain|blocked overrides the choice (for measurements only).
 bool blocked_weights(ScalarType t, int64_t rows, int64_t k, int64_t m) {
   static const int mode = [] {
