@@ -137,6 +137,21 @@ TEST(Linalg, BFloat16BlockedWeights) {
   expect_close(linear(a, w, bias), ref_mm(a, w.t()) + bias.to(kFloat64), 1e-2, 1.5e-1, "bf16 blocked linear");
 }
 
+TEST(Linalg, Float32BlockedWeights) {
+  // float32 products with all dims >= 1024 take the blocked weights (Note [Matmul weight
+  // layout]); checked against float64 on sampled rows (the full reference is 2 GFLOP).
+  manual_seed(8);
+  Tensor a = randn({1024, 1040}), b = randn({1040, 1032});
+  for (int variant = 0; variant < 2; ++variant) {
+    Tensor w = variant == 0 ? b : randn({1032, 1040}).t();  // plain, then column-major weights
+    Tensor c = mm(a, w);
+    for (int64_t r : {0, 511, 1023}) {
+      Tensor want = ref_mm(a.narrow(0, r, 1), w);
+      expect_close(c.narrow(0, r, 1), want, 1e-4, 1e-3, "float32 blocked row " + std::to_string(r));
+    }
+  }
+}
+
 TEST(Linalg, BmmAndBroadcastBatch) {
   manual_seed(4);
   Tensor a = randn({5, 3, 7}), b = randn({5, 7, 4});

@@ -128,8 +128,17 @@ void execute_bound(const dn::CachedPrimitive& p, const dnnl::memory::desc* const
 // The reorder itself is slow (~0.8 ms for a 1024^2 bf16 matrix), so most of the kernel's gain
 // goes to it; a tensor's weights can change between calls (and libtensor has no prepacked
 // weight type), so it runs every call, into a scratch block from the caching allocator.
-// float32 (brg:avx512_core): blocked weights beforehand +5-10% on one thread, reordered every
-// call +1-4%, within the noise of this box: float32 keeps the plain layout.
+// Two later runs at 2 threads on a nearly idle box (load < 1.4; the same computation in two
+// variants differed by up to 20% at 1024, so 1024 is noise-bound):
+//   bf16 1024^3 plain 1.38-1.42 TFLOP/s, weights reordered every call 1.26-1.61 (a tie);
+//   2048^3 plain 1.32, reordered every call 1.60-1.63 (+22%), blocked beforehand 1.83-1.88.
+//   float32 (brg:avx512_core) 1024^3 plain 329-356 GFLOP/s, reordered every call 338-365
+//   (+2.5-2.8%), blocked beforehand 364-401; 2048^3 339-370 / 346-380 (+2-2.7%) / 363-400.
+// So bf16 from 1024 rows, and float32 where all three dims are >= 1024 (the measured range;
+// one core also showed +1-4% there) take the blocked weights. In libtensor (bench_ops, 2
+// threads, streaming reference 29-31 GB/s, TENSOR_ONEDNN_MATMUL_WEIGHTS=plain vs default):
+//   bf16 1024: 1861-1989 -> 2025-2112 GFLOP/s; bf16 2048: 1515-1546 -> 1848-1959;
+//   float32 1024: 357-365 -> 368-400; float32 2048: 351-391 -> 352-368 (noise-bound).
 // TENSOR_ONEDNN_MATMUL_WEIGHTS=plain|blocked overrides the choice (for measurements only).
 bool blocked_weights(ScalarType t, int64_t rows, int64_t k, int64_t m) {
   static const int mode = [] {
@@ -139,7 +148,9 @@ bool blocked_weights(ScalarType t, int64_t rows, int64_t k, int64_t m) {
     return -1;
   }();
   if (mode >= 0) return mode == 1;
-  return t == ScalarType::BFloat16 && rows >= kBlockedWeightsMinRows && k >= 64 && m >= 64;
+  if (t == ScalarType::BFloat16) return rows >= kBlockedWeightsMinRows && k >= 64 && m >= 64;
+  // float32: measured only with all three dims >= 1024 (+2-3%).
+  return t == ScalarType::Float && rows >= 1024 && k >= 1024 && m >= 1024;
 }
 
 void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const Tensor& out, double alpha,
