@@ -124,3 +124,37 @@ TEST(EltwiseOneDNN, GeluTanhWithoutGradMatchesFormula) {
   y.sum().backward();
   EXPECT_TRUE(xr.grad().defined());
 }
+
+TEST(EltwiseOneDNN, TanhSigmoidFloat32MatchDefinition) {
+  // tanh and sigmoid of contiguous float32 tensors >= 1024 elements run oneDNN's eltwise;
+  // against the float64 definitions, plus the limits and nan.
+  manual_seed(15);
+  Tensor x = randn({300, 70}) * 6;
+  Tensor xd = x.to(kFloat64);
+  Tensor th = tensor::tanh(x).to(kFloat64), sg = tensor::sigmoid(x).to(kFloat64);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const double v = xd.data_ptr<double>()[i];
+    const double t = std::tanh(v), s = 1.0 / (1.0 + std::exp(-v));
+    if (!(std::abs(th.data_ptr<double>()[i] - t) <= 1e-6 + 2e-6 * std::abs(t)) && bad++ < 5) ADD_FAILURE() << "tanh x=" << v;
+    if (!(std::abs(sg.data_ptr<double>()[i] - s) <= 1e-6 + 2e-6 * std::abs(s)) && bad++ < 5) ADD_FAILURE() << "sigmoid x=" << v;
+  }
+  EXPECT_EQ(bad, 0);
+  Tensor sp = zeros({4096});
+  sp[0].fill_(INFINITY);
+  sp[1].fill_(-INFINITY);
+  sp[2].fill_(NAN);
+  Tensor ts = tensor::tanh(sp), ss = tensor::sigmoid(sp);
+  EXPECT_EQ(ts[0].item<float>(), 1.0f);
+  EXPECT_EQ(ts[1].item<float>(), -1.0f);
+  EXPECT_TRUE(std::isnan(ts[2].item<float>()));
+  EXPECT_EQ(ts[3].item<float>(), 0.0f);
+  EXPECT_EQ(ss[0].item<float>(), 1.0f);
+  EXPECT_EQ(ss[1].item<float>(), 0.0f);
+  EXPECT_TRUE(std::isnan(ss[2].item<float>()));
+  EXPECT_EQ(ss[3].item<float>(), 0.5f);
+  // In place.
+  Tensor y = x.clone();
+  y.tanh_();
+  EXPECT_TRUE(y.allclose(tensor::tanh(x)));
+}

@@ -15,7 +15,10 @@ namespace tensor::cpu {
 //   24.0, sigmoid 24.4 / 23.9, relu 23.9 / 24.0 (bandwidth-bound ties on the loaded box; at
 //   256K the timings were too noisy to separate them). After the switch bench_ops gives
 //   gelu_16M at 0.25-0.41x libtorch's time and gelu_256K at 0.97-0.99x.
-// So only GELU moves to oneDNN; the Highway loops stay for the others. The tanh approximation
+// On a quieter box (streaming add 29.5 GB/s, same probe, medians of 5) oneDNN also beat the
+// Highway loops for tanh (16M: 8.01 -> 4.29 ms; 256K: 64.0 -> 41.1 us) and sigmoid (6.99 ->
+// 4.21 ms; 55.7 -> 45.9 us); exp (4.31 / 4.12 ms, 44.1 / 32.7 us) and relu (tie) stay.
+// So GELU, tanh and sigmoid move to oneDNN; the Highway loops stay for the others. The tanh approximation
 // (nn::functional::gelu, approximate="tanh") is 8 composed ops so that autograd sees it; with
 // no gradient to record it runs oneDNN's gelu_tanh instead (16M: 218 ms composed, 24 ms).
 // Below kMinElements (a guess, not measured: the call's fixed cost is a cache lookup, two
@@ -43,10 +46,16 @@ void run_eltwise(dnnl::algorithm alg, int64_t n, void* x, void* y) {
 }  // namespace
 
 bool onednn_unary(const TensorIterator& it, UnaryOp op) {
-  if (op != UnaryOp::Gelu) return false;
+  dnnl::algorithm alg;
+  switch (op) {
+    case UnaryOp::Gelu: alg = dnnl::algorithm::eltwise_gelu_erf; break;
+    case UnaryOp::Tanh: alg = dnnl::algorithm::eltwise_tanh; break;
+    case UnaryOp::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; break;
+    default: return false;
+  }
   if (!it.device().is_cpu() || it.ntensors() != 2 || it.dtype(0) != kFloat32 || it.dtype(1) != kFloat32) return false;
   if (it.numel() < kMinElements || !it.is_contiguous()) return false;
-  run_eltwise(dnnl::algorithm::eltwise_gelu_erf, it.numel(), it.data(1), it.data(0));
+  run_eltwise(alg, it.numel(), it.data(1), it.data(0));
   return true;
 }
 

@@ -111,7 +111,7 @@ Tensor& binary_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& 
 /// The CPU kernel of a unary op: oneDNN where it is faster (Note [oneDNN eltwise]), else the loops.
 template <UnaryOp Op>
 void run_unary(const TensorIterator& it) {
-  if constexpr (Op == UnaryOp::Gelu) {
+  if constexpr (Op == UnaryOp::Gelu || Op == UnaryOp::Tanh || Op == UnaryOp::Sigmoid) {
     if (cpu::onednn_unary(it, Op)) return;
   }
   cpu::unary_kernel(it, Op, kUnaryNames[static_cast<int>(Op)]);
