@@ -12,11 +12,12 @@ namespace {
 bench::Case matmul_case(int64_t n, ScalarType t, const char* name, const char* goal) {
   return {name, "GFLOP/s", 2.0 * n * n * n, goal, [n, t] {
             Tensor a = randn({n, n}).to(t), b = randn({n, n}).to(t);
-            return median_seconds([&] { Tensor c = tensor::matmul(a, b); }, n >= 2048 ? 7 : 15, n <= 256 ? 10 : 1);
+            return median_seconds([&] { Tensor c = tensor::matmul(a, b); }, n >= 2048 ? 7 : 15, n <= 64 ? 200 : n <= 256 ? 10 : 1);
           }};
 }
 
 const bench::AddCases kLinalgCases({
+    matmul_case(64, kFloat32, "matmul_64", "<= 1.0x (call overhead)"),
     matmul_case(256, kFloat32, "matmul_256", "<= 0.75x"),
     matmul_case(1024, kFloat32, "matmul_1024", "<= 0.95x, >= 80% FMA peak"),
     matmul_case(2048, kFloat32, "matmul_2048", "<= 0.95x, >= 80% FMA peak"),

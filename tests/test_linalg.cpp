@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <thread>
 
 using namespace tensor;
 
@@ -113,6 +114,41 @@ TEST(Linalg, BFloat16WithinTolerance) {
     // Exact products of the bf16-rounded inputs, rounded once to bf16 (8 bits of mantissa).
     expect_close(c, ref_mm(ab, bb), 1e-2, 1e-1, "bf16 n=" + std::to_string(n));
     expect_close(c, mm(a, b), 3e-2, 3e-1, "bf16 vs float32 n=" + std::to_string(n));
+  }
+}
+
+TEST(Linalg, BFloat16BlockedWeights) {
+  // Enough rows per weight matrix for oneDNN's blocked weight layout (Note [Matmul weight
+  // layout]): the weights are reordered every call, so plain, transposed and batched weights,
+  // and weights changed between calls, must all give the product of the current values.
+  manual_seed(5);
+  Tensor a = randn({1100, 136}).to(kBFloat16), b = randn({136, 72}).to(kBFloat16);
+  expect_close(mm(a, b), ref_mm(a, b), 1e-2, 1e-1, "bf16 blocked weights");
+  Tensor bt = randn({72, 136}).to(kBFloat16).t();  // column-major weights (linear's w.t())
+  expect_close(mm(a, bt), ref_mm(a, bt), 1e-2, 1e-1, "bf16 blocked transposed weights");
+  b.mul_(-2.0);  // same shapes, same cached primitive, new weight values
+  expect_close(mm(a, b), ref_mm(a, b), 1e-2, 1e-1, "bf16 blocked weights after an in-place change");
+  // 3-D x 2-D: 3 x 350 rows share one weight matrix.
+  Tensor x = randn({3, 350, 136}).to(kBFloat16);
+  Tensor y = matmul(x, b);
+  for (int64_t i = 0; i < 3; ++i) expect_close(y[i], ref_mm(x[i], b), 1e-2, 1e-1, "bf16 blocked 3-D x 2-D");
+  // linear with bias on the same path.
+  Tensor w = randn({96, 136}).to(kBFloat16), bias = randn({96}).to(kBFloat16);
+  expect_close(linear(a, w, bias), ref_mm(a, w.t()) + bias.to(kFloat64), 1e-2, 1.5e-1, "bf16 blocked linear");
+}
+
+TEST(Linalg, Float32BlockedWeights) {
+  // float32 products with all dims >= 1024 take the blocked weights (Note [Matmul weight
+  // layout]); checked against float64 on sampled rows (the full reference is 2 GFLOP).
+  manual_seed(8);
+  Tensor a = randn({1024, 1040}), b = randn({1040, 1032});
+  for (int variant = 0; variant < 2; ++variant) {
+    Tensor w = variant == 0 ? b : randn({1032, 1040}).t();  // plain, then column-major weights
+    Tensor c = mm(a, w);
+    for (int64_t r : {0, 511, 1023}) {
+      Tensor want = ref_mm(a.narrow(0, r, 1), w);
+      expect_close(c.narrow(0, r, 1), want, 1e-4, 1e-3, "float32 blocked row " + std::to_string(r));
+    }
   }
 }
 
@@ -284,4 +320,32 @@ TEST(Linalg, PrimitiveCacheReusesAndEvicts) {
   onednn::set_primitive_cache_capacity(0);
   EXPECT_TRUE(mm(tensor::tensor({{2.0}}, kFloat32), tensor::tensor({{3.0}}, kFloat32)).equal(tensor::tensor({{6.0}}, kFloat32)));
   onednn::set_primitive_cache_capacity(cap);
+}
+
+TEST(Linalg, BoundArgumentsAcrossEvictionAndThreads) {
+  // Each thread re-points the memory objects it last bound to a primitive (Note [Small matmul
+  // overhead]): results must follow the current tensors through cache eviction, many shapes
+  // in turn (more than the remembered bindings), and several threads at once.
+  manual_seed(6);
+  const size_t cap = onednn::primitive_cache_capacity();
+  onednn::set_primitive_cache_capacity(1);
+  for (int round = 0; round < 2; ++round)
+    for (int64_t n : {3, 9, 17, 33, 64, 65}) {
+      Tensor a = randn({n, 12}), b = randn({12, n + 1});
+      expect_close(mm(a, b), ref_mm(a, b), 1e-5, 1e-5, "evicting n=" + std::to_string(n));
+      Tensor bias = randn({n + 1});
+      expect_close(addmm(bias, a, b), ref_mm(a, b) + bias.to(kFloat64), 1e-5, 1e-5, "addmm n=" + std::to_string(n));
+    }
+  onednn::set_primitive_cache_capacity(cap);
+  std::vector<Tensor> as, bs, got(4);
+  for (int i = 0; i < 4; ++i) { as.push_back(randn({40, 30})); bs.push_back(randn({30, 20})); }
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i)
+    threads.emplace_back([&, i] {
+      Tensor c;
+      for (int r = 0; r < 50; ++r) c = mm(as[i], bs[i]);
+      got[i] = c;
+    });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) expect_close(got[i], ref_mm(as[i], bs[i]), 1e-5, 1e-5, "thread " + std::to_string(i));
 }

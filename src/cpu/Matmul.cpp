@@ -1,7 +1,10 @@
 // Matrix products on CPU: oneDNN's matmul primitive for float32 and bfloat16, a plain-loop
 // reference for every other dtype (and for the tests).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+
+#include <omp.h>
 
 #include "src/core/DtypeVisit.h"
 #include "src/cpu/OneDNN.h"
@@ -12,6 +15,10 @@ namespace tensor::cpu {
 namespace {
 
 namespace dn = onednn;
+
+/// Fewest rows sharing one weight matrix for which bf16 weights are reordered to oneDNN's
+/// blocked layout (Note [Matmul weight layout]).
+constexpr int64_t kBlockedWeightsMinRows = 1024;
 
 /// Sizes and strides of one 3-D operand as oneDNN will see it.
 struct Operand {
@@ -53,6 +60,99 @@ dnnl::memory::desc md_of(const Operand& o, ScalarType t) {
                             dnnl::memory::dims{o.stride[0], o.stride[1], o.stride[2]});
 }
 
+// Note [Small matmul overhead]
+// A 64x64 float32 product takes ~3 us in oneDNN's kernel; libtorch's (OpenBLAS) call is ~2.8 us
+// in all, ours was ~5.5 us (/tmp/smallmm/s.cpp, medians, this 2-core box). Of the difference,
+// ~1.2 us was constructing three dnnl::memory objects per call (~0.4 us each, against ~0.03 us
+// for set_data_handle) and the argument map. So each thread remembers the memory objects it
+// last bound to a few primitives and only re-points them. Products below kOneThreadFlops run
+// on one thread (the primitive is created with one OpenMP thread; oneDNN then runs it inline):
+// 32^3 takes 0.66 us on one thread against 1.67 us on two, 64^3 is a tie (2.9 / 3.0 us), and a
+// parallel region on this loaded shared box can wait milliseconds for a descheduled thread.
+constexpr double kOneThreadFlops = 2.0 * 64 * 64 * 64;
+
+/// Runs p with src, weights, dst (and bias when mds[3]) at ptrs, re-using this thread's memory
+/// objects for p (Note [Small matmul overhead]).
+/// make_mds() fills *mds[i]; it runs only when this thread has no binding for p.
+template <class MakeMds>
+void execute_bound(const dn::CachedPrimitive& p, const dnnl::memory::desc* const mds[4], void* const ptrs[4],
+                   const MakeMds& make_mds) {
+  struct Bound {
+    dnnl::primitive prim;  // held, so that its address is not reused while remembered
+    dnnl::memory mem[5];   // src, weights, dst, bias, scratchpad
+    size_t scratch_bytes = 0;
+  };
+  static constexpr int kSlots = 4;
+  thread_local Bound slots[kSlots];
+  thread_local int next = 0;
+  Bound* b = nullptr;
+  for (Bound& s : slots)
+    if (s.prim && s.prim.get() == p.prim.get()) { b = &s; break; }
+  if (b == nullptr) {
+    b = &slots[next];
+    next = (next + 1) % kSlots;
+    *b = Bound{};
+    make_mds();
+    for (int i = 0; i < 4; ++i)
+      if (mds[i] != nullptr) b->mem[i] = dnnl::memory(*mds[i], dn::engine(), DNNL_MEMORY_NONE);
+    const dnnl::memory::desc sd = p.pd.scratchpad_desc();
+    b->scratch_bytes = sd.get_size();
+    if (b->scratch_bytes > 0) b->mem[4] = dnnl::memory(sd, dn::engine(), DNNL_MEMORY_NONE);
+    b->prim = p.prim;
+  }
+  static const int kArg[5] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS, DNNL_ARG_SCRATCHPAD};
+  Tensor scratch;
+  if (b->scratch_bytes > 0) scratch = empty({static_cast<int64_t>(b->scratch_bytes)}, TensorOptions().dtype(kUInt8));
+  dnnl_exec_arg_t args[5];
+  int nargs = 0;
+  for (int i = 0; i < 5; ++i) {
+    if (!b->mem[i]) continue;
+    b->mem[i].set_data_handle(i < 4 ? ptrs[i] : scratch.data_ptr());
+    args[nargs++] = {kArg[i], b->mem[i].get()};
+  }
+  const dnnl_status_t st = dnnl_primitive_execute(p.prim.get(), dn::stream().get(), nargs, args);
+  if (st != dnnl_success) TENSOR_ERROR("oneDNN matmul failed (status {})", static_cast<int>(st));
+}
+
+// Note [Matmul weight layout]
+// oneDNN's AMX bf16 matmul (brg:avx512_core_amx_bf16) reads plain weights through its own
+// copy into the blocked (VNNI-paired, BA16a64b2a) layout inside the kernel; given weights
+// already blocked (format `any`, and only with 2-D descriptors in 2.6.3) it skips that copy.
+// Measured with oneDNN alone (/tmp/mmprobe/p2.cpp, variants interleaved in one process):
+//   2 threads, box idle (07:47 run): bf16 1024^3 plain 2.04-2.07 TFLOP/s, weights blocked
+//   beforehand 2.98-3.05, src/weights/dst all reordered every call 2.22; 2048^3 plain
+//   1.52-1.57, weights blocked beforehand 2.27-2.28, all reordered every call 1.94-2.00.
+//   1 thread, CPU time (loaded box): 1024^3 plain 694 GFLOP/s, weights reordered every call
+//   733, blocked beforehand 1025; 2048^3 686 / 723 / 825; with 1024 columns the per-call
+//   reorder loses below 1024 rows (M=512: 711 plain / 630) and ties at 1024 (788 / 761).
+// The reorder itself is slow (~0.8 ms for a 1024^2 bf16 matrix), so most of the kernel's gain
+// goes to it; a tensor's weights can change between calls (and libtensor has no prepacked
+// weight type), so it runs every call, into a scratch block from the caching allocator.
+// Two later runs at 2 threads on a nearly idle box (load < 1.4; the same computation in two
+// variants differed by up to 20% at 1024, so 1024 is noise-bound):
+//   bf16 1024^3 plain 1.38-1.42 TFLOP/s, weights reordered every call 1.26-1.61 (a tie);
+//   2048^3 plain 1.32, reordered every call 1.60-1.63 (+22%), blocked beforehand 1.83-1.88.
+//   float32 (brg:avx512_core) 1024^3 plain 329-356 GFLOP/s, reordered every call 338-365
+//   (+2.5-2.8%), blocked beforehand 364-401; 2048^3 339-370 / 346-380 (+2-2.7%) / 363-400.
+// So bf16 from 1024 rows, and float32 where all three dims are >= 1024 (the measured range;
+// one core also showed +1-4% there) take the blocked weights. In libtensor (bench_ops, 2
+// threads, streaming reference 29-31 GB/s, TENSOR_ONEDNN_MATMUL_WEIGHTS=plain vs default):
+//   bf16 1024: 1861-1989 -> 2025-2112 GFLOP/s; bf16 2048: 1515-1546 -> 1848-1959;
+//   float32 1024: 357-365 -> 368-400; float32 2048: 351-391 -> 352-368 (noise-bound).
+// TENSOR_ONEDNN_MATMUL_WEIGHTS=plain|blocked overrides the choice (for measurements only).
+bool blocked_weights(ScalarType t, int64_t rows, int64_t k, int64_t m) {
+  static const int mode = [] {
+    const char* e = std::getenv("TENSOR_ONEDNN_MATMUL_WEIGHTS");
+    if (e && std::strcmp(e, "plain") == 0) return 0;
+    if (e && std::strcmp(e, "blocked") == 0) return 1;
+    return -1;
+  }();
+  if (mode >= 0) return mode == 1;
+  if (t == ScalarType::BFloat16) return rows >= kBlockedWeightsMinRows && k >= 64 && m >= 64;
+  // float32: measured only with all three dims >= 1024 (+2-3%).
+  return t == ScalarType::Float && rows >= 1024 && k >= 1024 && m >= 1024;
+}
+
 void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const Tensor& out, double alpha,
                    double beta) {
   Operand oa, ow;
@@ -61,18 +161,44 @@ void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const
   const ScalarType t = out.scalar_type();
   const int64_t B = out.size(0), n = out.size(1), m = out.size(2);
   Tensor b = bias.defined() ? bias.contiguous() : bias;
+  // Blocked weights need one weight matrix for all rows: a batch of 1, or a 2-D weight under a
+  // row-major batch of a whose batch stride steps whole matrices (then the batch is more rows).
+  const bool foldable = ow.size[0] == 1 && (B == 1 || (oa.size[0] == B && oa.stride[2] == 1 && oa.stride[0] == n * oa.stride[1]));
+  const bool blocked = foldable && blocked_weights(t, B * n, a.size(2), m);
 
   dn::Key key("matmul");
   key.add(static_cast<int64_t>(t)).add(IntArrayRef(oa.size, 3)).add(IntArrayRef(oa.stride, 3));
   key.add(IntArrayRef(ow.size, 3)).add(IntArrayRef(ow.stride, 3)).add(B).add(n).add(m);
   key.add(b.defined() ? static_cast<int64_t>(b.scalar_type()) : int64_t{-1}).add(alpha).add(beta);
+  key.add(static_cast<int64_t>(blocked));
+  const bool one_thread = 2.0 * B * n * m * a.size(2) <= kOneThreadFlops;
+  key.add(static_cast<int64_t>(one_thread));
 
-  dnnl::memory::desc a_md = md_of(oa, t), w_md = md_of(ow, t);
-  dnnl::memory::desc d_md({B, n, m}, dn::to_dnnl(t), dnnl::memory::dims{n * m, m, 1});
-  dnnl::memory::desc b_md;
-  if (b.defined()) b_md = dnnl::memory::desc({1, 1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, m, 1});
-
+  // Descriptors are built only on a cache or binding miss: each costs a
+  // dnnl_memory_desc_init_by_strides and ~1 KB of copying (Note [Small matmul overhead]).
+  dnnl::memory::desc a_md, w_md, d_md, b_md;
+  bool have_mds = false;
+  auto make_mds = [&] {
+    if (have_mds) return;
+    have_mds = true;
+    if (blocked) {
+      // 2-D descriptors: oneDNN 2.6.3 answers `any` weights of a 3-D matmul with the plain
+      // layout, of a 2-D one with the blocked layout. The rows of a's batch fold into one matrix
+      // (blocked needs one weight matrix, and a row-major a whose batch follows its rows).
+      const int64_t k = a.size(2), rows = B * n;
+      a_md = dnnl::memory::desc({rows, k}, dn::to_dnnl(t), dnnl::memory::dims{oa.stride[1], oa.stride[2]});
+      w_md = dnnl::memory::desc({k, m}, dn::to_dnnl(t), dnnl::memory::dims{ow.stride[1], ow.stride[2]});
+      d_md = dnnl::memory::desc({rows, m}, dn::to_dnnl(t), dnnl::memory::dims{m, 1});
+      if (b.defined()) b_md = dnnl::memory::desc({1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, 1});
+    } else {
+      a_md = md_of(oa, t);
+      w_md = md_of(ow, t);
+      d_md = dnnl::memory::desc({B, n, m}, dn::to_dnnl(t), dnnl::memory::dims{n * m, m, 1});
+      if (b.defined()) b_md = dnnl::memory::desc({1, 1, m}, dn::to_dnnl(b.scalar_type()), dnnl::memory::dims{m, m, 1});
+    }
+  };
   dn::CachedPrimitive p = dn::cached(key, [&] {
+    make_mds();
     dnnl::primitive_attr attr = dn::make_attr();
     if (alpha != 1.0) attr.set_output_scales(0, {static_cast<float>(alpha)});
     if (beta != 0.0) {
@@ -80,12 +206,46 @@ void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const
       po.append_sum(static_cast<float>(beta));
       attr.set_post_ops(po);
     }
-    auto d = b.defined() ? dnnl::matmul::desc(a_md, w_md, b_md, d_md) : dnnl::matmul::desc(a_md, w_md, d_md);
+    const dnnl::memory::desc w_want =
+        blocked ? dnnl::memory::desc(w_md.dims(), w_md.data_type(), dnnl::memory::format_tag::any) : w_md;
+    auto d = b.defined() ? dnnl::matmul::desc(a_md, w_want, b_md, d_md) : dnnl::matmul::desc(a_md, w_want, d_md);
+    // oneDNN sizes its thread partition when the primitive is made (Note [Small matmul overhead]).
+    const int threads = omp_get_max_threads();
+    if (one_thread) omp_set_num_threads(1);
+    struct Restore {
+      int n;
+      bool on;
+      ~Restore() { if (on) omp_set_num_threads(n); }
+    } restore{threads, one_thread};
     dnnl::matmul::primitive_desc pd(d, attr, dn::engine());
     return dn::CachedPrimitive{dnnl::matmul(pd), pd};
   });
+  if (!blocked) {
+    const dnnl::memory::desc* const mds[4] = {&a_md, &w_md, &d_md, b.defined() ? &b_md : nullptr};
+    void* const ptrs[4] = {a.data_ptr(), w.data_ptr(), out.data_ptr(), b.defined() ? b.data_ptr() : nullptr};
+    execute_bound(p, mds, ptrs, make_mds);
+    return;
+  }
+  make_mds();
+  dnnl::memory w_mem = dn::wrap(w_md, w);
+  Tensor w_blocked;  // keeps the reordered weights alive until the matmul has run
+  if (blocked) {
+    const dnnl::memory::desc want = p.pd.weights_desc();
+    if (!(want == w_md)) {
+      w_blocked = empty({static_cast<int64_t>(want.get_size())}, TensorOptions().dtype(kUInt8));
+      dnnl::memory to(want, dn::engine(), w_blocked.data_ptr());
+      dn::Key rkey = key;
+      rkey.add(int64_t{-2});  // the weights' reorder: the matmul's key fixes both descriptors
+      dn::CachedPrimitive r = dn::cached(rkey, [&] {
+        dnnl::reorder::primitive_desc pd(dn::engine(), w_md, dn::engine(), want, dn::make_attr());
+        return dn::CachedPrimitive{dnnl::reorder(pd), pd};
+      });
+      dn::execute(r, {{DNNL_ARG_FROM, w_mem}, {DNNL_ARG_TO, to}});
+      w_mem = to;
+    }
+  }
   std::unordered_map<int, dnnl::memory> args{
-      {DNNL_ARG_SRC, dn::wrap(a_md, a)}, {DNNL_ARG_WEIGHTS, dn::wrap(w_md, w)}, {DNNL_ARG_DST, dn::wrap(d_md, out)}};
+      {DNNL_ARG_SRC, dn::wrap(a_md, a)}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dn::wrap(d_md, out)}};
   if (b.defined()) args.emplace(DNNL_ARG_BIAS, dn::wrap(b_md, b));
   dn::execute(p, std::move(args));
   (void)op;

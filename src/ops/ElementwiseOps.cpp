@@ -1,5 +1,6 @@
 // Front ends of the elementwise ops: dtype rules, checks, and the dispatcher tables.
 #include "src/ops/ElementwiseOps.h"
+#include "src/cpu/Eltwise.h"
 #include "src/autograd/Functions.h"
 
 #include "tensor/autograd/autograd.h"
@@ -107,6 +108,15 @@ Tensor& binary_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& 
   return out;
 }
 
+/// The CPU kernel of a unary op: oneDNN where it is faster (Note [oneDNN eltwise]), else the loops.
+template <UnaryOp Op>
+void run_unary(const TensorIterator& it) {
+  if constexpr (Op == UnaryOp::Gelu || Op == UnaryOp::Tanh || Op == UnaryOp::Sigmoid) {
+    if (cpu::onednn_unary(it, Op)) return;
+  }
+  cpu::unary_kernel(it, Op, kUnaryNames[static_cast<int>(Op)]);
+}
+
 template <UnaryOp Op>
 void configure(TensorIterator& it, const Tensor& a) {
   it.name(kUnaryNames[static_cast<int>(Op)]);
@@ -127,7 +137,7 @@ Tensor unary_fn(const Tensor& a) {
   configure<Op>(it, a);
   it.add_output().add_input(a);
   it.build();
-  if (!it.is_meta()) cpu::unary_kernel(it, Op, kUnaryNames[static_cast<int>(Op)]);
+  if (!it.is_meta()) run_unary<Op>(it);
   return it.output();
 }
 
@@ -138,7 +148,7 @@ Tensor& unary_inplace(Tensor& self) {
   it.add_output(self).add_input(self).inplace();
   it.build();
   if (!it.is_meta()) {
-    cpu::unary_kernel(it, Op, kUnaryNames[static_cast<int>(Op)]);
+    run_unary<Op>(it);
     it.finish();
   }
   self.unsafeGetTensorImpl()->bump_version();
@@ -152,7 +162,7 @@ Tensor& unary_out(Tensor& out, const Tensor& a) {
   it.add_output(out).add_input(a);
   it.build();
   if (!it.is_meta()) {
-    cpu::unary_kernel(it, Op, kUnaryNames[static_cast<int>(Op)]);
+    run_unary<Op>(it);
     it.finish();
   }
   out.unsafeGetTensorImpl()->bump_version();

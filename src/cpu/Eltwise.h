@@ -1,0 +1,20 @@
+// Internal: elementwise ops that oneDNN's eltwise primitive computes faster than libtensor's
+// own kernels (Note [oneDNN eltwise]).
+#pragma once
+
+#include "src/ops/TensorIterator.h"
+#include "kernels/cpu/Elementwise.h"
+
+namespace tensor::cpu {
+
+/// Runs op over a built, non-meta unary iterator with oneDNN when it pays (float32, one
+/// contiguous run, an op in the list of Note [oneDNN eltwise]); returns false, having done
+/// nothing, otherwise.
+bool onednn_unary(const TensorIterator& it, UnaryOp op);
+
+/// tanh-approximated GELU of a contiguous float32 CPU tensor with oneDNN's gelu_tanh, into a
+/// fresh tensor; undefined when x does not qualify (the caller then composes the formula).
+/// No autograd: callers use it only when no gradient is recorded.
+Tensor onednn_gelu_tanh(const Tensor& x);
+
+}  // namespace tensor::cpu
