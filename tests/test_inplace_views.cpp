@@ -296,3 +296,152 @@ TEST(InplaceViews, Complex128Gradcheck) {
   };
   tensor::testing::check("complex gradcheck", [&] { return autograd::gradcheck(fn, {a, b}); });
 }
+
+// ---- Note [Saved views]: no reference cycle through a saved view's base ----
+namespace {
+// A float64 tensor whose storage counts its own destruction, so a test can tell that the
+// tensor (and whatever graph owned it) was really freed.
+void count_free(void* data, void* counter) {
+  std::free(data);
+  ++*static_cast<int*>(counter);
+}
+Tensor counted_zeros(int64_t n, int* freed) {
+  void* p = std::calloc(static_cast<size_t>(n), sizeof(double));
+  auto st = make_intrusive<StorageImpl>(DataPtr{p, freed, &count_free}, static_cast<size_t>(n) * sizeof(double),
+                                        Device(kCPU));
+  auto impl = make_intrusive<TensorImpl>(std::move(st), kFloat64, Device(kCPU));
+  impl->set_sizes_and_strides({n}, {1}, 0);
+  return Tensor(std::move(impl));
+}
+}  // namespace
+
+TEST(InplaceViews, ViewWrittenWithAnotherViewOfTheSameBaseIsFreed) {
+  for (int mode = 0; mode < 3; ++mode) {  // 0: no backward, 1: backward, 2: backward with retain_graph twice
+    int freed = 0;
+    std::weak_ptr<autograd::Node> cs, mul;
+    Tensor x = tensor::tensor({1.0, 2.0, 3.0, 4.0}, f64().requires_grad(true));
+    {
+      Tensor y = counted_zeros(4, &freed);
+      y.copy_(x * 1);
+      y.narrow(0, 0, 2).mul_(y.narrow(0, 2, 2));  // y = [x0 x2, x1 x3, x2, x3]
+      ASSERT_EQ(y.grad_fn()->name(), "CopySlices");
+      cs = y.grad_fn();
+      mul = y.grad_fn()->next_edges()[0].fn;  // the copy_ node (y's history before the write)
+      expect_close(y, tensor::tensor({3.0, 8.0, 3.0, 4.0}, kFloat64), "values");
+      if (mode == 1) y.sum().backward();
+      if (mode == 2) {
+        y.sum().backward({}, /*retain_graph=*/true);
+        y.sum().backward();
+      }
+    }
+    EXPECT_EQ(freed, 1) << "mode " << mode << ": y's storage leaked";
+    EXPECT_TRUE(cs.expired()) << "mode " << mode << ": the CopySlices node leaked";
+    EXPECT_TRUE(mul.expired()) << "mode " << mode;
+    if (mode > 0)  // d/dx0 = x2, d/dx1 = x3, d/dx2 = x0 + 1, d/dx3 = x1 + 1 (times 2 with two backwards)
+      expect_close(x.grad(), tensor::tensor({3.0, 4.0, 2.0, 3.0}, kFloat64) * double(mode), "x.grad");
+  }
+}
+
+TEST(InplaceViews, SavedViewKeepsItsHistoryForDoubleBackward) {
+  // The saved operand is an alias without its base (Note [Saved views]); its history must still
+  // reach x for the second order.
+  Tensor a = tensor::rand({5}, kFloat64).requires_grad_();
+  auto mul_fn = [](const variable_list& in) {
+    Tensor t = in[0] * 1;
+    t.narrow(0, 0, 2).mul_(t.narrow(0, 3, 2));
+    return t;
+  };
+  auto div_fn = [](const variable_list& in) {  // div saves the operand and the output
+    Tensor t = in[0] + 1;
+    t.narrow(0, 1, 2).div_(t.narrow(0, 3, 2));
+    return t;
+  };
+  using Fn = std::function<Tensor(const variable_list&)>;
+  for (const Fn& fn : {Fn(mul_fn), Fn(div_fn)}) {
+    tensor::testing::check("gradcheck", [&] { return autograd::gradcheck(fn, {a}); });
+    tensor::testing::check("gradgradcheck", [&] { return autograd::gradgradcheck(fn, {a}); });
+  }
+  Tensor x = tensor::tensor({2.0, 3.0, 5.0, 7.0}, f64().requires_grad(true));
+  Tensor y = x * 1;
+  y.narrow(0, 0, 2).mul_(y.narrow(0, 2, 2));  // y = [x0 x2, x1 x3, x2, x3]
+  Tensor g = autograd::grad({(y * y).sum()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+  // d/dx0 of sum y^2 = 2 x0 x2^2; its derivative by x2 is 4 x0 x2 = 40.
+  expect_close(g, tensor::tensor({2 * 2.0 * 25, 2 * 3.0 * 49, 2 * 5.0 * 4 + 2 * 5.0, 2 * 7.0 * 9 + 2 * 7.0}, kFloat64),
+               "first order");
+  Tensor gg = autograd::grad({g.select(0, 0)}, {x})[0];
+  expect_close(gg, tensor::tensor({50.0, 0.0, 40.0, 0.0}, kFloat64), "second order");
+}
+
+TEST(InplaceViews, SimplerPatternsAreFreed) {
+  Tensor w = tensor::tensor({2.0, 3.0}, f64().requires_grad(true));
+  auto run = [&](int pattern, bool do_backward) {
+    int freed = 0;
+    std::weak_ptr<autograd::Node> node;
+    {
+      Tensor buf = counted_zeros(4, &freed);
+      Tensor other_view = buf.narrow(0, 1, 3);  // a live sibling view, made stale by the write
+      if (pattern == 0) {
+        buf.narrow(0, 1, 2).copy_(w);  // plain base, operand is a leaf
+      } else if (pattern == 1) {
+        buf.copy_(tensor::cat({w, w}));  // a base with history
+        buf.narrow(0, 1, 2).mul_(w);     // in place on a view, non-view operand
+      } else if (pattern == 3) {
+        buf.fill_(1.0);
+        buf.copy_(buf * w.sum());  // saves buf, then gives it a history (backward raises: buf changed)
+        do_backward = false;
+      } else {
+        buf.narrow(0, 0, 2).copy_(w);
+        buf.narrow(0, 2, 2).add_(buf.narrow(0, 0, 2).exp());  // then a view of it, read into another
+      }
+      node = buf.grad_fn();
+      EXPECT_TRUE(other_view.requires_grad());
+      if (do_backward) (buf.sum() + other_view.sum()).backward();
+    }
+    EXPECT_EQ(freed, 1) << "pattern " << pattern << " backward " << do_backward;
+    EXPECT_TRUE(node.expired()) << "pattern " << pattern << " backward " << do_backward;
+  };
+  for (int p = 0; p < 4; ++p) {
+    run(p, false);
+    run(p, true);
+  }
+}
+
+// ---- Note [Multi-output views] ----
+TEST(InplaceViews, MultiOutputViewsRaiseWhenTheirBaseRequiresGrad) {
+  Tensor leaf = tensor::rand({6}, kFloat64).requires_grad_();
+  Tensor y = leaf * 1;
+  std::vector<Tensor> parts = y.split(2);
+  std::string m0 = error_of([&] { parts[0].mul_(2); });
+  EXPECT_NE(m0.find("Output 0 of SplitBackward0 is a view and is being modified inplace. This view is the output of "
+                    "a function that returns multiple views. Such functions do not allow the output views to be "
+                    "modified inplace. You should replace the inplace operation by an out-of-place one"),
+            std::string::npos) << m0;
+  std::string m1 = error_of([&] { y.chunk(3)[2].copy_(leaf.narrow(0, 0, 2)); });
+  EXPECT_NE(m1.find("Output 2 of SplitBackward0 is a view"), std::string::npos) << m1;
+  std::string m2 = error_of([&] { tensor::split(y, std::vector<int64_t>{1, 5}, 0)[1].add_(1); });
+  EXPECT_NE(m2.find("Output 1 of SplitWithSizesBackward0"), std::string::npos) << m2;
+  // A view of a piece inherits it; the leaf's own pieces raise it too (before the leaf error).
+  std::string m3 = error_of([&] { parts[1].narrow(0, 1, 1).sub_(1); });
+  EXPECT_NE(m3.find("Output 1 of SplitBackward0"), std::string::npos) << m3;
+  std::string m4 = error_of([&] { leaf.split(3)[1].mul_(2); });
+  EXPECT_NE(m4.find("Output 1 of SplitBackward0"), std::string::npos) << m4;
+  // Nothing was written, and the pieces still work out of place.
+  Tensor before = y.detach().clone();
+  (parts[0] * 2 + parts[2]).sum().backward();
+  expect_close(leaf.grad(), tensor::tensor({2.0, 2.0, 0.0, 0.0, 1.0, 1.0}, kFloat64), "leaf.grad");
+  expect_close(y, before, "y unchanged");
+  // Without recording (no grad mode), or on a base that does not require grad, writes work.
+  {
+    NoGradGuard g;
+    y.split(2)[1].fill_(5.0);
+  }
+  EXPECT_EQ(y[3].item<double>(), 5.0);
+  Tensor plain = zeros({4}, f64());
+  std::vector<Tensor> pp = plain.chunk(2);
+  pp[0].add_(1.0);
+  Tensor w = tensor::tensor({3.0, 4.0}, f64().requires_grad(true));
+  pp[1].mul_(0.0).add_(w);  // the base starts requiring grad through CopySlices
+  expect_close(plain, tensor::tensor({1.0, 1.0, 3.0, 4.0}, kFloat64), "plain");
+  (plain * plain).sum().backward();
+  expect_close(w.grad(), tensor::tensor({6.0, 8.0}, kFloat64), "w.grad");
+}

@@ -26,6 +26,11 @@ struct AutogradMeta {
   // is rebuilt from the base's current history on next use (Note [In-place on views]).
   Tensor view_base_;
   uint32_t view_version_ = 0;
+  // Outputs of a function that returns several views (split, chunk) made with grad mode on: the
+  // backward node's name and the output number, for PyTorch's error on in-place writes into
+  // them (Note [Multi-output views]); views of such a view inherit it.
+  const char* multi_view_fn_ = nullptr;
+  uint32_t multi_view_nr_ = 0;
   // A view requires grad once its base does (the base may start requiring grad after the view
   // was made, e.g. through an in-place write into another view of it), as in PyTorch.
   bool requires_grad() const {

@@ -26,8 +26,32 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output, std::weak_ptr<Node
     data_ = t.detach();
     grad_fn_ = std::move(producer);
     output_nr_ = 0;
-  } else {
-    data_ = t;
+    return;
+  }
+  AutogradMeta* m = t.unsafeGetTensorImpl()->autograd_meta();
+  if (!m || !m->view_base_.defined()) {
+    // A tensor without history is saved as an alias: a later in-place write may give t a
+    // history that reaches this node (buf.copy_(buf * w)), and the saved value must not own it.
+    data_ = requires_grad_ ? t : t.detach();
+    return;
+  }
+  // Note [Saved views]
+  // A view keeps its root base alive (view_base_), and an in-place write through another view
+  // of that base makes the base's grad_fn the CopySlices node that owns this saved tensor:
+  // saving the view itself would close a cycle node -> view -> base -> CopySlices -> node
+  // (y.narrow(0, 0, 2).mul_(y.narrow(0, 2, 2)) leaked it). PyTorch's SavedVariable also keeps
+  // the data apart from the history; here the view is saved as an alias of its memory (same
+  // storage and version counter) carrying only the view's history at save time (grad_fn, or
+  // the leaf's accumulator), without the base. Tensors without history are saved as plain
+  // aliases for the same reason (a write may give them a history later).
+  refresh_view_history(t);  // the history the view's values have now
+  data_ = t.detach();
+  if (m->grad_fn_ || m->requires_grad_) {
+    AutogradMeta& am = materialize_meta(data_);
+    am.grad_fn_ = m->grad_fn_;
+    am.output_nr_ = m->output_nr_;
+    am.requires_grad_ = m->requires_grad_;
+    am.grad_accumulator_ = m->grad_accumulator_;
   }
 }
 
@@ -158,11 +182,38 @@ static const Tensor& root_base_of(const Tensor& base) {
   return m && m->view_base_.defined() && !m->requires_grad_ ? m->view_base_ : base;
 }
 
+static void inherit_multi_view(AutogradMeta& m, const Tensor& base) {
+  const AutogradMeta* bm = base.unsafeGetTensorImpl()->autograd_meta();
+  if (bm && bm->multi_view_fn_) {
+    m.multi_view_fn_ = bm->multi_view_fn_;
+    m.multi_view_nr_ = bm->multi_view_nr_;
+  }
+}
+
 void remember_view_base(const Tensor& out, const Tensor& base) {
   if (!GradMode::is_enabled() || !is_differentiable(base.dtype()) || !out.unsafeGetTensorImpl()->is_view()) return;
   AutogradMeta& m = materialize_meta(out);
   m.view_base_ = root_base_of(base);
   m.view_version_ = out._version();
+  inherit_multi_view(m, base);
+}
+
+// Note [Multi-output views]
+// PyTorch records split/chunk as one node with several outputs, which it cannot rebase when
+// one output is written in place, so it forbids that while recording. CopySlices here could
+// handle it, but the error is kept for parity where it matters (the base requires grad, so the
+// write would change recorded history); writing into the pieces of a tensor that does not
+// require grad keeps working.
+void mark_multi_output_views(const std::vector<Tensor>& outs, const char* node_name) {
+  uint32_t nr = 0;
+  for (const Tensor& o : outs) {
+    AutogradMeta* m = o.unsafeGetTensorImpl()->autograd_meta();
+    if (m && m->view_base_.defined()) {
+      m->multi_view_fn_ = node_name;
+      m->multi_view_nr_ = nr;
+    }
+    ++nr;
+  }
 }
 
 void refresh_view_history(const Tensor& t) {
@@ -188,6 +239,12 @@ void check_inplace(const Tensor& t, const char* op) {
                "{}: this view was created in no-grad mode (or is a real()/imag() view) and is being modified in place "
                "with grad mode enabled ({}); this use is ambiguous and forbidden: write into a clone, or make the view "
                "with grad mode on", op, t.describe());
+  const AutogradMeta* tm = t.unsafeGetTensorImpl()->autograd_meta();
+  TENSOR_CHECK(!tm->multi_view_fn_ || !base->requires_grad(),
+               "{}: Output {} of {} is a view and is being modified inplace. This view is the output of a function "
+               "that returns multiple views. Such functions do not allow the output views to be modified inplace. "
+               "You should replace the inplace operation by an out-of-place one ({})",
+               op, tm->multi_view_nr_, tm->multi_view_fn_, t.describe());
   TENSOR_CHECK(!(base->is_leaf() && base->requires_grad()),
                "{}: a view of a leaf Variable that requires grad is being used in an in-place operation ({})", op,
                t.describe());
@@ -706,6 +763,7 @@ void remember_base(const Tensor& out, const Tensor& base) {
   AutogradMeta& m = materialize_meta(out);
   m.view_base_ = root_base_of(base);
   m.view_version_ = out._version();
+  inherit_multi_view(m, base);
 }
 }  // namespace
 

@@ -1,6 +1,7 @@
 // Joining and splitting: cat, stack (copies into one new tensor), split, chunk (views).
 #include <cstring>
 
+#include "src/autograd/Functions.h"
 #include "src/ops/IndexOps.h"
 #include "tensor/ops.h"
 
@@ -154,6 +155,7 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
     int64_t start = i * split_size;
     out.push_back(a.narrow(dim, start, std::min(split_size, n - start)));
   }
+  autograd::mark_multi_output_views(out, "SplitBackward0");  // Note [Multi-output views]
   return out;
 }
 
@@ -176,6 +178,7 @@ std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim)
     out.push_back(a.narrow(dim, start, s));
     start += s;
   }
+  autograd::mark_multi_output_views(out, "SplitWithSizesBackward0");  // Note [Multi-output views]
   return out;
 }
 
