@@ -445,3 +445,15 @@ TEST(InplaceViews, MultiOutputViewsRaiseWhenTheirBaseRequiresGrad) {
   (plain * plain).sum().backward();
   expect_close(w.grad(), tensor::tensor({6.0, 8.0}, kFloat64), "w.grad");
 }
+
+TEST(InplaceViews, SavedLeafViewReachesItsOwnAccumulator) {
+  // A view that was made a leaf requiring grad is saved as an alias (Note [Saved views]) that
+  // shares its AccumulateGrad, so second-order gradients still reach it.
+  Tensor buf = tensor::tensor({3.0, 5.0, 7.0}, kFloat64);
+  Tensor v = buf.narrow(0, 1, 2);
+  v.requires_grad_();
+  Tensor g = autograd::grad({(v * v * v).sum()}, {v}, {}, std::nullopt, /*create_graph=*/true)[0];
+  expect_close(g, tensor::tensor({75.0, 147.0}, kFloat64), "3 v^2");
+  Tensor gg = autograd::grad({g.sum()}, {v})[0];
+  expect_close(gg, tensor::tensor({30.0, 42.0}, kFloat64), "6 v");
+}
