@@ -140,6 +140,10 @@ using select_lane_t = std::conditional_t<
     std::conditional_t<sizeof(T) == 2, uint16_t,
                        std::conditional_t<sizeof(T) == 4, uint32_t, std::conditional_t<sizeof(T) == 8, uint64_t, void>>>>;
 
+// GCC cannot see that serial_for_each fills ptrs[0..nops) and warns on d[3] once this loop
+// is inlined; the iterator always has 4 operands here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 void WhereKernelImpl(const TensorIterator& iter) {
   TENSOR_INTERNAL_ASSERT(iter.dtype(1) == kBool);
   visit_dtype(iter.dtype(0), "where", [&](auto tag) {
@@ -162,6 +166,7 @@ void WhereKernelImpl(const TensorIterator& iter) {
     });
   });
 }
+#pragma GCC diagnostic pop
 
 void ClampKernelImpl(const TensorIterator& iter, const Scalar* lo, const Scalar* hi) {
   visit_dtype<kGroupInt | kGroupFloating>(iter.dtype(0), "clamp", [&](auto tag) {
