@@ -10,6 +10,12 @@
 #include "tensor/ops.h"
 
 namespace tensor {
+namespace cpu {
+// self = where(mask, value, self) through the Highway where kernel (kernels/cpu/CopyKernels.cpp).
+// Declared here, not via kernels/cpu/Elementwise.h, whose TensorIterator.h overlap checks
+// would clash with this file's own.
+void masked_fill_where(const Tensor& self, const Tensor& mask, const Tensor& value, const char* op);
+}  // namespace cpu
 namespace ops {
 
 namespace {
@@ -400,20 +406,15 @@ Tensor& masked_fill_impl(Tensor& self, const Tensor& mask_in, const Scalar& valu
   check_no_internal_overlap(self, op);
   if (self.is_meta() || mask_in.is_meta() || self.numel() == 0) return self;
   Tensor mask = same_storage(mask_in, self) ? mask_in.clone() : mask_in;
-  Tensor m = mask.expand(self.sizes());
-  Geometry g;
-  for (int64_t d = 0; d < self.dim(); ++d) g.add_dim(self.size(d), self.stride(d), m.stride(d), 0);
-  g.coalesce();
-  const bool* mp = m.data_ptr<bool>();
+  // self = where(mask, value, self): the value is a 0-dim tensor that the iterator broadcasts
+  // with stride 0, so this runs the vectorized select (Note [Vectorized where] in
+  // kernels/cpu/CopyKernels.cpp) rather than a per-element branch on random masks.
+  Tensor fillv = empty({}, self.options());
   visit_dtype(self.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* p = static_cast<T*>(self.data_ptr());
-    const T v = checked_scalar<T>(value, op);
-    // Written as a select (store either way) so that the contiguous inner loop can be
-    // if-converted and vectorized: masks are often random, and a branch would mispredict.
-    index_detail::for_each(
-        g, [=](int64_t a, int64_t b, int64_t) { p[a] = mp[b] ? v : p[a]; }, /*parallel=*/true);
+    *static_cast<T*>(fillv.data_ptr()) = checked_scalar<T>(value, op);
   });
+  cpu::masked_fill_where(self, mask, fillv, op);
   self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
