@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <thread>
@@ -348,4 +349,50 @@ TEST(Linalg, BoundArgumentsAcrossEvictionAndThreads) {
     });
   for (auto& t : threads) t.join();
   for (int i = 0; i < 4; ++i) expect_close(got[i], ref_mm(as[i], bs[i]), 1e-5, 1e-5, "thread " + std::to_string(i));
+}
+
+TEST(Linalg, ThreadCachesFollowEvictionAcrossThreads) {
+  // Each thread remembers its last primitives (Note [Thread-local primitive cache]); a capacity
+  // change or eviction from another thread must invalidate them: results stay right, capacity 0
+  // still misses on every call, and the global LRU still bounds the cache.
+  manual_seed(7);
+  const size_t cap = onednn::primitive_cache_capacity();
+  std::vector<Tensor> as, bs;
+  for (int i = 0; i < 6; ++i) { as.push_back(randn({5 + i, 7})); bs.push_back(randn({7, 3 + i})); }
+  std::atomic<bool> stop{false};
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 3; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 300; ++r) {
+        const int i = (r + t) % 6;
+        Tensor c = mm(as[i], bs[i]);
+        if (!c.to(kFloat64).allclose(ref_mm(as[i], bs[i]), 1e-5, 1e-5)) ++bad;
+      }
+    });
+  std::thread churn([&] {
+    for (int r = 0; r < 50 && !stop; ++r) {
+      onednn::set_primitive_cache_capacity(r % 3);
+      std::this_thread::yield();
+    }
+  });
+  for (auto& th : threads) th.join();
+  stop = true;
+  churn.join();
+  EXPECT_EQ(bad.load(), 0);
+  onednn::set_primitive_cache_capacity(0);
+  const size_t misses = onednn::primitive_cache_misses();
+  mm(as[0], bs[0]);
+  mm(as[1], bs[1]);
+  mm(as[0], bs[0]);
+  EXPECT_EQ(onednn::primitive_cache_misses(), misses + 3) << "capacity 0 must not be served from a thread's copy";
+  onednn::set_primitive_cache_capacity(2);
+  for (int i = 0; i < 6; ++i) mm(as[i], bs[i]);
+  EXPECT_LE(onednn::primitive_cache_size(), 2u);
+  const size_t m2 = onednn::primitive_cache_misses();
+  mm(as[5], bs[5]);
+  EXPECT_EQ(onednn::primitive_cache_misses(), m2) << "the newest entry must still be cached";
+  mm(as[0], bs[0]);
+  EXPECT_EQ(onednn::primitive_cache_misses(), m2 + 1) << "an evicted entry must miss, not come from a thread's copy";
+  onednn::set_primitive_cache_capacity(cap);
 }

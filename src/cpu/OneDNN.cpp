@@ -2,7 +2,9 @@
 // cache (Note [Primitive cache]).
 #include "src/cpu/OneDNN.h"
 
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <list>
 #include <mutex>
 
@@ -68,6 +70,9 @@ struct Cache {
   std::mutex mu;
   size_t capacity;
   size_t misses = 0;
+  /// Bumped (under mu) whenever an entry leaves or the capacity changes: thread copies made
+  /// under an older generation are stale (Note [Thread-local primitive cache]).
+  std::atomic<uint64_t> generation{1};
   using Entry = std::pair<std::string, CachedPrimitive>;
   std::list<Entry> order;
   std::unordered_map<std::string, std::list<Entry>::iterator> index;
@@ -76,8 +81,10 @@ struct Cache {
     const char* env = std::getenv("TENSOR_ONEDNN_CACHE_CAPACITY");
     capacity = env ? static_cast<size_t>(std::strtoull(env, nullptr, 10)) : 1024;
   }
-  void trim() {
-    while (order.size() > capacity) {
+  void evict_to(size_t n) {
+    if (order.size() <= n) return;
+    generation.fetch_add(1, std::memory_order_release);
+    while (order.size() > n) {
       index.erase(order.back().first);
       order.pop_back();
     }
@@ -89,15 +96,85 @@ Cache& cache() {
   return *c;
 }
 
+uint64_t hash_bytes(const char* p, size_t n) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  uint64_t w = 0;
+  std::memcpy(&w, p, n);
+  h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 29);
+}
+
+/// A thread's copy of a global cache entry (Note [Thread-local primitive cache]).
+struct ThreadEntry {
+  uint64_t generation = 0;  // 0: empty
+  uint64_t hash = 0;
+  std::string key;
+  CachedPrimitive prim;
+  std::list<Cache::Entry>::iterator pos;  // valid while generation is current
+};
+constexpr int kThreadEntries = 8;
+
+struct ThreadCache {
+  ThreadEntry e[kThreadEntries];
+  int next = 0;
+};
+ThreadCache& thread_cache() {
+  thread_local ThreadCache tc;
+  return tc;
+}
+
+/// Remembers a global entry in this thread; call with c.mu held and capacity > 0.
+void remember(Cache& c, const Key& key, std::list<Cache::Entry>::iterator pos) {
+  ThreadCache& tc = thread_cache();
+  ThreadEntry& e = tc.e[tc.next];
+  tc.next = (tc.next + 1) % kThreadEntries;
+  e.generation = c.generation.load(std::memory_order_relaxed);
+  e.hash = hash_bytes(key.data(), key.size());
+  e.key.assign(key.data(), key.size());
+  e.prim = pos->second;
+  e.pos = pos;
+}
+
 }  // namespace
 
-CachedPrimitive cached(const Key& key, const std::function<CachedPrimitive()>& make) {
+const CachedPrimitive* cached_in_thread(const Key& key) {
   Cache& c = cache();
+  const uint64_t gen = c.generation.load(std::memory_order_acquire);
+  ThreadCache& tc = thread_cache();
+  uint64_t h = 0;
+  bool hashed = false;
+  for (ThreadEntry& e : tc.e) {
+    if (e.generation == 0) continue;
+    if (e.generation != gen) {  // stale: let go of the primitive now
+      e = ThreadEntry{};
+      continue;
+    }
+    if (!hashed) { h = hash_bytes(key.data(), key.size()); hashed = true; }
+    if (e.hash != h || e.key.size() != key.size() || std::memcmp(e.key.data(), key.data(), key.size()) != 0)
+      continue;
+    std::unique_lock<std::mutex> g(c.mu, std::try_to_lock);
+    if (g.owns_lock() && c.generation.load(std::memory_order_relaxed) == e.generation)
+      c.order.splice(c.order.begin(), c.order, e.pos);  // keep the global LRU order
+    return &e.prim;
+  }
+  return nullptr;
+}
+
+CachedPrimitive cached_global(const Key& key, const std::function<CachedPrimitive()>& make) {
+  Cache& c = cache();
+  const std::string k = key.str();
   {
     std::lock_guard<std::mutex> g(c.mu);
-    auto it = c.index.find(key.str());
+    auto it = c.index.find(k);
     if (it != c.index.end()) {
       c.order.splice(c.order.begin(), c.order, it->second);
+      if (c.capacity > 0) remember(c, key, it->second);
       return it->second->second;
     }
     ++c.misses;
@@ -110,19 +187,18 @@ CachedPrimitive cached(const Key& key, const std::function<CachedPrimitive()>& m
     TENSOR_ERROR("{}: oneDNN could not create a primitive: {}", key.op(), e.what());
   }
   std::lock_guard<std::mutex> g(c.mu);
-  auto it = c.index.find(key.str());
+  auto it = c.index.find(k);
   if (it != c.index.end()) return it->second->second;  // another thread made it meanwhile
-  c.order.emplace_front(key.str(), std::move(p));
-  c.index[key.str()] = c.order.begin();
+  c.order.emplace_front(k, std::move(p));
+  c.index[k] = c.order.begin();
   if (c.capacity == 0) {
-    // Caching off: keep only this one alive for the caller, replaced by the next miss.
-    while (c.order.size() > 1) {
-      c.index.erase(c.order.back().first);
-      c.order.pop_back();
-    }
-  } else {
-    c.trim();
+    // Caching off: keep only this one alive for the caller, replaced by the next miss; it is
+    // never remembered by the thread, so every call misses.
+    c.evict_to(1);
+    return c.order.front().second;
   }
+  c.evict_to(c.capacity);
+  remember(c, key, c.order.begin());
   return c.order.front().second;
 }
 
@@ -130,7 +206,8 @@ void set_cache_capacity(size_t n) {
   Cache& c = cache();
   std::lock_guard<std::mutex> g(c.mu);
   c.capacity = n;
-  c.trim();
+  c.generation.fetch_add(1, std::memory_order_release);
+  c.evict_to(n);
 }
 size_t cache_capacity() { return cache().capacity; }
 size_t cache_size() {
