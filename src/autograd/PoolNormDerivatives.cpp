@@ -201,6 +201,21 @@ DimVector channel_shape(int64_t ndim, int64_t c) {
 
 Tensor like_grad(const Tensor& t, const Tensor& g) { return t.defined() && t.dtype() != g.dtype() ? t.to(g.dtype()) : t; }
 
+/// The common tail of the normalizations' kernels: edges to (x, w, b), saves x, w and the
+/// forward's mean and var (in that order, as the formulas read them), and sets the history.
+const NormResult& record_norm(const std::shared_ptr<FormulaNode>& node, const NormResult& r, const Tensor& x,
+                              const Tensor& w, const Tensor& b) {
+  node->add_input(x);
+  node->add_input(w);
+  node->add_input(b);
+  node->save(x);
+  node->save(w);
+  node->save(std::get<1>(r));
+  node->save(std::get<2>(r));
+  set_history(std::get<0>(r), node);
+  return r;
+}
+
 // saved: input, weight, mean, var; scalars: training, eps.
 NormResult ag_batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv,
                          bool training, double momentum, double eps) {
@@ -238,16 +253,8 @@ NormResult ag_batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, cons
       Tensor gw = n.needs_input_grad(1) ? (g * xhat).sum(dims) : Tensor();
       Tensor gb = n.needs_input_grad(2) ? g.sum(dims) : Tensor();
       return {gx, gw, gb};));
-  node->add_input(x);
-  node->add_input(w);
-  node->add_input(b);
-  node->save(x);
-  node->save(w);
-  node->save(std::get<1>(r));
-  node->save(std::get<2>(r));
   node->scalars = {Scalar(training), Scalar(eps)};
-  set_history(out, node);
-  return r;
+  return record_norm(node, r, x, w, b);
 }
 
 // saved: input, weight, mean, var; ints: normalized_shape; scalars: eps.
@@ -277,17 +284,9 @@ NormResult ag_layer_norm(const Tensor& x, IntArrayRef ns, const Tensor& w, const
       Tensor gw = n.needs_input_grad(1) ? sum_over(g * xhat, lead_dims) : Tensor();
       Tensor gb = n.needs_input_grad(2) ? sum_over(g, lead_dims) : Tensor();
       return {gx, gw, gb};));
-  node->add_input(x);
-  node->add_input(w);
-  node->add_input(b);
-  node->save(x);
-  node->save(w);
-  node->save(std::get<1>(r));
-  node->save(std::get<2>(r));
   node->ints = DimVector(ns);
   node->scalars = {Scalar(eps)};
-  set_history(out, node);
-  return r;
+  return record_norm(node, r, x, w, b);
 }
 
 // saved: input, weight, mean, var; ints: num_groups; scalars: eps.
@@ -325,17 +324,9 @@ NormResult ag_group_norm(const Tensor& x, int64_t groups, const Tensor& w, const
       Tensor gw = n.needs_input_grad(1) ? (g * xhat).sum(other) : Tensor();
       Tensor gb = n.needs_input_grad(2) ? g.sum(other) : Tensor();
       return {gx, gw, gb};));
-  node->add_input(x);
-  node->add_input(w);
-  node->add_input(b);
-  node->save(x);
-  node->save(w);
-  node->save(std::get<1>(r));
-  node->save(std::get<2>(r));
   node->ints = {groups};
   node->scalars = {Scalar(eps)};
-  set_history(out, node);
-  return r;
+  return record_norm(node, r, x, w, b);
 }
 
 #undef GRAD
