@@ -18,30 +18,18 @@
 #include <tensor/tensor.h>
 #include <thread>
 
+#include "tests/temp_dir_util.h"
+
 using namespace tensor;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string temp_dir() {
-  static std::string dir = [] {
-    std::string tmpl = ::testing::TempDir() + "libtensor_data_XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    char* d = ::mkdtemp(buf.data());
-    if (!d) throw std::runtime_error("mkdtemp failed");
-    return std::string(d);
-  }();
-  return dir;
-}
-struct TempDirCleanup : ::testing::Environment {
-  void TearDown() override { fs::remove_all(temp_dir()); }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempDirCleanup);
+using tensor::testing::temp_path;
 
 // A fresh empty directory per test.
 std::string fresh_dir(const std::string& name) {
-  std::string d = temp_dir() + "/" + name;
+  std::string d = temp_path(name);
   fs::remove_all(d);
   fs::create_directories(d);
   return d;

@@ -18,27 +18,13 @@
 #include <tensor/tensor.h>
 #include <thread>
 
+#include "tests/temp_dir_util.h"
+
 using namespace tensor;
 
 namespace {
 
-std::string temp_dir() {
-  static std::string dir = [] {
-    std::string tmpl = ::testing::TempDir() + "libtensor_io_XXXXXX";
-    std::vector<char> buf(tmpl.begin(), tmpl.end());
-    buf.push_back('\0');
-    char* d = ::mkdtemp(buf.data());
-    if (!d) throw std::runtime_error("mkdtemp failed");
-    return std::string(d);
-  }();
-  return dir;
-}
-std::string temp_path(const std::string& name) { return temp_dir() + "/" + name; }
-// Removes the scratch directory after the last test.
-struct TempDirCleanup : ::testing::Environment {
-  void TearDown() override { std::filesystem::remove_all(temp_dir()); }
-};
-const auto* const kCleanup = ::testing::AddGlobalTestEnvironment(new TempDirCleanup);
+using tensor::testing::temp_path;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
@@ -406,7 +392,7 @@ TEST(SafetensorsSave, RejectsWhatTheFormatCannotHold) {
 }
 
 TEST(SafetensorsSave, LeavesNoTemporaryFiles) {
-  std::string dir = temp_dir() + "/clean";
+  std::string dir = temp_path("clean");
   ::mkdir(dir.c_str(), 0755);
   for (int i = 0; i < 3; ++i) io::save({{"a", tensor::full({4}, static_cast<double>(i))}}, dir + "/m.safetensors");
   std::vector<std::string> files;
@@ -536,7 +522,7 @@ TEST(SafetensorsAtomic, KilledSaveLeavesThePreviousCheckpointIntact) {
   // must then be a complete earlier one: it loads, and every tensor holds the values of the
   // iteration its metadata names. When the temporary file survives the kill, the rename had not
   // happened, so the checkpoint must be exactly the previous iteration's.
-  std::string dir = temp_dir() + "/atomic";
+  std::string dir = temp_path("atomic");
   ::mkdir(dir.c_str(), 0755);
   std::string path = dir + "/ckpt.safetensors";
   constexpr int kTensors = 8;
