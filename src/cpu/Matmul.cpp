@@ -153,7 +153,7 @@ bool blocked_weights(ScalarType t, int64_t rows, int64_t k, int64_t m) {
   return t == ScalarType::Float && rows >= 1024 && k >= 1024 && m >= 1024;
 }
 
-void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const Tensor& out, double alpha,
+void matmul_onednn(Tensor a, Tensor w, const Tensor& bias, const Tensor& out, double alpha,
                    double beta) {
   Operand oa, ow;
   if (!describe(a, oa)) { a = a.contiguous(); describe(a, oa); }
@@ -248,7 +248,6 @@ void matmul_onednn(const char* op, Tensor a, Tensor w, const Tensor& bias, const
       {DNNL_ARG_SRC, dn::wrap(a_md, a)}, {DNNL_ARG_WEIGHTS, w_mem}, {DNNL_ARG_DST, dn::wrap(d_md, out)}};
   if (b.defined()) args.emplace(DNNL_ARG_BIAS, dn::wrap(b_md, b));
   dn::execute(p, std::move(args));
-  (void)op;
 }
 
 template <class T>
@@ -317,11 +316,11 @@ void matmul(const char* op, const Tensor& a, const Tensor& w, const Tensor& bias
     return;
   }
   if (dn::supports(t) && !alpha.is_complex() && !beta.is_complex()) {
-    matmul_onednn(op, a, w, bias, out, alpha.to_double(), beta.to_double());
+    matmul_onednn(a, w, bias, out, alpha.to_double(), beta.to_double());
   } else if (t == ScalarType::Half) {
     // float16 computes in float32 (Note [Half types compute in float]).
     Tensor o32 = out.to(kFloat32);
-    matmul_onednn(op, a.to(kFloat32), w.to(kFloat32), bias.defined() ? bias.to(kFloat32) : bias, o32,
+    matmul_onednn(a.to(kFloat32), w.to(kFloat32), bias.defined() ? bias.to(kFloat32) : bias, o32,
                   alpha.to_double(), beta.to_double());
     o.copy_(o32);
   } else {
