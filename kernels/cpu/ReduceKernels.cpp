@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "src/core/DtypeVisit.h"
+#include "src/core/Parallel.h"
 
 #ifndef TENSOR_KERNELS_CPU_REDUCE_PRIMS_
 #define TENSOR_KERNELS_CPU_REDUCE_PRIMS_
@@ -297,7 +298,8 @@ namespace {
 // The SIMD work sits in the per-ISA ReducePrims; everything else is plain C++ per dtype.
 // Threads start only above kGrain elements, so small reductions never pay for them.
 
-constexpr int64_t kGrain = 32768;
+using detail::kGrain;
+using detail::threads_for;
 constexpr int64_t kColTileBytes = 16384;
 constexpr int64_t kFlushRows = 64;
 constexpr int kMaxDims = 16;
@@ -635,10 +637,6 @@ void split_dims(const RDims& dims, DimSet& kept, DimSet& red) {
     (dims[k].reduced ? red : kept).push(dims[k].size, dims[k].in_stride, dims[k].out_stride);
 }
 
-int threads_for(int64_t work) {
-  if (work < kGrain || omp_in_parallel()) return 1;
-  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), work / kGrain)));
-}
 
 /// f(begin, end) over nt contiguous chunks of [0, n), chunk t on thread t.
 template <class F>

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/core/DtypeVisit.h"
+#include "src/core/Parallel.h"
 #include "src/ops/PoolNormOps.h"
 
 namespace tensor::cpu {
@@ -29,7 +30,8 @@ bool is_channels_last_4d(const Tensor& t) {
 namespace ref {
 namespace {
 
-constexpr int64_t kGrain = 32768;  // elements of work below which one thread runs
+using tensor::detail::kGrain;
+using tensor::detail::threads_for;
 
 template <class T> using stat_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 template <class T> inline double ld(T v) { return static_cast<double>(static_cast<opmath_t<T>>(v)); }
@@ -54,7 +56,6 @@ struct Partials {
   }
 };
 
-int threads_for(int64_t work) { return work < kGrain ? 1 : omp_get_max_threads(); }
 
 // Note [Blocked float32 sums]
 // A `double` simd reduction over float32 converts every element (cvtps2pd) and chains every

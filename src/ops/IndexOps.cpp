@@ -164,7 +164,7 @@ Tensor index_select_kernel(const Tensor& self_in, int64_t dim, const Tensor& ind
       const char* src = static_cast<const char*>(self.data_ptr());
       char* dst = static_cast<char*>(out.data_ptr());
       const int64_t src_size = self.size(dim), rows = outer * n, bytes = inner * es;
-#pragma omp parallel for if (rows * inner >= index_detail::kIndexGrain && !omp_in_parallel())
+#pragma omp parallel for if (rows * inner >= tensor::detail::kGrain && !omp_in_parallel())
       for (int64_t r = 0; r < rows; ++r) {
         int64_t o = r / n, i = r % n;
         int64_t v = static_cast<int64_t>(ip[i * idx_stride]);

@@ -9,6 +9,7 @@
 
 #include "src/core/Check.h"
 #include "src/core/DtypeVisit.h"
+#include "src/core/Parallel.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -41,9 +42,6 @@ dispatch::OpDef<CatFn>& cat_op();
 dispatch::OpDef<StackFn>& stack_op();
 
 namespace index_detail {
-
-/// Below this many elements the index loops stay on one thread (as TensorIterator's grain).
-constexpr int64_t kIndexGrain = 32768;
 
 // Note [Index loop geometry]
 // The indexing kernels walk one iteration shape and keep three element offsets in step, one
@@ -134,26 +132,20 @@ void for_each_range(const Geometry& g, int64_t begin, int64_t end, F& f) {
   }
 }
 
-/// Runs f over all of g; splits the range across OpenMP threads above kIndexGrain when
+/// Runs f over all of g; splits the range across OpenMP threads (detail::parallel_range) when
 /// `parallel` (callers pass false whenever two positions may write the same element).
 /// f must not throw: every check happens before the loop.
 template <class F>
 void for_each(const Geometry& g, F f, bool parallel) {
   const int64_t n = g.numel();
-  if (n == 0) return;
-  if (!parallel || n < kIndexGrain || omp_get_max_threads() <= 1 || omp_in_parallel()) {
-    for_each_range(g, 0, n, f);
+  if (!parallel) {
+    if (n > 0) for_each_range(g, 0, n, f);
     return;
   }
-  int64_t chunks = std::min<int64_t>(omp_get_max_threads(), (n + kIndexGrain - 1) / kIndexGrain);
-#pragma omp parallel num_threads(static_cast <int>(chunks))
-  {
-    int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
-    int64_t per = (n + nt - 1) / nt;
-    int64_t b = std::min(n, t * per), e = std::min(n, b + per);
+  tensor::detail::parallel_range(n, [&](int64_t b, int64_t e) {
     F local = f;
     for_each_range(g, b, e, local);
-  }
+  });
 }
 
 /// Walks the elements of a tensor of the given sizes and strides in row-major order, one

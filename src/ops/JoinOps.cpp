@@ -31,7 +31,7 @@ void copy_into_slab(Tensor& out, const Tensor& src, int64_t dim, int64_t offset)
     const int64_t run = n * inner * es, out_row = out.size(dim) * inner * es;
     char* dst = static_cast<char*>(out.data_ptr()) + offset * inner * es;
     const char* s = static_cast<const char*>(src.data_ptr());
-#pragma omp parallel for if (outer * n * inner >= index_detail::kIndexGrain && outer > 1 && !omp_in_parallel())
+#pragma omp parallel for if (outer * n * inner >= tensor::detail::kGrain && outer > 1 && !omp_in_parallel())
     for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row, s + o * run, static_cast<size_t>(run));
     return;
   }

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "src/core/Check.h"
+#include "src/core/Parallel.h"
 #include "tensor/core/Tensor.h"
 
 namespace tensor {
@@ -22,7 +23,7 @@ namespace tensor {
 class TensorIterator {
  public:
   static constexpr int kMaxOperands = 5;
-  static constexpr int64_t kGrainSize = 32768;
+  static constexpr int64_t kGrainSize = detail::kGrain;  // the library-wide grain (src/core/Parallel.h)
 
   TensorIterator& name(const char* n) { name_ = n; return *this; }
   // Operands are held by pointer, not copied (Note [Iterator operands are borrowed]): the

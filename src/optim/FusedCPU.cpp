@@ -6,29 +6,13 @@
 #include <cmath>
 #include <type_traits>
 
+#include "src/core/Parallel.h"
+
 namespace tensor::optim::detail {
 
 namespace {
 
-constexpr int64_t kGrain = 32768;
-
-// Runs f(begin, end) over [0, n), split across threads when n is large.
-template <typename F>
-void parallel_range(int64_t n, const F& f) {
-  int nt = omp_get_max_threads();
-  if (n < 2 * kGrain || nt <= 1 || omp_in_parallel()) {
-    f(int64_t{0}, n);
-    return;
-  }
-  int64_t chunks = std::min<int64_t>(nt, n / kGrain);
-#pragma omp parallel num_threads(static_cast<int>(chunks))
-  {
-    int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
-    int64_t per = (n + k - 1) / k;
-    int64_t b = std::min(n, t * per), e = std::min(n, b + per);
-    f(b, e);
-  }
-}
+using tensor::detail::parallel_range;
 
 // The flags are template parameters so that each loop body is branch-free and vectorizes.
 template <typename T, bool Maximize, bool Decay, bool Momentum, bool First, bool Nesterov>

@@ -1,0 +1,40 @@
+// Internal: the library's one policy for starting OpenMP threads on CPU loops.
+#pragma once
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace tensor::detail {
+
+/// Elements of work below which a loop runs on one thread: smaller loops lose more to waking
+/// threads than they gain (the elementwise engine's grain too).
+constexpr int64_t kGrain = 32768;
+
+/// Threads for `work` elements: one below the grain or inside a parallel region, else at most
+/// one per grain of work, up to the intra-op thread count.
+inline int threads_for(int64_t work) {
+  if (work < kGrain || omp_in_parallel()) return 1;
+  return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), work / kGrain)));
+}
+
+/// Runs f(begin, end) over [0, n) in threads_for(n) contiguous chunks (f once, inline, when
+/// one thread suffices). f must not throw.
+template <class F>
+void parallel_range(int64_t n, const F& f) {
+  const int nt = threads_for(n);
+  if (nt <= 1) {
+    if (n > 0) f(int64_t{0}, n);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    const int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
+    const int64_t per = (n + k - 1) / k;
+    const int64_t b = std::min(n, t * per), e = std::min(n, b + per);
+    if (b < e) f(b, e);
+  }
+}
+
+}  // namespace tensor::detail
