@@ -19,7 +19,7 @@ using cpu::Pool2d;
 namespace ref = cpu::ref;
 namespace dnn = cpu::onednn;
 
-std::string shape_of(IntArrayRef s) { return detail::shape_str(s); }
+using detail::shape_str;
 
 void check_floating(const char* op, const Tensor& x) {
   TENSOR_CHECK(x.is_floating_point(), "{}: expected a floating point input, got {}", op, x.describe());
@@ -42,8 +42,8 @@ Tensor to_channels_last(const Tensor& t) { return t.permute({0, 2, 3, 1}).contig
 // ---- pooling geometry ----
 std::array<int64_t, 2> pair_arg(const char* op, const char* name, IntArrayRef v, IntArrayRef in_sizes) {
   TENSOR_CHECK(v.size() == 1 || v.size() == 2,
-               "{}: {} must be a single int or two ints (h, w), got {} (input shape {})", op, name, shape_of(v),
-               shape_of(in_sizes));
+               "{}: {} must be a single int or two ints (h, w), got {} (input shape {})", op, name, shape_str(v),
+               shape_str(in_sizes));
   return {v[0], v.size() == 2 ? v[1] : v[0]};
 }
 
@@ -60,10 +60,10 @@ int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t s, int64_t d, bool 
 void check_pool_input(const char* op, IntArrayRef sizes) {
   const size_t nd = sizes.size();
   TENSOR_CHECK(nd == 3 || nd == 4, "{}: expected a 3-d (C, H, W) or 4-d (N, C, H, W) input, got shape {}", op,
-               shape_of(sizes));
+               shape_str(sizes));
   for (size_t d = nd - 3; d < nd; ++d)
     TENSOR_CHECK(sizes[d] > 0, "{}: expected an input with non-zero C, H and W (only the batch may be empty), got shape {}",
-                 op, shape_of(sizes));
+                 op, shape_str(sizes));
 }
 
 /// Checks a pooling call and computes its geometry from the input's sizes.
@@ -75,16 +75,16 @@ Pool2d pool_geometry(const char* op, IntArrayRef sizes, IntArrayRef kernel, IntA
   const auto p = pair_arg(op, "padding", padding, sizes);
   const auto d = pair_arg(op, "dilation", dilation, sizes);
   TENSOR_CHECK(k[0] > 0 && k[1] > 0, "{}: kernel_size must be greater than zero, got ({}, {}) (input shape {})", op,
-               k[0], k[1], shape_of(sizes));
+               k[0], k[1], shape_str(sizes));
   TENSOR_CHECK(s[0] > 0 && s[1] > 0, "{}: stride must be greater than zero, got ({}, {}) (input shape {})", op, s[0],
-               s[1], shape_of(sizes));
+               s[1], shape_str(sizes));
   TENSOR_CHECK(d[0] > 0 && d[1] > 0, "{}: dilation must be greater than zero, got ({}, {}) (input shape {})", op, d[0],
-               d[1], shape_of(sizes));
+               d[1], shape_str(sizes));
   TENSOR_CHECK(p[0] >= 0 && p[1] >= 0, "{}: padding must be non-negative, got ({}, {}) (input shape {})", op, p[0], p[1],
-               shape_of(sizes));
+               shape_str(sizes));
   TENSOR_CHECK(p[0] <= k[0] / 2 && p[1] <= k[1] / 2,
                "{}: pad should be at most half of kernel size, but got padding ({}, {}) for kernel_size ({}, {}) "
-               "(input shape {})", op, p[0], p[1], k[0], k[1], shape_of(sizes));
+               "(input shape {})", op, p[0], p[1], k[0], k[1], shape_str(sizes));
   Pool2d g;
   const size_t nd = sizes.size();
   g.n = nd == 4 ? sizes[0] : 1;
@@ -98,7 +98,7 @@ Pool2d pool_geometry(const char* op, IntArrayRef sizes, IntArrayRef kernel, IntA
   TENSOR_CHECK(g.oh >= 1 && g.ow >= 1,
                "{}: given input shape {}, kernel_size ({}, {}), stride ({}, {}), padding ({}, {}) and dilation ({}, {}), "
                "the calculated output size ({}x{}) is too small: the kernel is larger than the padded input",
-               op, shape_of(sizes), g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow);
+               op, shape_str(sizes), g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow);
   return g;
 }
 
@@ -162,7 +162,7 @@ Tensor max_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, const 
   check_pool_input("max_pool2d_backward", in_sizes);
   TENSOR_CHECK(grad.sizes() == indices.sizes() && grad.dim() == static_cast<int64_t>(in_sizes.size()),
                "max_pool2d_backward: grad_output {} and indices {} must have the output's shape (input shape {})",
-               grad.describe(), indices.describe(), shape_of(in_sizes));
+               grad.describe(), indices.describe(), shape_str(in_sizes));
   Pool2d g;
   const size_t nd = in_sizes.size();
   g.n = nd == 4 ? in_sizes[0] : 1;
@@ -177,7 +177,7 @@ Tensor max_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, const 
 // ---- average pooling ----
 Pool2d avg_geometry(const char* op, IntArrayRef sizes, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
                     bool count_include_pad, std::optional<int64_t> divisor) {
-  TENSOR_CHECK(!divisor || *divisor != 0, "{}: divisor_override must be non-zero (input shape {})", op, shape_of(sizes));
+  TENSOR_CHECK(!divisor || *divisor != 0, "{}: divisor_override must be non-zero (input shape {})", op, shape_str(sizes));
   Pool2d g = pool_geometry(op, sizes, k, s, p, IntArrayRef(int64_t{1}), ceil_mode);
   g.count_include_pad = count_include_pad;
   g.divisor = divisor.value_or(0);
@@ -216,7 +216,7 @@ Tensor avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, IntArr
   Pool2d g = avg_geometry("avg_pool2d_backward", in_sizes, k, s, p, ceil_mode, count_include_pad, divisor);
   DimVector osz = pool_out_sizes(in_sizes, g);
   TENSOR_CHECK(grad.sizes() == IntArrayRef(osz), "avg_pool2d_backward: grad_output {} must have the output shape {}",
-               grad.describe(), shape_of(osz));
+               grad.describe(), shape_str(osz));
   if (grad.is_meta() || grad.numel() == 0) return zeros(in_sizes, grad.options());
   Tensor g4 = as4d(grad);
   if (dnn_avg_ok(g, grad.scalar_type())) {
@@ -234,10 +234,10 @@ Tensor avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, IntArr
 Pool2d adaptive_geometry(const char* op, IntArrayRef sizes, IntArrayRef output_size) {
   check_pool_input(op, sizes);
   TENSOR_CHECK(output_size.size() == 2, "{}: output_size must have 2 elements (oh, ow), got {} (input shape {})", op,
-               shape_of(output_size), shape_of(sizes));
+               shape_str(output_size), shape_str(sizes));
   TENSOR_CHECK(output_size[0] >= 0 && output_size[1] >= 0,
                "{}: elements of output_size must be greater than or equal to 0, got {} (input shape {})", op,
-               shape_of(output_size), shape_of(sizes));
+               shape_str(output_size), shape_str(sizes));
   Pool2d g;
   const size_t nd = sizes.size();
   g.n = nd == 4 ? sizes[0] : 1;
@@ -284,7 +284,7 @@ Tensor adaptive_avg_pool2d_impl(const Tensor& x, IntArrayRef output_size) {
 Tensor adaptive_avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes) {
   TENSOR_CHECK(grad.dim() == static_cast<int64_t>(in_sizes.size()) && grad.dim() >= 3,
                "adaptive_avg_pool2d_backward: grad_output {} does not match the input shape {}", grad.describe(),
-               shape_of(in_sizes));
+               shape_str(in_sizes));
   Pool2d g = adaptive_geometry("adaptive_avg_pool2d_backward", in_sizes, {grad.size(-2), grad.size(-1)});
   Tensor gi = empty(in_sizes, grad.options());
   if (grad.is_meta() || gi.numel() == 0) return gi;
@@ -407,11 +407,11 @@ Rows layer_norm_rows(const char* op, const Tensor& x, IntArrayRef ns, const Tens
   bool ok = k >= 1 && x.dim() >= k;
   for (int64_t i = 0; ok && i < k; ++i) ok = x.size(x.dim() - k + i) == ns[i];
   TENSOR_CHECK(ok, "{}: given normalized_shape={}, expected input with shape [*, {}], but got input {}", op,
-               shape_of(ns), fmt::join(ns.begin(), ns.end(), ", "), x.describe());
+               shape_str(ns), fmt::join(ns.begin(), ns.end(), ", "), x.describe());
   for (const Tensor* t : {&w, &b}) {
     if (!t->defined()) continue;
     TENSOR_CHECK(t->sizes() == ns, "{}: expected {} of shape {} (normalized_shape), got {} for input {}", op,
-                 t == &w ? "weight" : "bias", shape_of(ns), t->describe(), x.describe());
+                 t == &w ? "weight" : "bias", shape_str(ns), t->describe(), x.describe());
   }
   int64_t cols = 1;
   for (int64_t v : ns) cols *= v;
