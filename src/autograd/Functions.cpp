@@ -125,6 +125,32 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
   return r.reshape(sizes);
 }
 
+// Note [Positions in a base]
+// A geometry (sizes, strides, storage offset) over a base's storage reads storage elements; a
+// gradient flowing back through it belongs to the base elements at those storage positions.
+// Inverting the base's own geometry over its storage maps each storage position to the base's
+// logical index. A base whose elements share memory (expanded) has no inverse, and a geometry
+// that reads storage outside the base has no gradient there: both raise.
+Tensor positions_in(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset, const char* op) {
+  AutoGradMode no_grad(false);
+  const TensorOptions idx = TensorOptions(kInt64);
+  const int64_t avail = static_cast<int64_t>(base.unsafeGetTensorImpl()->storage()->nbytes()) / base.element_size();
+  Tensor storage_pos = arange(avail, idx);
+  Tensor in_pos = storage_pos.as_strided(base.sizes(), base.strides(), base.storage_offset()).reshape({-1});
+  Tensor hits = zeros({avail}, idx).index_add(0, in_pos, ones({base.numel()}, idx));
+  TENSOR_CHECK(base.numel() == 0 || hits.max().item<int64_t>() <= 1,
+               "{}: cannot differentiate through a view of a tensor whose elements overlap in memory (shape {}, "
+               "strides {}); call contiguous() on it first", op, detail::shape_str(base.sizes()),
+               detail::shape_str(base.strides()));
+  Tensor inverse = tensor::scatter(full({avail}, -1, idx), 0, in_pos, arange(base.numel(), idx));
+  Tensor pos = inverse.index_select(0, storage_pos.as_strided(sizes, strides, offset).reshape({-1})).view(sizes);
+  TENSOR_CHECK(pos.numel() == 0 || pos.min().item<int64_t>() >= 0,
+               "{}: the view (sizes {}, strides {}, offset {}) reads memory outside its base (shape {}, strides {}, "
+               "offset {}), so it has no gradient there", op, detail::shape_str(sizes), detail::shape_str(strides),
+               offset, detail::shape_str(base.sizes()), detail::shape_str(base.strides()), base.storage_offset());
+  return pos;
+}
+
 namespace {
 const Tensor* view_base_of(const Tensor& t) {
   AutogradMeta* m = t.unsafeGetTensorImpl()->autograd_meta();
@@ -133,28 +159,14 @@ const Tensor* view_base_of(const Tensor& t) {
 
 // The flat logical (row-major) index within base of each element of view v, shaped like v.
 // A contiguous base maps storage to logical positions by an offset; any other base (transposed,
-// strided slice) is inverted over its storage, as Note [as_strided backward] does.
+// strided slice) is inverted over its storage (Note [Positions in a base]).
 Tensor view_positions(const Tensor& v, const Tensor& base, const char* op) {
-  AutoGradMode no_grad(false);
-  const TensorOptions idx = TensorOptions(kInt64);
-  const int64_t off = v.storage_offset() - base.storage_offset();
-  if (base.is_contiguous()) return arange(base.numel(), idx).as_strided(v.sizes(), v.strides(), off);
-  const int64_t avail = static_cast<int64_t>(base.unsafeGetTensorImpl()->storage()->nbytes()) / base.element_size();
-  Tensor storage_pos = arange(avail, idx);
-  Tensor in_pos = storage_pos.as_strided(base.sizes(), base.strides(), base.storage_offset()).reshape({-1});
-  Tensor hits = zeros({avail}, idx).index_add(0, in_pos, ones({base.numel()}, idx));
-  TENSOR_CHECK(base.numel() == 0 || hits.max().item<int64_t>() <= 1,
-               "{}: in-place operation on a view of a tensor whose elements overlap in memory (base shape {}, strides "
-               "{}) while recording gradients; call contiguous() on the base first", op,
-               detail::shape_str(base.sizes()), detail::shape_str(base.strides()));
-  Tensor inverse = tensor::scatter(full({avail}, -1, idx), 0, in_pos, arange(base.numel(), idx));
-  Tensor pos = inverse.index_select(0, storage_pos.as_strided(v.sizes(), v.strides(), v.storage_offset()).reshape({-1}))
-                   .view(v.sizes());
-  TENSOR_CHECK(pos.numel() == 0 || pos.min().item<int64_t>() >= 0,
-               "{}: the view (shape {}, strides {}) reaches memory outside its base (shape {}, strides {})", op,
-               detail::shape_str(v.sizes()), detail::shape_str(v.strides()), detail::shape_str(base.sizes()),
-               detail::shape_str(base.strides()));
-  return pos;
+  if (base.is_contiguous()) {
+    AutoGradMode no_grad(false);
+    return arange(base.numel(), TensorOptions(kInt64)).as_strided(v.sizes(), v.strides(),
+                                                                 v.storage_offset() - base.storage_offset());
+  }
+  return positions_in(base, v.sizes(), v.strides(), v.storage_offset(), op);
 }
 
 // Records view t as a view by positions of its (root) base's current history.

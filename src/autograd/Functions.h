@@ -139,6 +139,9 @@ enum class ViewKind {
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params);
 /// Records a view whose element i sits at flat logical position pos[i] of base.
 void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& pos);
+/// The logical positions in base of the elements the geometry (sizes, strides, storage offset)
+/// reads from base's storage (Note [Positions in a base]); raises naming `op` when there are none.
+Tensor positions_in(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset, const char* op);
 /// Remembers the root base of a view of a tensor that does not require grad (grad mode on, a
 /// differentiable dtype), so that writing a value that requires grad into the view can give the
 /// base a history (Note [In-place on views]).

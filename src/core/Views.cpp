@@ -348,25 +348,9 @@ Tensor Tensor::as_strided(IntArrayRef sz, IntArrayRef st, std::optional<int64_t>
   if (!requires_grad() || !autograd::GradMode::is_enabled() || is_meta())
     return track(std::move(out), *this, ViewKind::AsStrided);
   // Note [as_strided backward]
-  // The view reads storage elements; its gradient goes to the input elements at those storage
-  // positions. Map each storage position to the input's logical index (the inverse of the
-  // input's own geometry), then the view is one "by positions" (Note [Views by positions]).
-  // An input whose elements share memory (an expanded tensor) has no such inverse, and a view
-  // that reads storage outside its input has no gradient there: both raise.
-  const int64_t avail = static_cast<int64_t>(impl()->storage()->nbytes()) / element_size();
-  const TensorOptions idx = TensorOptions(kInt64);
-  Tensor storage_pos = arange(avail, idx);
-  Tensor in_pos = storage_pos.as_strided(sizes(), strides(), storage_offset()).reshape({-1});
-  Tensor hits = zeros({avail}, idx).index_add(0, in_pos, ones({numel()}, idx));
-  TENSOR_CHECK(numel() == 0 || hits.max().item<int64_t>() <= 1,
-               "as_strided: cannot differentiate through a view of a tensor whose elements overlap in memory "
-               "(shape {}, strides {}); call contiguous() first", shape_str(sizes()), shape_str(strides()));
-  Tensor inverse = tensor::scatter(full({avail}, -1, idx), 0, in_pos, arange(numel(), idx));
-  Tensor pos = inverse.index_select(0, storage_pos.as_strided(sz, st, off).reshape({-1})).view(sz);
-  TENSOR_CHECK(pos.numel() == 0 || pos.min().item<int64_t>() >= 0,
-               "as_strided: the view (sizes {}, strides {}, offset {}) reads memory outside its input (shape {}, "
-               "strides {}, offset {}), so it has no gradient there", shape_str(sz), shape_str(st), off,
-               shape_str(sizes()), shape_str(strides()), storage_offset());
+  // The view's gradient goes to the input elements it reads (Note [Positions in a base]); then
+  // it is one "by positions" (Note [Views by positions]).
+  Tensor pos = autograd::positions_in(*this, sz, st, off, "as_strided");
   autograd::record_positions_view(out, *this, pos);
   return out;
 }
