@@ -138,18 +138,55 @@ TEST(Linalg, BFloat16BlockedWeights) {
   expect_close(linear(a, w, bias), ref_mm(a, w.t()) + bias.to(kFloat64), 1e-2, 1.5e-1, "bf16 blocked linear");
 }
 
-TEST(Linalg, Float32BlockedWeights) {
-  // float32 products with all dims >= 1024 take the blocked weights (Note [Matmul weight
-  // layout]); checked against float64 on sampled rows (the full reference is 2 GFLOP).
+TEST(Linalg, Float32LargeProducts) {
+  // float32 products with all dims >= 256 and no bias run on dnnl_sgemm (Note [float32 products
+  // on dnnl_sgemm]); with a bias and all dims >= 1024, on brgemm with blocked weights (Note
+  // [Matmul weight layout]). Checked against float64 on sampled rows (the full reference is
+  // 2 GFLOP), in every transpose, with rows folded from a batch, and with alpha and beta.
   manual_seed(8);
-  Tensor a = randn({1024, 1040}), b = randn({1040, 1032});
-  for (int variant = 0; variant < 2; ++variant) {
-    Tensor w = variant == 0 ? b : randn({1032, 1040}).t();  // plain, then column-major weights
-    Tensor c = mm(a, w);
-    for (int64_t r : {0, 511, 1023}) {
-      Tensor want = ref_mm(a.narrow(0, r, 1), w);
-      expect_close(c.narrow(0, r, 1), want, 1e-4, 1e-3, "float32 blocked row " + std::to_string(r));
-    }
+  auto check_rows = [](const Tensor& got, const Tensor& a, const Tensor& w, const std::string& what) {
+    for (int64_t r : {int64_t{0}, got.size(0) / 2, got.size(0) - 1})
+      expect_close(got.narrow(0, r, 1), ref_mm(a.narrow(0, r, 1), w), 1e-4, 1e-3, what + " row " + std::to_string(r));
+  };
+  Tensor a = randn({1024, 1040}), at = randn({1040, 1024}).t();
+  Tensor b = randn({1040, 1032}), bt = randn({1032, 1040}).t();
+  check_rows(mm(a, b), a, b, "NN");
+  check_rows(mm(at, b), at, b, "TN");
+  check_rows(mm(a, bt), a, bt, "NT");
+  check_rows(mm(at, bt), at, bt, "TT");
+  // Leading dims larger than the matrix (a column slice of a wider tensor).
+  Tensor wide = randn({300, 700}), wb = randn({800, 300});
+  Tensor as = wide.narrow(1, 5, 600), bs = wb.narrow(1, 3, 260);
+  check_rows(mm(as, wb.narrow(0, 0, 600)), as, wb.narrow(0, 0, 600), "sliced a");
+  check_rows(mm(wb.narrow(0, 0, 600).t().narrow(0, 0, 260), bs.narrow(0, 0, 600)),
+             wb.narrow(0, 0, 600).t().narrow(0, 0, 260), bs.narrow(0, 0, 600), "sliced transposed a, sliced w");
+  // Weights changed in place between calls: no stale result.
+  Tensor b2 = b.clone();
+  Tensor first = mm(a, b2);
+  b2.mul_(-0.5);
+  check_rows(mm(a, b2), a, b2, "after an in-place change");
+  EXPECT_TRUE(mm(a, b2).allclose(first * -0.5, 1e-5, 1e-4));
+  // 3-D x 2-D: 4 x 300 rows fold into one product.
+  Tensor x = randn({4, 300, 260}), w = randn({260, 270});
+  Tensor y = matmul(x, w);
+  for (int64_t i = 0; i < 4; ++i) check_rows(y[i], x[i], w, "3-D x 2-D batch " + std::to_string(i));
+  // addmm: beta * self + alpha * a @ b; beta 0 ignores self, even NaN (libtorch's rule).
+  Tensor self = randn({1024, 1032});
+  Tensor got = addmm(self, a, b, 0.5, 2.0);
+  for (int64_t r : {0, 700}) {
+    Tensor want = ref_mm(a.narrow(0, r, 1), b) * 2.0 + self.narrow(0, r, 1).to(kFloat64) * 0.5;
+    expect_close(got.narrow(0, r, 1), want, 1e-4, 2e-3, "addmm beta 0.5 alpha 2 row " + std::to_string(r));
+  }
+  Tensor nan_self = full({1024, 1032}, std::nan(""));
+  Tensor z = addmm(nan_self, a, b, 0.0, 1.0);
+  EXPECT_FALSE(z.isnan().any().item<bool>());
+  check_rows(z, a, b, "addmm beta 0 with NaN self");
+  // linear with a bias: brgemm with blocked weights, bias fused.
+  Tensor lw = randn({1032, 1040}), lb = randn({1032});
+  Tensor l = linear(a, lw, lb);
+  for (int64_t r : {0, 1023}) {
+    Tensor want = ref_mm(a.narrow(0, r, 1), lw.t()) + lb.to(kFloat64);
+    expect_close(l.narrow(0, r, 1), want, 1e-4, 1e-3, "linear with bias row " + std::to_string(r));
   }
 }
 

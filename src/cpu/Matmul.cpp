@@ -149,8 +149,48 @@ bool blocked_weights(ScalarType t, int64_t rows, int64_t k, int64_t m) {
   }();
   if (mode >= 0) return mode == 1;
   if (t == ScalarType::BFloat16) return rows >= kBlockedWeightsMinRows && k >= 64 && m >= 64;
-  // float32: measured only with all three dims >= 1024 (+2-3%).
+  // float32: measured only with all three dims >= 1024 (+2-3%); without a bias such products
+  // go to dnnl_sgemm instead (Note [float32 products on dnnl_sgemm]).
   return t == ScalarType::Float && rows >= 1024 && k >= 1024 && m >= 1024;
+}
+
+// Note [float32 products on dnnl_sgemm]
+// oneDNN has two float32 GEMMs: the matmul primitive (brg:avx512_core here), which reads plain
+// weights through a copy inside its kernel, and dnnl_sgemm, a BLAS-style driver that packs both
+// operands itself. With 2 threads on this box (/tmp/mmprobe/g3.cpp, the two interleaved in one
+// process, medians, 2 MB pages as our allocator gives; OpenBLAS, libtorch's BLAS, beside them):
+//   NN 1024^3 brgemm 339-346 GFLOP/s, sgemm 353-364, OpenBLAS 337-355
+//   NN 2048^3 330-347 / 366-391 / 344-366;  TN 1024^3 337-342 / 365-369;  TN 2048^3 324 / 365
+//   NN 512^3 357 / 398;  NN 256^3 368-371 / 387-394;  NN 128x1024x784 332 / 372
+//   NT 1024^3 366 / 369 (a tie);  NT 2048^3 364 / 392
+// but brgemm wins when a dim is small: NN 1024x1024x64 396 / 370, NN 1024x64x1024 337 / 327,
+// NT 64x1024x1024 312 / 211, and ties at 128^3. The float32 weights pre-blocked beforehand
+// would give brgemm 375-385 at 1024 and 347-363 at 2048, but blocking them per call (the
+// earlier path for dims >= 1024) loses the gain to the reorder. So float32 products without a
+// bias whose three dims are all >= kSgemmMinDim go to dnnl_sgemm, which takes alpha and beta
+// (beta 0 never reads C) but no bias; with a bias (linear) brgemm fuses it, which the
+// measured shapes favour. TENSOR_ONEDNN_SGEMM=0 turns the path off (for measurements only).
+constexpr int64_t kSgemmMinDim = 256;
+
+bool sgemm_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("TENSOR_ONEDNN_SGEMM");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
+  return on;
+}
+
+/// out[rows, m] = alpha * a @ w + beta * out on dnnl_sgemm (Note [float32 products on
+/// dnnl_sgemm]); a is row- or column-major [rows, k] (rows folded from a's batch), w [k, m].
+void sgemm(const Operand& oa, const Operand& ow, int64_t rows, int64_t k, int64_t m, const Tensor& a,
+           const Tensor& w, const Tensor& out, double alpha, double beta) {
+  // describe() left each matrix with a unit step in one dim: that dim decides the transpose.
+  const bool ta = oa.stride[2] != 1, tw = ow.stride[2] != 1;
+  const dnnl_dim_t lda = ta ? oa.stride[2] : oa.stride[1], ldw = tw ? ow.stride[2] : ow.stride[1];
+  const dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tw ? 'T' : 'N', rows, m, k, static_cast<float>(alpha),
+                                      static_cast<const float*>(a.data_ptr()), lda, static_cast<const float*>(w.data_ptr()),
+                                      ldw, static_cast<float>(beta), static_cast<float*>(out.data_ptr()), m);
+  if (st != dnnl_success) TENSOR_ERROR("oneDNN sgemm failed (status {}) for [{}, {}] x [{}, {}]", static_cast<int>(st), rows, k, k, m);
 }
 
 void matmul_onednn(Tensor a, Tensor w, const Tensor& bias, const Tensor& out, double alpha,
@@ -164,7 +204,14 @@ void matmul_onednn(Tensor a, Tensor w, const Tensor& bias, const Tensor& out, do
   // Blocked weights need one weight matrix for all rows: a batch of 1, or a 2-D weight under a
   // row-major batch of a whose batch stride steps whole matrices (then the batch is more rows).
   const bool foldable = ow.size[0] == 1 && (B == 1 || (oa.size[0] == B && oa.stride[2] == 1 && oa.stride[0] == n * oa.stride[1]));
-  const bool blocked = foldable && blocked_weights(t, B * n, a.size(2), m);
+  const int64_t k = a.size(2);
+  if (t == ScalarType::Float && !b.defined() && foldable && B * n >= kSgemmMinDim && k >= kSgemmMinDim &&
+      m >= kSgemmMinDim && sgemm_enabled()) {
+    // Folded rows need a row-major a (foldable checked its batch steps whole matrices).
+    sgemm(oa, ow, B * n, k, m, a, w, out, alpha, beta);
+    return;
+  }
+  const bool blocked = foldable && blocked_weights(t, B * n, k, m);
 
   dn::Key key("matmul");
   key.add(static_cast<int64_t>(t)).add(IntArrayRef(oa.size, 3)).add(IntArrayRef(oa.stride, 3));
