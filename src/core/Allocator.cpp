@@ -2,6 +2,7 @@
 #include <sys/mman.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -38,12 +39,18 @@ void* raw_alloc(size_t nbytes) {
 
 // Note [Small block cache]
 // The output of a 1-element op costs more in malloc than in arithmetic: glibc's memalign
-// path (needed for 64-byte alignment) consolidates and searches bins. Blocks of up to 4 KB
+// path (needed for 64-byte alignment) consolidates and searches bins. Blocks of up to 64 KB
 // are therefore recycled through per-thread free lists, one per power-of-two size class; a
-// block freed on another thread simply joins that thread's lists.
-constexpr int kSmallClasses = 7;        // 64 B .. 4 KB
+// block freed on another thread simply joins that thread's lists. Up to 4 KB a class keeps
+// 64 blocks; above, 256 KB worth (at least 8), so a thread holds at most ~1.8 MB. The 64 KB
+// bound covers a 64x64 float32 product's output, whose memalign + free (with glibc's
+// malloc_consolidate) was ~7% of a 4 us mm (perf, /tmp/mmlib/s64.cpp).
+constexpr int kSmallClasses = 11;       // 64 B .. 64 KB
 constexpr size_t kSmallMax = size_t(64) << (kSmallClasses - 1);
-constexpr int kSmallDepth = 64;         // blocks kept per class and thread
+constexpr int kSmallDepth = 64;         // blocks kept per class and thread, at most
+constexpr int depth_of(int c) {
+  return (size_t(64) << c) <= 4096 ? kSmallDepth : std::max<int>(8, static_cast<int>((256 << 10) / (size_t(64) << c)));
+}
 
 struct SmallCache {
   void* blocks[kSmallClasses][kSmallDepth];
@@ -67,7 +74,7 @@ inline int small_class(size_t nbytes) {
 void free_small_cached(void* p, void* ctx) {
   int c = static_cast<int>(reinterpret_cast<uintptr_t>(ctx));
   SmallCache& sc = t_small_cache;
-  if (sc.alive && sc.count[c] < kSmallDepth) {
+  if (sc.alive && sc.count[c] < depth_of(c)) {
     sc.blocks[c][sc.count[c]++] = p;
     return;
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include <omp.h>
 
@@ -34,7 +35,10 @@ struct Operand {
 // of 0 (an expanded batch) becomes a batch of 1, which oneDNN broadcasts. Anything else (a
 // column step other than 1 in both dims) is copied to contiguous first.
 bool describe(const Tensor& t, Operand& o) {
-  for (int i = 0; i < 3; ++i) { o.size[i] = t.size(i); o.stride[i] = t.stride(i); }
+  // A 2-D operand is a batch of one (its batch stride is set below).
+  const int lead = 3 - static_cast<int>(t.dim());
+  o.size[0] = 1;
+  for (int i = lead; i < 3; ++i) { o.size[i] = t.size(i - lead); o.stride[i] = t.stride(i - lead); }
   const int64_t r = o.size[1], c = o.size[2];
   const bool row = (c == 1 || o.stride[2] == 1) && (r == 1 || o.stride[1] >= c);
   const bool col = (r == 1 || o.stride[1] == 1) && (c == 1 || o.stride[2] >= r);
@@ -101,13 +105,25 @@ void execute_bound(const dn::CachedPrimitive& p, const dnnl::memory::desc* const
     b->prim = p.prim;
   }
   static const int kArg[5] = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST, DNNL_ARG_BIAS, DNNL_ARG_SCRATCHPAD};
+  // A small scratchpad (brgemm asks 640 B per thread) lives in this thread's buffer rather than a
+  // tensor per call: the primitive runs synchronously on this thread, so one buffer serves all.
+  constexpr size_t kThreadScratch = 64 << 10;
+  struct alignas(64) ScratchBuf { unsigned char bytes[kThreadScratch]; };
+  thread_local std::unique_ptr<ScratchBuf> small_scratch;
   Tensor scratch;
-  if (b->scratch_bytes > 0) scratch = empty({static_cast<int64_t>(b->scratch_bytes)}, TensorOptions().dtype(kUInt8));
+  void* scratch_ptr = nullptr;
+  if (b->scratch_bytes > kThreadScratch) {
+    scratch = empty({static_cast<int64_t>(b->scratch_bytes)}, TensorOptions().dtype(kUInt8));
+    scratch_ptr = scratch.data_ptr();
+  } else if (b->scratch_bytes > 0) {
+    if (!small_scratch) small_scratch = std::make_unique<ScratchBuf>();
+    scratch_ptr = small_scratch->bytes;
+  }
   dnnl_exec_arg_t args[5];
   int nargs = 0;
   for (int i = 0; i < 5; ++i) {
     if (!b->mem[i]) continue;
-    b->mem[i].set_data_handle(i < 4 ? ptrs[i] : scratch.data_ptr());
+    b->mem[i].set_data_handle(i < 4 ? ptrs[i] : scratch_ptr);
     args[nargs++] = {kArg[i], b->mem[i].get()};
   }
   const dnnl_status_t st = dnnl_primitive_execute(p.prim.get(), dn::stream().get(), nargs, args);
@@ -199,12 +215,12 @@ void matmul_onednn(Tensor a, Tensor w, const Tensor& bias, const Tensor& out, do
   if (!describe(a, oa)) { a = a.contiguous(); describe(a, oa); }
   if (!describe(w, ow)) { w = w.contiguous(); describe(w, ow); }
   const ScalarType t = out.scalar_type();
-  const int64_t B = out.size(0), n = out.size(1), m = out.size(2);
+  const int64_t B = out.dim() == 3 ? out.size(0) : 1, n = out.size(-2), m = out.size(-1);
   Tensor b = bias.defined() ? bias.contiguous() : bias;
   // Blocked weights need one weight matrix for all rows: a batch of 1, or a 2-D weight under a
   // row-major batch of a whose batch stride steps whole matrices (then the batch is more rows).
   const bool foldable = ow.size[0] == 1 && (B == 1 || (oa.size[0] == B && oa.stride[2] == 1 && oa.stride[0] == n * oa.stride[1]));
-  const int64_t k = a.size(2);
+  const int64_t k = a.size(-1);
   if (t == ScalarType::Float && !b.defined() && foldable && B * n >= kSgemmMinDim && k >= kSgemmMinDim &&
       m >= kSgemmMinDim && sgemm_enabled()) {
     // Folded rows need a row-major a (foldable checked its batch steps whole matrices).
@@ -218,7 +234,7 @@ void matmul_onednn(Tensor a, Tensor w, const Tensor& bias, const Tensor& out, do
   key.add(IntArrayRef(ow.size, 3)).add(IntArrayRef(ow.stride, 3)).add(B).add(n).add(m);
   key.add(b.defined() ? static_cast<int64_t>(b.scalar_type()) : int64_t{-1}).add(alpha).add(beta);
   key.add(static_cast<int64_t>(blocked));
-  const bool one_thread = 2.0 * B * n * m * a.size(2) <= kOneThreadFlops;
+  const bool one_thread = 2.0 * B * n * m * k <= kOneThreadFlops;
   key.add(static_cast<int64_t>(one_thread));
 
   // Descriptors are built only on a cache or binding miss: each costs a
@@ -232,7 +248,7 @@ void matmul_onednn(Tensor a, Tensor w, const Tensor& bias, const Tensor& out, do
       // 2-D descriptors: oneDNN 2.6.3 answers `any` weights of a 3-D matmul with the plain
       // layout, of a 2-D one with the blocked layout. The rows of a's batch fold into one matrix
       // (blocked needs one weight matrix, and a row-major a whose batch follows its rows).
-      const int64_t k = a.size(2), rows = B * n;
+      const int64_t rows = B * n;
       a_md = dnnl::memory::desc({rows, k}, dn::to_dnnl(t), dnnl::memory::dims{oa.stride[1], oa.stride[2]});
       w_md = dnnl::memory::desc({k, m}, dn::to_dnnl(t), dnnl::memory::dims{ow.stride[1], ow.stride[2]});
       d_md = dnnl::memory::desc({rows, m}, dn::to_dnnl(t), dnnl::memory::dims{m, 1});
@@ -339,11 +355,14 @@ void reference_loops(const Tensor& a, const Tensor& w, const Tensor& bias, const
 
 }  // namespace
 
-void matmul_reference(const char* op, const Tensor& a_in, const Tensor& w_in, const Tensor& bias_in, const Tensor& out,
+void matmul_reference(const char* op, const Tensor& a_in, const Tensor& w_in, const Tensor& bias_in, const Tensor& out_in,
                       const Scalar& alpha, const Scalar& beta) {
   // Lazy conj views (a^H in the backward formulas) are materialised: the loops read raw data.
-  const Tensor a = a_in.is_conj() ? a_in.resolve_conj() : a_in;
-  const Tensor w = w_in.is_conj() ? w_in.resolve_conj() : w_in;
+  // The loops index three dims: 2-D operands become a batch of one here.
+  const Tensor a3 = a_in.dim() == 2 ? a_in.unsqueeze(0) : a_in, w3 = w_in.dim() == 2 ? w_in.unsqueeze(0) : w_in;
+  const Tensor out = out_in.dim() == 2 ? out_in.unsqueeze(0) : out_in;
+  const Tensor a = a3.is_conj() ? a3.resolve_conj() : a3;
+  const Tensor w = w3.is_conj() ? w3.resolve_conj() : w3;
   const Tensor bias = bias_in.defined() && bias_in.is_conj() ? bias_in.resolve_conj() : bias_in;
   visit_dtype<kGroupInt | kGroupFloating | kGroupComplex>(out.scalar_type(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -355,7 +374,7 @@ void matmul(const char* op, const Tensor& a, const Tensor& w, const Tensor& bias
             const Scalar& alpha, const Scalar& beta) {
   const ScalarType t = out.scalar_type();
   Tensor o = out;  // the handle is const, the data is written
-  if (a.size(2) == 0) {
+  if (a.size(-1) == 0) {
     // An empty inner dim: the product is zero, oneDNN rejects k = 0.
     if (beta.to_complex() == std::complex<double>(0, 0)) o.zero_();
     else o.mul_(beta);

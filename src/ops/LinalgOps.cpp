@@ -31,7 +31,7 @@ Tensor mm_impl(const Tensor& a, const Tensor& b) {
                shape_str(b.sizes()), a.size(0), a.size(1), b.size(0), b.size(1));
   Tensor out = empty({a.size(0), b.size(1)}, a.options());
   if (out.is_meta() || out.numel() == 0) return out;
-  cpu::matmul("mm", a.unsqueeze(0), b.unsqueeze(0), Tensor(), out.unsqueeze(0), 1, 0);
+  cpu::matmul("mm", a, b, Tensor(), out, 1, 0);
   return out;
 }
 
@@ -71,11 +71,11 @@ Tensor addmm_impl(const Tensor& self, const Tensor& a, const Tensor& b, const Sc
   // A row vector added once (beta 1, alpha 1: oneDNN scales the bias with the output) is a fused
   // bias, linear's case; otherwise the product is summed into a copy of self.
   if (is_one(beta) && is_one(alpha) && self.numel() == m && (self.dim() == 1 || (self.dim() == 2 && self.size(0) == 1)) && m > 1) {
-    cpu::matmul("addmm", a.unsqueeze(0), b.unsqueeze(0), self.reshape({m}), out.unsqueeze(0), 1, 0);
+    cpu::matmul("addmm", a, b, self.reshape({m}), out, 1, 0);
     return out;
   }
   if (!is_zero(beta)) out.copy_(self.expand({n, m}));
-  cpu::matmul("addmm", a.unsqueeze(0), b.unsqueeze(0), Tensor(), out.unsqueeze(0), alpha, is_zero(beta) ? Scalar(0) : beta);
+  cpu::matmul("addmm", a, b, Tensor(), out, alpha, is_zero(beta) ? Scalar(0) : beta);
   return out;
 }
 
@@ -101,8 +101,8 @@ Tensor linear_impl(const Tensor& x, const Tensor& w, const Tensor& bias) {
   if (out.is_meta() || out.numel() == 0) return out;
   const int64_t rows = x.numel() / std::max<int64_t>(x.size(-1), 1);
   Tensor x2 = x.dim() == 2 ? x : x.reshape({rows, x.size(-1)});
-  cpu::matmul("linear", x2.unsqueeze(0), w.t().unsqueeze(0), bias.defined() ? bias.reshape({of}) : bias,
-              out.view({1, rows, of}), 1, 0);
+  cpu::matmul("linear", x2, w.t(), bias.defined() ? bias.reshape({of}) : bias,
+              out.dim() == 2 ? out : out.view({rows, of}), 1, 0);
   return out;
 }
 
