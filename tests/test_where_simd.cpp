@@ -4,6 +4,8 @@
 // Random bit patterns are used as values, so float NaNs (with payloads), -0.0 and infinities
 // occur; results are compared byte for byte with a plain loop over contiguous copies.
 #include <gtest/gtest.h>
+
+#include <complex>
 #include <tensor/tensor.h>
 
 #include <cmath>
@@ -112,6 +114,20 @@ TEST(WhereSimd, ScalarOverloadKeepsNaN) {
   }
 }
 
+TEST(MaskedFillSimd, OutOfPlaceReadsConjViews) {
+  // A lazy conj view is read with its conj applied; the input is left untouched.
+  Tensor re = randn({6}, kFloat64), im = randn({6}, kFloat64);
+  Tensor z = re.to(kComplex128) + im.to(kComplex128) * scalar_tensor(std::complex<double>(0, 1), kComplex128);
+  Tensor m = tensor::tensor({true, false, false, true, false, true});
+  Tensor got = z.conj().masked_fill(m, 0.0);
+  for (int64_t i = 0; i < 6; ++i) {
+    const bool filled = m[i].item<bool>();
+    EXPECT_EQ(got.real()[i].item<double>(), filled ? 0.0 : re[i].item<double>()) << i;
+    EXPECT_EQ(got.imag()[i].item<double>(), filled ? 0.0 : -im[i].item<double>()) << i;
+  }
+  EXPECT_TRUE(z.imag().equal(im));
+}
+
 TEST(MaskedFillSimd, RandomMasksAllLayouts) {
   for (ScalarType dt : kDtypes)
     for (int64_t n : kLens) {
@@ -122,6 +138,12 @@ TEST(MaskedFillSimd, RandomMasksAllLayouts) {
       Tensor vt = scalar_tensor(v, TensorOptions(dt));
       Tensor x = rand_bits({n}, dt), m = rand_mask({n});
       expect_same_bytes(x.masked_fill(m, v), where_ref(m, vt, x, {n}), "out of place " + tag);
+      // Out of place from a transposed input, and from an input the mask broadcasts ([n] -> [3, n]):
+      // the output is filled in one pass from the input, not copied first.
+      Tensor src_t = rand_bits({n, 3}, dt).t();
+      Tensor m3 = rand_mask({3, n});
+      expect_same_bytes(src_t.masked_fill(m3, v), where_ref(m3, vt, src_t, {3, n}), "out of place transposed " + tag);
+      expect_same_bytes(x.masked_fill(m3, v), where_ref(m3, vt, x, {3, n}), "out of place, input broadcast " + tag);
       // In place on a transposed view, with the mask broadcast over the rows.
       Tensor base = rand_bits({n, 4}, dt);
       Tensor xt = base.t();  // [4, n], strides (1, 4)

@@ -244,9 +244,9 @@ void fill_kernel(const TensorIterator& iter, const Scalar& v) { HWY_DYNAMIC_DISP
 void where_kernel(const TensorIterator& iter) { HWY_DYNAMIC_DISPATCH(WhereKernelImpl)(iter); }
 // masked_fill(_)'s loop (src/ops/IndexOps.cpp checks first): value is a 0-dim tensor of self's
 // dtype, broadcast with stride 0, and self is both the output and the "else" operand.
-void masked_fill_where(const Tensor& self, const Tensor& mask, const Tensor& value, const char* op) {
+void masked_fill_where(const Tensor& out, const Tensor& mask, const Tensor& value, const Tensor& src, const char* op) {
   TensorIterator it;
-  it.name(op).add_output(self).add_input(mask).add_input(value).add_input(self).no_input_cast(1);
+  it.name(op).add_output(out).add_input(mask).add_input(value).add_input(src).no_input_cast(1);
   it.resize_outputs(false).build();
   where_kernel(it);
 }

@@ -14,7 +14,8 @@ namespace cpu {
 // self = where(mask, value, self) through the Highway where kernel (kernels/cpu/CopyKernels.cpp).
 // Declared here, not via kernels/cpu/Elementwise.h, whose TensorIterator.h overlap checks
 // would clash with this file's own.
-void masked_fill_where(const Tensor& self, const Tensor& mask, const Tensor& value, const char* op);
+/// out = where(mask, value, src), mask and src broadcast to out's shape (src may be out itself).
+void masked_fill_where(const Tensor& out, const Tensor& mask, const Tensor& value, const Tensor& src, const char* op);
 }  // namespace cpu
 namespace ops {
 
@@ -392,7 +393,10 @@ void check_mask(const Tensor& mask, const char* op) {
   check_cpu_or_meta(mask, op, "mask");
 }
 
-Tensor& masked_fill_impl(Tensor& self, const Tensor& mask_in, const Scalar& value, const char* op) {
+/// self = where(mask, value, src), src being self for the in-place op or, out of place, the
+/// input broadcast into a fresh self: one pass, not a copy then a fill.
+Tensor& masked_fill_impl(Tensor& self, const Tensor& mask_in, const Scalar& value, const char* op,
+                         const Tensor* src = nullptr) {
   TENSOR_CHECK(self.defined(), "{}: self is undefined", op);
   check_cpu_or_meta(self, op, "self");
   check_mask(mask_in, op);
@@ -414,7 +418,7 @@ Tensor& masked_fill_impl(Tensor& self, const Tensor& mask_in, const Scalar& valu
     using T = typename decltype(tag)::type;
     *static_cast<T*>(fillv.data_ptr()) = checked_scalar<T>(value, op);
   });
-  cpu::masked_fill_where(self, mask, fillv, op);
+  cpu::masked_fill_where(self, mask, fillv, src ? *src : self, op);
   self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
@@ -429,8 +433,8 @@ Tensor masked_fill_kernel(const Tensor& self, const Tensor& mask, const Scalar& 
                shape_str(self.sizes()));
   // As PyTorch: the output takes the broadcast shape of self and mask.
   Tensor out = empty(shape, self.options());
-  if (!out.is_meta()) out.copy_(self.expand(shape));
-  masked_fill_impl(out, mask, value, op);
+  check_cpu_or_meta(self, op, "self");
+  masked_fill_impl(out, mask, value, op, &self);
   return out;
 }
 Tensor& masked_fill_inplace_kernel(Tensor& self, const Tensor& mask, const Scalar& value) {
