@@ -110,8 +110,6 @@ MultiheadAttentionForwardFuncOptions::MultiheadAttentionForwardFuncOptions(
 
 namespace {
 
-std::string describe_or_none(const Tensor& t) { return t.defined() ? t.describe() : std::string("undefined"); }
-
 // The [.., S] mask widened by `extra` zero columns: the appended bias_kv / zero_attn keys are
 // attended by every query (libtorch pads bool masks with false and float masks with 0; on the
 // additive form both are 0).
@@ -159,7 +157,7 @@ std::tuple<Tensor, Tensor> mha_forward(const char* op, const Tensor& query, cons
     const Tensor& w = o.in_proj_weight();
     TENSOR_CHECK(w.defined() && w.dim() == 2 && w.size(0) == 3 * E && w.size(1) == E,
                  "{}: in_proj_weight must be [3 * embed_dim, embed_dim] = [{}, {}], got {}", op, 3 * E, E,
-                 describe_or_none(w));
+                 w.describe());
     TENSOR_CHECK(key.size(-1) == E && value.size(-1) == E,
                  "{}: with one in_proj_weight {} the last dim of key and value must be embed_dim = {} (kdim / vdim "
                  "need separate projection weights), got key {}, value {}",
@@ -177,7 +175,7 @@ std::tuple<Tensor, Tensor> mha_forward(const char* op, const Tensor& query, cons
     auto check_w = [&](const Tensor& w, const char* wname, const Tensor& x, const char* xname, const char* dname) {
       TENSOR_CHECK(w.defined() && w.dim() == 2 && w.size(0) == E && w.size(1) == x.size(-1),
                    "{}: {} must be [embed_dim, {}] = [{}, {}] for {} {}, got {} {}", op, wname, dname, E, x.size(-1),
-                   xname, x.describe(), wname, describe_or_none(w));
+                   xname, x.describe(), wname, w.describe());
     };
     check_w(o.q_proj_weight(), "q_proj_weight", query, "query", "embed_dim");
     check_w(o.k_proj_weight(), "k_proj_weight", key, "key", "kdim");
@@ -190,7 +188,7 @@ std::tuple<Tensor, Tensor> mha_forward(const char* op, const Tensor& query, cons
   // bias_k / bias_v: one more key and value, the same for every batch item.
   const Tensor &bk = o.bias_k(), &bv = o.bias_v();
   TENSOR_CHECK(bk.defined() == bv.defined(), "{}: bias_k and bias_v must be both defined or both undefined, got {}, {}",
-               op, describe_or_none(bk), describe_or_none(bv));
+               op, bk.describe(), bv.describe());
   int64_t extra = 0;
   if (bk.defined()) {
     for (const Tensor* t : {&bk, &bv})
