@@ -123,8 +123,8 @@ Tensor pad_keys(const Tensor& additive, int64_t extra) {
 // Note [MultiheadAttention forward]
 // libtorch 1.13's multi_head_attention_forward (Python's semantics where the C++ port is
 // narrower: 3-D attn_mask, unbatched inputs, kdim != vdim), in the order: in-projection (fused
-// for self-attention), bias_k / bias_v appended as key / value S, zero key / value appended per
-// head as S + 1, masks widened by as many zero (attend) columns, then softmax(q k^T / sqrt(hd)
+// for self-attention), bias_k / bias_v appended as one more key / value, then a zero key / value per
+// head, the masks widened by as many zero (attend) columns, then softmax(q k^T / sqrt(hd)
 // + mask) v and out_proj. `op` names the caller in errors (the module or the functional).
 std::tuple<Tensor, Tensor> mha_forward(const char* op, const Tensor& query, const Tensor& key, const Tensor& value,
                                        const F::MultiheadAttentionForwardFuncOptions& o) {
