@@ -5,6 +5,9 @@
 #include <cmath>
 #include <limits>
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "src/core/Check.h"
 #include "tensor/autograd/autograd.h"
@@ -85,6 +88,180 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 
 }  // namespace functional
 
+// ---- multi_head_attention_forward ----
+
+namespace functional {
+
+MultiheadAttentionForwardFuncOptions::MultiheadAttentionForwardFuncOptions(
+    int64_t embed_dim_to_check, int64_t num_heads, Tensor in_proj_weight, Tensor in_proj_bias, Tensor bias_k,
+    Tensor bias_v, bool add_zero_attn, double dropout_p, Tensor out_proj_weight, Tensor out_proj_bias)
+    : embed_dim_to_check_(embed_dim_to_check),
+      num_heads_(num_heads),
+      in_proj_weight_(std::move(in_proj_weight)),
+      in_proj_bias_(std::move(in_proj_bias)),
+      bias_k_(std::move(bias_k)),
+      bias_v_(std::move(bias_v)),
+      add_zero_attn_(add_zero_attn),
+      dropout_p_(dropout_p),
+      out_proj_weight_(std::move(out_proj_weight)),
+      out_proj_bias_(std::move(out_proj_bias)) {}
+
+}  // namespace functional
+
+namespace {
+
+// The [.., S] mask widened by `extra` zero columns: the appended bias_kv / zero_attn keys are
+// attended by every query (libtorch pads bool masks with false and float masks with 0; on the
+// additive form both are 0).
+Tensor pad_keys(const Tensor& additive, int64_t extra) {
+  if (extra == 0) return additive;
+  std::vector<int64_t> shape(additive.sizes().begin(), additive.sizes().end());
+  shape.back() = extra;
+  return cat({additive, zeros(shape, TensorOptions().dtype(additive.scalar_type()).device(additive.device()))}, -1);
+}
+
+// Note [MultiheadAttention forward]
+// libtorch 1.13's multi_head_attention_forward (Python's semantics where the C++ port is
+// narrower: 3-D attn_mask, unbatched inputs, kdim != vdim), in the order: in-projection (fused
+// for self-attention), bias_k / bias_v appended as one more key / value, then a zero key / value per
+// head, the masks widened by as many zero (attend) columns, then softmax(q k^T / sqrt(hd)
+// + mask) v and out_proj. `op` names the caller in errors (the module or the functional).
+std::tuple<Tensor, Tensor> mha_forward(const char* op, const Tensor& query, const Tensor& key, const Tensor& value,
+                                       const F::MultiheadAttentionForwardFuncOptions& o) {
+  const int64_t E = o.embed_dim_to_check(), H = o.num_heads();
+  TENSOR_CHECK(query.defined() && key.defined() && value.defined(), "{}: query, key and value must be defined", op);
+  TENSOR_CHECK(query.dim() == key.dim() && key.dim() == value.dim() && (query.dim() == 2 || query.dim() == 3),
+               "{}: expected query, key and value all 3-D (batched) or all 2-D (unbatched), got query {}, key {}, "
+               "value {}",
+               op, query.describe(), key.describe(), value.describe());
+  TENSOR_CHECK(H > 0 && E % H == 0, "{}: embed_dim ({}) must be divisible by num_heads ({})", op, E, H);
+  TENSOR_CHECK(query.size(-1) == E, "{}: the last dim of query must be embed_dim = {}, got query {}", op, E,
+               query.describe());
+  const bool batched = query.dim() == 3;
+  // Work in (L, N, E).
+  auto seq_first = [&](const Tensor& t) { return batched ? t : t.unsqueeze(1); };
+  Tensor q = seq_first(query), k = seq_first(key), v = seq_first(value);
+  const int64_t L = q.size(0), N = q.size(1), S = k.size(0), hd = E / H;
+  TENSOR_CHECK(k.size(1) == N && v.size(1) == N && v.size(0) == S,
+               "{}: key and value must have the query's batch size and one length, got query {}, key {}, value {}", op,
+               query.describe(), key.describe(), value.describe());
+  const Tensor& bias = o.in_proj_bias();
+  TENSOR_CHECK(!bias.defined() || (bias.dim() == 1 && bias.size(0) == 3 * E),
+               "{}: in_proj_bias must be [3 * embed_dim] = [{}], got {}", op, 3 * E, bias.describe());
+
+  // In-projection: one linear for self-attention (the common case), three otherwise.
+  Tensor qp, kp, vp;
+  std::vector<Tensor> b(3);
+  if (bias.defined()) b = bias.chunk(3, 0);
+  if (!o.use_separate_proj_weight()) {
+    const Tensor& w = o.in_proj_weight();
+    TENSOR_CHECK(w.defined() && w.dim() == 2 && w.size(0) == 3 * E && w.size(1) == E,
+                 "{}: in_proj_weight must be [3 * embed_dim, embed_dim] = [{}, {}], got {}", op, 3 * E, E,
+                 w.describe());
+    TENSOR_CHECK(key.size(-1) == E && value.size(-1) == E,
+                 "{}: with one in_proj_weight {} the last dim of key and value must be embed_dim = {} (kdim / vdim "
+                 "need separate projection weights), got key {}, value {}",
+                 op, w.describe(), E, key.describe(), value.describe());
+    if (query.is_same(key) && key.is_same(value)) {
+      auto qkv = tensor::linear(q, w, bias).chunk(3, -1);
+      qp = qkv[0], kp = qkv[1], vp = qkv[2];
+    } else {
+      auto ws = w.chunk(3, 0);
+      qp = tensor::linear(q, ws[0], b[0]);
+      kp = tensor::linear(k, ws[1], b[1]);
+      vp = tensor::linear(v, ws[2], b[2]);
+    }
+  } else {
+    auto check_w = [&](const Tensor& w, const char* wname, const Tensor& x, const char* xname, const char* dname) {
+      TENSOR_CHECK(w.defined() && w.dim() == 2 && w.size(0) == E && w.size(1) == x.size(-1),
+                   "{}: {} must be [embed_dim, {}] = [{}, {}] for {} {}, got {} {}", op, wname, dname, E, x.size(-1),
+                   xname, x.describe(), wname, w.describe());
+    };
+    check_w(o.q_proj_weight(), "q_proj_weight", query, "query", "embed_dim");
+    check_w(o.k_proj_weight(), "k_proj_weight", key, "key", "kdim");
+    check_w(o.v_proj_weight(), "v_proj_weight", value, "value", "vdim");
+    qp = tensor::linear(q, o.q_proj_weight(), b[0]);
+    kp = tensor::linear(k, o.k_proj_weight(), b[1]);
+    vp = tensor::linear(v, o.v_proj_weight(), b[2]);
+  }
+
+  // bias_k / bias_v: one more key and value, the same for every batch item.
+  const Tensor &bk = o.bias_k(), &bv = o.bias_v();
+  TENSOR_CHECK(bk.defined() == bv.defined(), "{}: bias_k and bias_v must be both defined or both undefined, got {}, {}",
+               op, bk.describe(), bv.describe());
+  int64_t extra = 0;
+  if (bk.defined()) {
+    for (const Tensor* t : {&bk, &bv})
+      TENSOR_CHECK(t->dim() == 3 && t->size(0) == 1 && t->size(1) == 1 && t->size(2) == E,
+                   "{}: bias_k and bias_v must be [1, 1, embed_dim] = [1, 1, {}], got bias_k {}, bias_v {}", op, E,
+                   bk.describe(), bv.describe());
+    kp = cat({kp, bk.expand({1, N, E})}, 0);
+    vp = cat({vp, bv.expand({1, N, E})}, 0);
+    ++extra;
+  }
+  // (S, N, E) -> (N, H, S, hd).
+  auto heads = [&](const Tensor& t) { return t.reshape({t.size(0), N, H, hd}).permute({1, 2, 0, 3}); };
+  qp = heads(qp), kp = heads(kp), vp = heads(vp);
+  if (o.add_zero_attn()) {
+    Tensor z = zeros({N, H, 1, hd}, TensorOptions().dtype(kp.scalar_type()).device(kp.device()));
+    kp = cat({kp, z}, 2);
+    vp = cat({vp, z}, 2);
+    ++extra;
+  }
+
+  const ScalarType dtype = query.scalar_type();
+  Tensor additive;
+  if (o.attn_mask().defined()) {
+    const Tensor& am = o.attn_mask();
+    Tensor m = additive_mask(am, dtype, /*masked_when=*/true, op, "attn_mask");
+    if (m.dim() == 2) {
+      TENSOR_CHECK(m.size(0) == L && m.size(1) == S, "{}: a 2-D attn_mask must be [L, S] = [{}, {}], got {}", op, L, S,
+                   am.describe());
+    } else {
+      TENSOR_CHECK(m.dim() == 3 && m.size(0) == N * H && m.size(1) == L && m.size(2) == S,
+                   "{}: a 3-D attn_mask must be [N * num_heads, L, S] = [{}, {}, {}], got {}", op, N * H, L, S,
+                   am.describe());
+      m = m.reshape({N, H, L, S});
+    }
+    additive = pad_keys(m, extra);
+  }
+  if (o.key_padding_mask().defined()) {
+    const Tensor& kpm = o.key_padding_mask();
+    const bool ok = batched ? (kpm.dim() == 2 && kpm.size(0) == N && kpm.size(1) == S)
+                            : (kpm.dim() == 1 && kpm.size(0) == S);
+    TENSOR_CHECK(ok, "{}: key_padding_mask must be [N, S] = [{}, {}] ([S] unbatched), got {}", op, N, S,
+                 kpm.describe());
+    Tensor m = pad_keys(additive_mask(kpm, dtype, /*masked_when=*/true, op, "key_padding_mask").reshape({N, 1, 1, S}),
+                        extra);
+    additive = additive.defined() ? additive.add(m) : m;
+  }
+
+  const double p = o.training() ? o.dropout_p() : 0.0;
+  TENSOR_CHECK(p >= 0 && p < 1, "{}: dropout must be in [0, 1), got {}", op, p);
+  auto [out, weights] = attention(qp, kp, vp, additive, p, 1.0 / std::sqrt(static_cast<double>(hd)));
+  // (N, H, L, hd) -> (L, N, E) -> out_proj.
+  out = tensor::linear(out.permute({2, 0, 1, 3}).reshape({L, N, E}), o.out_proj_weight(), o.out_proj_bias());
+  if (!batched) out = out.squeeze(1);
+
+  Tensor w;
+  if (o.need_weights()) {
+    w = o.average_attn_weights() ? weights.mean({1}) : weights;
+    if (!batched) w = w.squeeze(0);
+  }
+  return {out, w};
+}
+
+}  // namespace
+
+namespace functional {
+
+std::tuple<Tensor, Tensor> multi_head_attention_forward(const Tensor& query, const Tensor& key, const Tensor& value,
+                                                        const MultiheadAttentionForwardFuncOptions& options) {
+  return mha_forward("multi_head_attention_forward", query, key, value, options);
+}
+
+}  // namespace functional
+
 // ---- MultiheadAttention ----
 
 MultiheadAttentionImpl::MultiheadAttentionImpl(const MultiheadAttentionOptions& options_)
@@ -96,107 +273,83 @@ void MultiheadAttentionImpl::reset() {
   const int64_t E = options.embed_dim(), H = options.num_heads();
   TENSOR_CHECK(E > 0 && H > 0 && E % H == 0,
                "MultiheadAttention: embed_dim ({}) must be positive and divisible by num_heads ({})", E, H);
+  TENSOR_CHECK(options.kdim() > 0 && options.vdim() > 0, "MultiheadAttention: kdim ({}) and vdim ({}) must be positive",
+               options.kdim(), options.vdim());
   TENSOR_CHECK(options.dropout() >= 0 && options.dropout() < 1, "MultiheadAttention: dropout must be in [0, 1), got {}",
                options.dropout());
   head_dim = E / H;
-  for (const char* p : {"in_proj_weight", "in_proj_bias"})
+  _qkv_same_embed_dim = options.kdim() == E && options.vdim() == E;
+  // Re-registered from scratch so that a reset with other options gets libtorch's order.
+  for (const char* p : {"in_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "bias_k",
+                        "bias_v"})
     if (parameters_.contains(p)) parameters_.erase(p);
-  in_proj_weight = register_parameter("in_proj_weight", tensor::empty({3 * E, E}));
+  // libtorch's order: the projection weights (the unused ones registered undefined, so that
+  // they are not listed), in_proj_bias, then bias_k / bias_v; out_proj is a child, listed after.
+  if (_qkv_same_embed_dim) {
+    in_proj_weight = register_parameter("in_proj_weight", tensor::empty({3 * E, E}));
+    for (const char* p : {"q_proj_weight", "k_proj_weight", "v_proj_weight"})
+      register_parameter(p, Tensor(), /*requires_grad=*/false);
+    q_proj_weight = k_proj_weight = v_proj_weight = Tensor();
+  } else {
+    q_proj_weight = register_parameter("q_proj_weight", tensor::empty({E, E}));
+    k_proj_weight = register_parameter("k_proj_weight", tensor::empty({E, options.kdim()}));
+    v_proj_weight = register_parameter("v_proj_weight", tensor::empty({E, options.vdim()}));
+    in_proj_weight = register_parameter("in_proj_weight", Tensor(), /*requires_grad=*/false);
+  }
   in_proj_bias = options.bias() ? register_parameter("in_proj_bias", tensor::empty({3 * E}))
                                 : register_parameter("in_proj_bias", Tensor(), /*requires_grad=*/false);
   Linear proj(LinearOptions(E, E).bias(options.bias()));
   if (children_.contains("out_proj")) replace_module("out_proj", proj);
   else register_module("out_proj", proj);
   out_proj = proj;
+  if (options.add_bias_kv()) {
+    bias_k = register_parameter("bias_k", tensor::empty({1, 1, E}));
+    bias_v = register_parameter("bias_v", tensor::empty({1, 1, E}));
+  } else {
+    bias_k = bias_v = Tensor();
+  }
   reset_parameters();
 }
 
 void MultiheadAttentionImpl::reset_parameters() {
   // As libtorch's _reset_parameters: out_proj keeps Linear's weight init, biases are zero.
-  init::xavier_uniform_(in_proj_weight);
+  if (_qkv_same_embed_dim) {
+    init::xavier_uniform_(in_proj_weight);
+  } else {
+    init::xavier_uniform_(q_proj_weight);
+    init::xavier_uniform_(k_proj_weight);
+    init::xavier_uniform_(v_proj_weight);
+  }
   if (in_proj_bias.defined()) init::constant_(in_proj_bias, 0.);
   if (out_proj->bias.defined()) init::constant_(out_proj->bias, 0.);
+  if (bias_k.defined()) init::xavier_normal_(bias_k);
+  if (bias_v.defined()) init::xavier_normal_(bias_v);
 }
 
 std::tuple<Tensor, Tensor> MultiheadAttentionImpl::forward(const Tensor& query, const Tensor& key, const Tensor& value,
                                                            const Tensor& key_padding_mask, bool need_weights,
                                                            const Tensor& attn_mask, bool average_attn_weights) {
   constexpr const char* op = "MultiheadAttention";
-  const int64_t E = options.embed_dim(), H = options.num_heads();
   TENSOR_CHECK(query.defined() && key.defined() && value.defined(), "{}: query, key and value must be defined", op);
-  TENSOR_CHECK(query.dim() == key.dim() && key.dim() == value.dim() && (query.dim() == 2 || query.dim() == 3),
-               "{}: expected query, key and value all 3-D (batched) or all 2-D (unbatched), got query {}, key {}, "
-               "value {}",
-               op, query.describe(), key.describe(), value.describe());
-  TENSOR_CHECK(query.size(-1) == E && key.size(-1) == E && value.size(-1) == E,
-               "{}: the last dim of query, key and value must be embed_dim = {}, got query {}, key {}, value {}", op, E,
-               query.describe(), key.describe(), value.describe());
-  const bool batched = query.dim() == 3;
-  // Work in (L, N, E).
-  auto to_lne = [&](const Tensor& t) {
-    if (!batched) return t.unsqueeze(1);
-    return options.batch_first() ? t.transpose(0, 1) : t;
-  };
-  Tensor q = to_lne(query), k = to_lne(key), v = to_lne(value);
-  const int64_t L = q.size(0), N = q.size(1), S = k.size(0);
-  TENSOR_CHECK(k.size(1) == N && v.size(1) == N && v.size(0) == S,
-               "{}: key and value must have the query's batch size and one length, got query {}, key {}, value {}", op,
-               query.describe(), key.describe(), value.describe());
-
-  // In-projection: one linear for self-attention (the common case), three otherwise.
-  Tensor qp, kp, vp;
-  if (query.is_same(key) && key.is_same(value)) {
-    auto qkv = tensor::linear(q, in_proj_weight, in_proj_bias).chunk(3, -1);
-    qp = qkv[0], kp = qkv[1], vp = qkv[2];
-  } else {
-    auto w = in_proj_weight.chunk(3, 0);
-    std::vector<Tensor> b(3);
-    if (in_proj_bias.defined()) b = in_proj_bias.chunk(3, 0);
-    qp = tensor::linear(q, w[0], b[0]);
-    kp = tensor::linear(k, w[1], b[1]);
-    vp = tensor::linear(v, w[2], b[2]);
-  }
-  // (L, N, E) -> (N, H, L, head_dim).
-  auto heads = [&](const Tensor& t, int64_t len) { return t.reshape({len, N, H, head_dim}).permute({1, 2, 0, 3}); };
-  qp = heads(qp, L), kp = heads(kp, S), vp = heads(vp, S);
-
-  const ScalarType dtype = query.scalar_type();
-  Tensor additive;
-  if (attn_mask.defined()) {
-    Tensor m = additive_mask(attn_mask, dtype, /*masked_when=*/true, op, "attn_mask");
-    if (m.dim() == 2) {
-      TENSOR_CHECK(m.size(0) == L && m.size(1) == S, "{}: a 2-D attn_mask must be [L, S] = [{}, {}], got {}", op, L, S,
-                   attn_mask.describe());
-    } else {
-      TENSOR_CHECK(m.dim() == 3 && m.size(0) == N * H && m.size(1) == L && m.size(2) == S,
-                   "{}: a 3-D attn_mask must be [N * num_heads, L, S] = [{}, {}, {}], got {}", op, N * H, L, S,
-                   attn_mask.describe());
-      m = m.reshape({N, H, L, S});
-    }
-    additive = m;
-  }
-  if (key_padding_mask.defined()) {
-    const bool ok = batched ? (key_padding_mask.dim() == 2 && key_padding_mask.size(0) == N && key_padding_mask.size(1) == S)
-                            : (key_padding_mask.dim() == 1 && key_padding_mask.size(0) == S);
-    TENSOR_CHECK(ok, "{}: key_padding_mask must be [N, S] = [{}, {}] ([S] unbatched), got {}", op, N, S,
-                 key_padding_mask.describe());
-    Tensor m = additive_mask(key_padding_mask, dtype, /*masked_when=*/true, op, "key_padding_mask").reshape({N, 1, 1, S});
-    additive = additive.defined() ? additive.add(m) : m;
-  }
-
-  const double p = is_training() ? options.dropout() : 0.0;
-  auto [out, weights] = attention(qp, kp, vp, additive, p, 1.0 / std::sqrt(static_cast<double>(head_dim)));
-  // (N, H, L, hd) -> (L, N, E) -> out_proj.
-  out = out_proj(out.permute({2, 0, 1, 3}).reshape({L, N, E}));
-  if (!batched) out = out.squeeze(1);
-  else if (options.batch_first()) out = out.transpose(0, 1);
-
-  Tensor w;
-  if (need_weights) {
-    w = average_attn_weights ? weights.mean({1}) : weights;
-    if (!batched) w = w.squeeze(0);
-  }
-  return {out, w};
+  auto o = F::MultiheadAttentionForwardFuncOptions(options.embed_dim(), options.num_heads(), in_proj_weight,
+                                                   in_proj_bias, bias_k, bias_v, options.add_zero_attn(),
+                                                   options.dropout(), out_proj->weight, out_proj->bias)
+               .training(is_training())
+               .key_padding_mask(key_padding_mask)
+               .need_weights(need_weights)
+               .attn_mask(attn_mask)
+               .use_separate_proj_weight(!_qkv_same_embed_dim)
+               .q_proj_weight(q_proj_weight)
+               .k_proj_weight(k_proj_weight)
+               .v_proj_weight(v_proj_weight)
+               .average_attn_weights(average_attn_weights);
+  if (!(options.batch_first() && query.dim() == 3 && key.dim() == 3 && value.dim() == 3)) return mha_forward(op, query, key, value, o);
+  // batch_first: (N, L, E) <-> (L, N, E); self-attention stays one tensor (one fused projection).
+  Tensor q = query.transpose(0, 1);
+  const bool self = query.is_same(key) && key.is_same(value);
+  Tensor k = self ? q : key.transpose(0, 1), v = self ? q : value.transpose(0, 1);
+  auto [out, w] = mha_forward(op, q, k, v, o);
+  return {out.transpose(0, 1), w};
 }
 
 void MultiheadAttentionImpl::pretty_print(std::ostream& stream) const { stream << "tensor::nn::MultiheadAttention"; }

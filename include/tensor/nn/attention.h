@@ -34,30 +34,82 @@ TENSOR_API Tensor scaled_dot_product_attention(const Tensor& query, const Tensor
                                                const Tensor& attn_mask = {}, double dropout_p = 0.0,
                                                bool is_causal = false, std::optional<double> scale = std::nullopt);
 
+/// Options of multi_head_attention_forward, as libtorch's (static_k / static_v are not
+/// supported). The projections are in_proj_weight [3E, E] or, with use_separate_proj_weight,
+/// q_proj_weight [E, E], k_proj_weight [E, kdim], v_proj_weight [E, vdim]; in_proj_bias [3E] or
+/// undefined. bias_k / bias_v [1, 1, E] (both or neither) are appended to the projected keys
+/// and values; add_zero_attn appends a zero key and value per head after that. The masks keep
+/// their user-facing [.., S] shapes and are padded with a zero (attend) column per appended key.
+struct TENSOR_API MultiheadAttentionForwardFuncOptions {
+  MultiheadAttentionForwardFuncOptions(int64_t embed_dim_to_check, int64_t num_heads, Tensor in_proj_weight,
+                                       Tensor in_proj_bias, Tensor bias_k, Tensor bias_v, bool add_zero_attn,
+                                       double dropout_p, Tensor out_proj_weight, Tensor out_proj_bias);
+  TENSOR_ARG(int64_t, embed_dim_to_check);
+  TENSOR_ARG(int64_t, num_heads);
+  TENSOR_ARG(Tensor, in_proj_weight);
+  TENSOR_ARG(Tensor, in_proj_bias);
+  TENSOR_ARG(Tensor, bias_k);
+  TENSOR_ARG(Tensor, bias_v);
+  TENSOR_ARG(bool, add_zero_attn);
+  TENSOR_ARG(double, dropout_p);
+  TENSOR_ARG(Tensor, out_proj_weight);
+  TENSOR_ARG(Tensor, out_proj_bias);
+  /// Dropout applies only when training.
+  TENSOR_ARG(bool, training) = true;
+  TENSOR_ARG(Tensor, key_padding_mask) = {};
+  TENSOR_ARG(bool, need_weights) = true;
+  TENSOR_ARG(Tensor, attn_mask) = {};
+  TENSOR_ARG(bool, use_separate_proj_weight) = false;
+  TENSOR_ARG(Tensor, q_proj_weight) = {};
+  TENSOR_ARG(Tensor, k_proj_weight) = {};
+  TENSOR_ARG(Tensor, v_proj_weight) = {};
+  TENSOR_ARG(bool, average_attn_weights) = true;
+};
+
+/// libtorch's F::multi_head_attention_forward: query [L, N, E], key [S, N, kdim], value
+/// [S, N, vdim] (or 2-D unbatched), masks as nn::MultiheadAttention's. Returns (output
+/// [L, N, E], weights [N, L, S'] averaged over heads or [N, num_heads, L, S'], or undefined
+/// without need_weights), S' = S plus one per bias_kv / zero_attn key.
+TENSOR_API std::tuple<Tensor, Tensor> multi_head_attention_forward(const Tensor& query, const Tensor& key,
+                                                                   const Tensor& value,
+                                                                   const MultiheadAttentionForwardFuncOptions& options);
+
 }  // namespace functional
 
 // ---- MultiheadAttention ----
 
 /// nn::MultiheadAttention: embed_dim split over num_heads heads.
 struct MultiheadAttentionOptions {
-  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads) : embed_dim_(embed_dim), num_heads_(num_heads) {}
+  /// kdim and vdim default to embed_dim, as libtorch.
+  MultiheadAttentionOptions(int64_t embed_dim, int64_t num_heads)
+      : embed_dim_(embed_dim), num_heads_(num_heads), kdim_(embed_dim), vdim_(embed_dim) {}
   TENSOR_ARG(int64_t, embed_dim);
   TENSOR_ARG(int64_t, num_heads);
+  /// Features of key and value; either != embed_dim gives separate q/k/v_proj_weight.
+  TENSOR_ARG(int64_t, kdim);
+  TENSOR_ARG(int64_t, vdim);
   /// Dropout on the attention weights (training only).
   TENSOR_ARG(double, dropout) = 0.0;
   /// in_proj_bias and out_proj.bias.
   TENSOR_ARG(bool, bias) = true;
+  /// Learned bias_k / bias_v [1, 1, E] appended to the key and value sequences.
+  TENSOR_ARG(bool, add_bias_kv) = false;
+  /// A zero key and value appended per head (after bias_kv).
+  TENSOR_ARG(bool, add_zero_attn) = false;
   /// Inputs and output as (N, L, E) instead of libtorch's (L, N, E).
   TENSOR_ARG(bool, batch_first) = false;
 };
 
-/// Parameters as libtorch: in_proj_weight [3E, E] (xavier_uniform_), in_proj_bias [3E]
-/// (zeros), out_proj = Linear(E, E) with its bias zeroed. query [L, N, E], key/value [S, N, E]
-/// (or [L, E] / [S, E] unbatched; [N, L, E] with batch_first). key_padding_mask [N, S]: bool
-/// true = ignore that key, or floating (added). attn_mask [L, S] or [N * num_heads, L, S]: bool
-/// true = not allowed to attend, or floating (added). Returns (output [L, N, E], weights): the
-/// weights are [N, L, S] averaged over heads (or [N, num_heads, L, S]) when need_weights, else
-/// undefined.
+/// Parameters as libtorch, in its registration order: in_proj_weight [3E, E] when kdim == vdim
+/// == embed_dim, else q_proj_weight [E, E], k_proj_weight [E, kdim], v_proj_weight [E, vdim]
+/// (xavier_uniform_); in_proj_bias [3E] (zeros); bias_k, bias_v [1, 1, E] with add_bias_kv
+/// (xavier_normal_); out_proj = Linear(E, E) with its bias zeroed. query [L, N, E], key
+/// [S, N, kdim], value [S, N, vdim] (or 2-D unbatched; [N, L, E] with batch_first).
+/// key_padding_mask [N, S]: bool true = ignore that key, or floating (added). attn_mask [L, S]
+/// or [N * num_heads, L, S]: bool true = not allowed to attend, or floating (added). Returns
+/// (output [L, N, E], weights): the weights are [N, L, S'] averaged over heads (or
+/// [N, num_heads, L, S']) when need_weights, else undefined; S' counts the bias_kv and
+/// zero_attn keys.
 class TENSOR_API MultiheadAttentionImpl : public Module {
  public:
   MultiheadAttentionImpl(int64_t embed_dim, int64_t num_heads)
@@ -71,10 +123,20 @@ class TENSOR_API MultiheadAttentionImpl : public Module {
   void pretty_print(std::ostream& stream) const override;
 
   MultiheadAttentionOptions options;
+  /// kdim == vdim == embed_dim: one in_proj_weight, else q/k/v_proj_weight.
+  bool _qkv_same_embed_dim = true;
+  /// Undefined unless _qkv_same_embed_dim.
   Tensor in_proj_weight;
   /// Undefined without bias.
   Tensor in_proj_bias;
+  /// Undefined without add_bias_kv.
+  Tensor bias_k;
+  Tensor bias_v;
   Linear out_proj{nullptr};
+  /// Undefined when _qkv_same_embed_dim.
+  Tensor q_proj_weight;
+  Tensor k_proj_weight;
+  Tensor v_proj_weight;
   int64_t head_dim = 0;
 };
 TENSOR_MODULE(MultiheadAttention);
