@@ -309,3 +309,18 @@ TEST(ChannelsLastLayout, AmbiguousLayoutCarriesThroughAChain) {
   EXPECT_EQ(strides_of(yn), (Dims{96, 24, 6, 1}));
   expect_close(vals(y), vals(yn), 1e-4, "chain");
 }
+
+TEST(ChannelsLastLayout, UnbatchedChannelsLastTakesNchw) {
+  // An unbatched (C, H, W) view of an (H, W, C) image becomes (1, C, H, W) with N's stride C,
+  // which libtorch's suggest_memory_format reads as NCHW: its conv2d and max_pool2d return
+  // NCHW strides (measured), and so do these.
+  manual_seed(6);
+  Tensor x = randn({4, 6, 3}).permute({2, 0, 1});
+  Tensor w = randn({5, 3, 1, 1});
+  Tensor y = conv2d(x, w);
+  EXPECT_EQ(strides_of(y), (Dims{24, 6, 1}));
+  expect_close(vals(y), ref_conv2d(vals(x), {1, 3, 4, 6}, vals(w), {5, 3, 1, 1}, Vec(5, 0.0), 0), 1e-4, "conv2d");
+  Tensor p = max_pool2d(x, {2, 2});
+  EXPECT_EQ(strides_of(p), (Dims{6, 3, 1}));
+  expect_close(vals(p), ref_max_pool(vals(x), {1, 3, 4, 6}, 2), 0, "max_pool2d");
+}
