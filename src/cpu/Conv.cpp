@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
+#include "src/cpu/Layout.h"
 #include "src/cpu/OneDNN.h"
 #include "src/ops/ConvOps.h"
 #include "tensor/ops.h"
@@ -55,8 +56,9 @@ Layout nchw_layout() {
   return l;
 }
 
-/// Activations: channels-last when the output (allocated like the input) is channels-last.
-bool use_channels_last(const Tensor& out) { return is_channels_last(out) || nchw_layout() == Layout::Nhwc; }
+/// Activations: channels-last when the output (allocated in the layout the input prefers)
+/// prefers it (Note [Channels-last layout]).
+bool use_channels_last(const Tensor& out) { return prefers_channels_last(out) || nchw_layout() == Layout::Nhwc; }
 
 memory::dims dims_of(IntArrayRef v) { return memory::dims(v.begin(), v.end()); }
 

@@ -17,16 +17,6 @@
 #include "src/ops/PoolNormOps.h"
 
 namespace tensor::cpu {
-
-bool is_channels_last_4d(const Tensor& t) {
-  if (t.dim() != 4) return false;
-  const int64_t c = t.size(1), h = t.size(2), w = t.size(3);
-  IntArrayRef s = t.strides();
-  // Size-1 dims may carry any stride (as libtorch's channels_last check).
-  return (c == 1 || s[1] == 1) && (w == 1 || s[3] == c) && (h == 1 || s[2] == w * c) &&
-         (t.size(0) == 1 || s[0] == h * w * c) && !(c == 1 && t.is_contiguous());
-}
-
 namespace ref {
 namespace {
 

@@ -1,6 +1,7 @@
 // oneDNN pooling (float32 and bfloat16): max forward, average forward and backward, each
 // primitive cached under every parameter (Note [Primitive cache] in src/cpu/OneDNN.h).
 // Tensors are described as they lie (contiguous NCHW or channels-last NHWC), so no reorder.
+#include "src/cpu/Layout.h"
 #include "src/cpu/OneDNN.h"
 #include "src/ops/PoolNormOps.h"
 
@@ -64,7 +65,7 @@ void forward(const char* op, algorithm alg, const Tensor& x, const Pool2d& p, co
 }  // namespace
 
 bool pool_layout_ok(const Tensor& x) {
-  return supports(x.scalar_type()) && x.dim() == 4 && (x.is_contiguous() || is_channels_last_4d(x));
+  return supports(x.scalar_type()) && x.dim() == 4 && (x.is_contiguous() || is_channels_last_contiguous(x));
 }
 
 void max_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out) {

@@ -7,27 +7,11 @@
 #include <algorithm>
 
 #include "src/core/Check.h"
+#include "src/cpu/Layout.h"
 #include "tensor/conv.h"
 #include "tensor/ops.h"
 
 namespace tensor {
-
-namespace cpu {
-bool is_channels_last(const Tensor& t) {
-  if (t.dim() < 3 || t.is_contiguous()) return false;
-  // Expected strides of the (N, spatial..., C) order; size-1 dims may have any stride.
-  int64_t expect = 1;
-  auto check = [&](int64_t d) {
-    if (t.size(d) != 1 && t.stride(d) != expect) return false;
-    expect *= t.size(d);
-    return true;
-  };
-  if (!check(1)) return false;
-  for (int64_t d = t.dim() - 1; d >= 2; --d)
-    if (!check(d)) return false;
-  return check(0);
-}
-}  // namespace cpu
 
 namespace ops {
 namespace {
@@ -45,23 +29,9 @@ DimVector output_sizes(const Tensor& input, const Tensor& weight, const ConvPara
   return out;
 }
 
-/// Strides of a dense channels-last tensor of these sizes.
-DimVector channels_last_strides(IntArrayRef sizes) {
-  DimVector st(sizes.size(), 1);
-  int64_t s = std::max<int64_t>(sizes[1], 1);
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 2; --d) {
-    st[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
-  }
-  st[0] = s;
-  return st;
-}
-
-/// An activation-shaped result laid out like `like` (channels-last stays channels-last).
+/// An activation-shaped result laid out as `like` prefers (Note [Channels-last layout]).
 Tensor empty_like_layout(IntArrayRef sizes, const Tensor& like, ScalarType t) {
-  const TensorOptions o = like.options().dtype(t);
-  if (cpu::is_channels_last(like)) return empty_strided(sizes, channels_last_strides(sizes), o);
-  return empty(sizes, o);
+  return cpu::empty_in_layout_of(sizes, like, like.options().dtype(t));
 }
 
 ConvParams make_params(IntArrayRef stride, IntArrayRef pad_l, IntArrayRef pad_r, IntArrayRef dilation,

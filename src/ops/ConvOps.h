@@ -53,10 +53,6 @@ struct ConvParams {
   int64_t spatial() const { return static_cast<int64_t>(stride.size()); }
 };
 
-/// True when t (N, C, spatial...) is dense channels-last (C innermost, then the spatial dims,
-/// then N) and not also NCHW-contiguous. Such inputs give channels-last outputs.
-bool is_channels_last(const Tensor& t);
-
 // oneDNN kernels (src/cpu/Conv.cpp), for float32 and bfloat16 only. Outputs are allocated by
 // the caller with their final sizes and strides (NCHW-contiguous or channels-last).
 /// out = convolution(input, weight) + bias.

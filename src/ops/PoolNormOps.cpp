@@ -6,6 +6,7 @@
 #include <array>
 
 #include "src/core/Check.h"
+#include "src/cpu/Layout.h"
 #include "src/cpu/OneDNN.h"
 #include "tensor/normalization.h"
 #include "tensor/ops.h"
@@ -29,12 +30,8 @@ void check_floating(const char* op, const Tensor& x) {
 /// mean and variance are float32 for bfloat16 data too).
 ScalarType stat_dtype(ScalarType t) { return t == kFloat64 ? kFloat64 : kFloat32; }
 
-/// An (N, C, H, W) tensor allocated in x's layout: channels-last when x is, else contiguous.
-Tensor empty_in_layout(IntArrayRef sizes, const TensorOptions& o, bool channels_last) {
-  if (!channels_last) return empty(sizes, o);
-  const int64_t c = sizes[1], h = sizes[2], w = sizes[3];
-  return empty_strided(sizes, {h * w * c, 1, w * c, c}, o);
-}
+using cpu::empty_in_layout_of;
+using cpu::empty_row_major_like;
 
 /// A copy of a 4-d tensor laid out channels-last.
 Tensor to_channels_last(const Tensor& t) { return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}); }
@@ -124,14 +121,13 @@ Tensor max_pool2d_impl(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRe
   Tensor x4 = as4d(x);
   if (dnn::supports(x.scalar_type())) {
     x4 = dnn_layout(x4);
-    const bool cl = !x4.is_contiguous();
-    Tensor out = empty_in_layout({g.n, g.c, g.oh, g.ow}, x.options(), cl);
+    Tensor out = empty_in_layout_of({g.n, g.c, g.oh, g.ow}, x4, x.options());
     dnn::max_pool2d(x4, g, out);
     return x.dim() == 3 ? out.squeeze(0) : out;
   }
-  Tensor out = empty(osz, x.options());
+  Tensor out = empty_row_major_like({g.n, g.c, g.oh, g.ow}, x4, x.options());
   ref::max_pool2d(x4.contiguous(), g, out, Tensor());
-  return out;
+  return x.dim() == 3 ? out.squeeze(0) : out;
 }
 
 // Note [Max pooling and NaN]
@@ -152,9 +148,13 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_impl(const Tensor& x, IntArra
   check_floating("max_pool2d_with_indices", x);
   Pool2d g = pool_geometry("max_pool2d_with_indices", x.sizes(), k, s, p, d, ceil_mode);
   DimVector osz = pool_out_sizes(x.sizes(), g);
-  Tensor out = empty(osz, x.options()), idx = empty(osz, x.options().dtype(kInt64));
-  if (x.is_meta() || x.numel() == 0) return {out, idx};
-  ref::max_pool2d(x.contiguous(), g, out, idx);
+  if (x.is_meta() || x.numel() == 0) return {empty(osz, x.options()), empty(osz, x.options().dtype(kInt64))};
+  const Tensor x4 = as4d(x);
+  const DimVector osz4{g.n, g.c, g.oh, g.ow};
+  Tensor out = empty_row_major_like(osz4, x4, x.options());
+  Tensor idx = empty_row_major_like(osz4, x4, x.options().dtype(kInt64));
+  ref::max_pool2d(x4.contiguous(), g, out, idx);
+  if (x.dim() == 3) return {out.squeeze(0), idx.squeeze(0)};
   return {out, idx};
 }
 
@@ -202,13 +202,13 @@ Tensor avg_pool2d_impl(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRe
   Tensor x4 = as4d(x);
   if (dnn_avg_ok(g, x.scalar_type())) {
     x4 = dnn_layout(x4);
-    Tensor out = empty_in_layout({g.n, g.c, g.oh, g.ow}, x.options(), !x4.is_contiguous());
+    Tensor out = empty_in_layout_of({g.n, g.c, g.oh, g.ow}, x4, x.options());
     dnn::avg_pool2d(x4, g, out);
     return x.dim() == 3 ? out.squeeze(0) : out;
   }
-  Tensor out = empty(osz, x.options());
+  Tensor out = empty_row_major_like({g.n, g.c, g.oh, g.ow}, x4, x.options());
   ref::avg_pool2d(x4.contiguous(), g, out);
-  return out;
+  return x.dim() == 3 ? out.squeeze(0) : out;
 }
 
 Tensor avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef k, IntArrayRef s, IntArrayRef p,
@@ -221,7 +221,7 @@ Tensor avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, IntArr
   Tensor g4 = as4d(grad);
   if (dnn_avg_ok(g, grad.scalar_type())) {
     g4 = dnn_layout(g4);
-    Tensor gi = empty_in_layout({g.n, g.c, g.ih, g.iw}, grad.options(), !g4.is_contiguous());
+    Tensor gi = empty_in_layout_of({g.n, g.c, g.ih, g.iw}, g4, grad.options());
     dnn::avg_pool2d_backward(g4, g, gi);
     return in_sizes.size() == 3 ? gi.squeeze(0) : gi;
   }
@@ -272,7 +272,7 @@ Tensor adaptive_avg_pool2d_impl(const Tensor& x, IntArrayRef output_size) {
     a.kw = a.sw = g.iw / g.ow;
     a.count_include_pad = false;
     Tensor x4 = dnn_layout(as4d(x));
-    Tensor out = empty_in_layout({g.n, g.c, g.oh, g.ow}, x.options(), !x4.is_contiguous());
+    Tensor out = empty_in_layout_of({g.n, g.c, g.oh, g.ow}, x4, x.options());
     dnn::avg_pool2d(x4, a, out);
     return x.dim() == 3 ? out.squeeze(0) : out;
   }
@@ -313,11 +313,13 @@ Tensor param_as(const Tensor& t, ScalarType st) { return t.defined() ? t.to(st).
 // compute it through double conversions).
 bool bn_uses_onednn(const Tensor& x) {
   if (!dnn::supports(x.scalar_type())) return false;
-  return x.scalar_type() == kBFloat16 || (!x.is_contiguous() && cpu::is_channels_last_4d(x));
+  return x.scalar_type() == kBFloat16 || (x.dim() == 4 && !x.is_contiguous() && cpu::prefers_channels_last(x));
 }
 
 /// The input in a layout oneDNN's batch_norm reads directly: contiguous, or channels-last 4-d.
-Tensor bn_layout(const Tensor& x) { return x.is_contiguous() || cpu::is_channels_last_4d(x) ? x : x.contiguous(); }
+Tensor bn_layout(const Tensor& x) {
+  return x.is_contiguous() || (x.dim() == 4 && cpu::is_channels_last_contiguous(x)) ? x : x.contiguous();
+}
 
 void update_running(Tensor running, const Tensor& stat, double momentum, double scale) {
   // running = (1 - momentum) * running + momentum * scale * stat, in place in running's dtype.
@@ -359,7 +361,7 @@ NormResult batch_norm_impl(const Tensor& x, const Tensor& w, const Tensor& b, co
     out = empty_strided(xl.sizes(), xl.strides(), x.options());
     dnn::batch_norm(xl, wf, bf, mean, var, training, eps, out);
   } else {
-    out = empty(x.sizes(), x.options());
+    out = empty(x.sizes(), x.options());  // NCHW strides, as libtorch (Note [Channels-last layout])
     ref::batch_norm(x.contiguous(), wf, bf, mean, var, training, eps, out);
   }
   if (training && rm.defined()) {
@@ -383,7 +385,7 @@ NormResult batch_norm_backward_impl(const Tensor& grad, const Tensor& x, const T
   if (training && bn_uses_onednn(x) && x.numel() > 0) {
     Tensor xl = bn_layout(x);
     const bool cl = !xl.is_contiguous();
-    Tensor gl = cl ? (cpu::is_channels_last_4d(g) ? g : to_channels_last(g)) : g.contiguous();
+    Tensor gl = cl ? (cpu::is_channels_last_contiguous(g) ? g : to_channels_last(g)) : g.contiguous();
     Tensor gx = empty_strided(xl.sizes(), xl.strides(), x.options());
     dnn::batch_norm_backward(gl, xl, wf, mean, var, eps, gx, gw, gb);
     return {gx, gw, gb};
@@ -476,7 +478,7 @@ int64_t check_group_norm(const char* op, const Tensor& x, int64_t groups, const 
 NormResult group_norm_impl(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b, double eps) {
   check_group_norm("group_norm", x, groups, w, b);
   const ScalarType st = stat_dtype(x.scalar_type());
-  Tensor out = empty(x.sizes(), x.options());
+  Tensor out = empty_row_major_like(x.sizes(), x, x.options());
   Tensor mean = empty({x.size(0) * groups}, x.options().dtype(st)), var = empty({x.size(0) * groups}, x.options().dtype(st));
   if (x.is_meta() || x.numel() == 0) return {out, mean, var};
   ref::group_norm(x.contiguous(), groups, param_as(w, st), param_as(b, st), eps, out, mean, var);
@@ -489,7 +491,7 @@ NormResult group_norm_backward_impl(const Tensor& grad, const Tensor& x, int64_t
   TENSOR_CHECK(grad.sizes() == x.sizes(), "group_norm_backward: grad_output {} must match the input {}",
                grad.describe(), x.describe());
   const ScalarType st = mean.scalar_type();
-  Tensor gx = empty(x.sizes(), x.options());
+  Tensor gx = empty_row_major_like(x.sizes(), x, x.options());
   Tensor gw = w.defined() ? empty({c}, x.options().dtype(st)) : Tensor();
   Tensor gb = empty({c}, x.options().dtype(st));
   if (x.is_meta()) return {gx, gw, gb};

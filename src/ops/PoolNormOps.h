@@ -77,9 +77,6 @@ struct Pool2d {
   int64_t planes() const { return n * c; }
 };
 
-/// True for a 4-d tensor laid out as (N, H, W, C) in memory (libtorch's channels_last).
-bool is_channels_last_4d(const Tensor& t);
-
 // ---- plain loops (src/cpu/PoolNormRef.cpp): any floating dtype, inputs made contiguous ----
 // They are the float64 path, the fallback where oneDNN lacks a dtype or a mode, and the
 // reference the tests compare against. Accumulation is in double for float64, float otherwise.
