@@ -798,7 +798,7 @@ TEST(Reduce, Softmax) {
   // Against a double reference: rows long enough for the vector loops, with tails, along
   // the last, a middle and the first dim, and in several layouts.
   manual_seed(13);
-  for (const Shape& shape : {Shape{3, 5, 37}, Shape{2, 4, 1000}, Shape{7, 3, 2}}) {
+  for (const Shape& shape : {Shape{3, 5, 37}, Shape{2, 4, 1000}, Shape{7, 3, 2}, Shape{4, 2, 10}}) {
     Tensor r = randn(shape, TensorOptions().dtype(kFloat64)) * 4;
     std::vector<double> data = values(r);
     for (auto& [name, v] : layouts(r)) {
