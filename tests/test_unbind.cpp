@@ -269,7 +269,8 @@ TEST(Unbind, InplaceOnPieceRaisesWhenBaseRequiresGrad) {
   EXPECT_NE(m0.find("Output 0 of UnbindBackward0 is a view and is being modified inplace. This view is the output of "
                     "a function that returns multiple views. Such functions do not allow the output views to be "
                     "modified inplace. You should replace the inplace operation by an out-of-place one"),
-            std::string::npos) << m0;
+            std::string::npos)
+      << m0;
   std::string m1 = error_of([&] { y.unbind(1)[1].copy_(leaf.select(1, 0)); });
   EXPECT_NE(m1.find("Output 1 of UnbindBackward0 is a view"), std::string::npos) << m1;
   std::string m2 = error_of([&] { tensor::unbind(y, -2)[2].add_(1); });
