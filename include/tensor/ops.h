@@ -206,6 +206,9 @@ TENSOR_API Tensor stack(TensorList tensors, int64_t dim = 0);
 TENSOR_API std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim = 0);
 TENSOR_API std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim = 0);
 TENSOR_API std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim = 0);
+/// Removes `dim`: a.size(dim) views of `a`, the i-th equal to a.select(dim, i) (empty when the
+/// dim has size 0). Writing one in place while `a` requires grad raises, as for split/chunk.
+TENSOR_API std::vector<Tensor> unbind(const Tensor& a, int64_t dim = 0);
 TENSOR_API Tensor reshape(const Tensor& a, IntArrayRef sizes);
 TENSOR_API Tensor transpose(const Tensor& a, int64_t d0, int64_t d1);
 TENSOR_API Tensor permute(const Tensor& a, IntArrayRef dims);

@@ -211,7 +211,7 @@ void remember_view_base(const Tensor& out, const Tensor& base) {
 }
 
 // Note [Multi-output views]
-// PyTorch records split/chunk as one node with several outputs, which it cannot rebase when
+// PyTorch records split/chunk/unbind as one node with several outputs, which it cannot rebase when
 // one output is written in place, so it forbids that while recording. CopySlices here could
 // handle it, but the error is kept for parity where it matters (the base requires grad, so the
 // write would change recorded history); writing into the pieces of a tensor that does not

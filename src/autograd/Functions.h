@@ -149,7 +149,7 @@ void remember_view_base(const Tensor& out, const Tensor& base);
 /// Rebuilds a view's grad_fn from its base's current history when the base requires grad and the
 /// storage was written since the view's history was recorded (or it has none yet).
 void refresh_view_history(const Tensor& t);
-/// Marks the outputs of a multi-output view function (split, chunk) made with grad mode on, so
+/// Marks the outputs of a multi-output view function (split, chunk, unbind) made with grad mode on, so
 /// that in-place writes into them raise PyTorch's error when their base requires grad
 /// (Note [Multi-output views]). `node_name`: PyTorch's backward node name (SplitBackward0).
 void mark_multi_output_views(const std::vector<Tensor>& outs, const char* node_name);

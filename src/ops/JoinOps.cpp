@@ -1,4 +1,4 @@
-// Joining and splitting: cat, stack (copies into one new tensor), split, chunk (views).
+// Joining and splitting: cat, stack (copies into one new tensor), split, chunk, unbind (views).
 #include <cstring>
 
 #include "src/autograd/Functions.h"
@@ -194,9 +194,29 @@ std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
   return split(a, split_size, dim);
 }
 
+std::vector<Tensor> unbind(const Tensor& a, int64_t dim) {
+  TENSOR_CHECK(a.defined(), "unbind: tensor is undefined");
+  const int64_t nd = a.dim();
+  TENSOR_CHECK(nd > 0, "unbind: cannot unbind a 0-dim tensor (shape {}, {}, dim {})", detail::shape_str(a.sizes()),
+               a.dtype(), dim);
+  TENSOR_CHECK(dim >= -nd && dim < nd,
+               "unbind: dim {} is out of range for a tensor of shape {} ({}) with {} dims (expected a dim in [{}, {}])",
+               dim, detail::shape_str(a.sizes()), a.dtype(), nd, -nd, nd - 1);
+  if (dim < 0) dim += nd;
+  const int64_t n = a.size(dim);
+  std::vector<Tensor> out;
+  out.reserve(static_cast<size_t>(n));
+  // Each piece is a select view with its own SelectBackward, so unused pieces contribute no
+  // gradient (zeros), which is what libtorch's UnbindBackward (a stack of the grads) gives.
+  for (int64_t i = 0; i < n; ++i) out.push_back(a.select(dim, i));
+  autograd::mark_multi_output_views(out, "UnbindBackward0");  // Note [Multi-output views]
+  return out;
+}
+
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   return tensor::split(*this, split_size, dim);
 }
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return tensor::chunk(*this, chunks, dim); }
+std::vector<Tensor> Tensor::unbind(int64_t dim) const { return tensor::unbind(*this, dim); }
 
 }  // namespace tensor

@@ -115,6 +115,8 @@ class TENSOR_API Tensor {
   Tensor reshape_as(const Tensor& o) const { return reshape(o.sizes()); }
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  /// size(dim) views, the i-th equal to select(dim, i) (libtorch's unbind); dim may be negative.
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
 
   // ---- indexing ----
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
