@@ -50,6 +50,11 @@ double sum_dim0() {
   Tensor a = tensor::rand({4096, 4096});
   return median_seconds([&] { Tensor s = a.sum({0}); });
 }
+// A classifier's log_softmax (cross_entropy over 10 classes, batch 128): rows shorter than a vector.
+double log_softmax_small() {
+  Tensor a = tensor::randn({128, 10});
+  return median_seconds([&] { Tensor s = tensor::log_softmax(a, 1); }, 15, 2000);
+}
 double softmax_rows() {
   Tensor a = tensor::rand({4096, 4096});
   return median_seconds([&] { Tensor s = tensor::softmax(a, 1); });
@@ -106,6 +111,7 @@ const bench::AddCases kOpCases({
     {"sum_16M", "ms", 0, "<= 1.0x", sum16},
     {"sum_dim0_4096", "ms", 0, "<= 1.0x", sum_dim0},
     {"softmax_rows_4096", "ms", 0, "<= 0.5x", softmax_rows},
+    {"log_softmax_128x10", "us", 0, "<= 1.0x", log_softmax_small},
 });
 
 

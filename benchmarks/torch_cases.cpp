@@ -46,6 +46,10 @@ TwinTable op_twins() {
     auto a = torch::rand({4096, 4096});
     return median_seconds([&] { auto s = a.sum(0); });
   };
+  t["log_softmax_128x10"] = [] {
+    torch::Tensor a = torch::randn({128, 10});
+    return median_seconds([&] { auto s = torch::log_softmax(a, 1); }, 15, 2000);
+  };
   t["softmax_rows_4096"] = [] {
     auto a = torch::rand({4096, 4096});
     return median_seconds([&] { auto s = torch::softmax(a, 1); });

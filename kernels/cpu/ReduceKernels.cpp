@@ -204,7 +204,8 @@ void SoftmaxRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
     for (; i < n; ++i) y[i] *= inv;
   } else {
     // (x - m) - log(sum), not x - (m + log(sum)): the latter rounds log(sum) at m's magnitude.
-    const T ls = static_cast<T>(std::log(total));
+    // float rows take logf: the double log was a fifth of a 10-class log_softmax.
+    const T ls = std::is_same_v<T, float> ? std::log(static_cast<float>(total)) : static_cast<T>(std::log(total));
     const auto vl = hn::Set(d, ls);
     for (; i + N <= n; i += N) hn::StoreU(hn::Sub(hn::Sub(hn::LoadU(d, x + i), vm), vl), d, y + i);
     for (; i < n; ++i) y[i] = (x[i] - m) - ls;
