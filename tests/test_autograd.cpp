@@ -415,3 +415,40 @@ TEST(Autograd, CopyAndClampInPlaceRecord) {
   }
   EXPECT_TRUE(x.detach().equal(src.detach()));
 }
+
+// Note [Gradient layout contract]: .grad() takes the leaf's strides (values checked by hand),
+// and a gradient is never shared with the caller or with another leaf.
+TEST(Autograd, GradFollowsLeafLayoutAndOwnsItsData) {
+  auto strides = [](const Tensor& t) { return t.strides().vec(); };
+  // A transposed leaf: d/dx sum(x * 2) = 2 everywhere, laid out like x.
+  Tensor x = arange(12, kFloat64).reshape({3, 4}).t().detach().requires_grad_(true);
+  (x * 2).sum().backward();
+  EXPECT_EQ(strides(x.grad()), strides(x));
+  EXPECT_TRUE(x.grad().equal(full({4, 3}, 2.0, kFloat64)));
+  // A second backward accumulates into the same layout: 2 + 3 * x^2 ... d/dx sum(x^3) = 3x^2.
+  (x * x * x).sum().backward();
+  EXPECT_EQ(strides(x.grad()), strides(x));
+  EXPECT_TRUE(x.grad().allclose(x.detach() * x.detach() * 3 + 2));
+  // A channels-last (permuted) leaf: d/dy sum(y^2) = 2y, with y's strides.
+  Tensor y = randn({2, 3, 4, 5}, kFloat64).permute({0, 2, 3, 1}).detach().requires_grad_(true);
+  (y * y).sum().backward();
+  EXPECT_EQ(strides(y.grad()), strides(y));
+  EXPECT_TRUE(y.grad().allclose(y.detach() * 2));
+  // A leaf that is not dense (every other column) gets a row-major gradient.
+  Tensor z = randn({3, 8}, kFloat64).slice(1, 0, 8, 2).detach().requires_grad_(true);
+  z.sum().backward();
+  EXPECT_TRUE(z.grad().is_contiguous());
+  EXPECT_TRUE(z.grad().equal(ones({3, 4}, kFloat64)));
+  // The caller's gradient is copied, not kept: changing it afterwards leaves .grad() alone.
+  Tensor leaf = zeros({3}, kFloat64).requires_grad_(true);
+  Tensor seed = tensor::tensor({1.0, 2.0, 3.0}, kFloat64);
+  leaf.backward(seed);
+  seed.mul_(10);
+  EXPECT_TRUE(leaf.grad().equal(tensor::tensor({1.0, 2.0, 3.0}, kFloat64)));
+  // Two leaves reached by the same gradient tensor (a + b passes it to both) own separate data.
+  Tensor a = zeros({4}, kFloat64).requires_grad_(true), b = zeros({4}, kFloat64).requires_grad_(true);
+  (a + b).sum().backward();
+  a.mutable_grad().add_(5);
+  EXPECT_TRUE(b.grad().equal(ones({4}, kFloat64)));
+  EXPECT_TRUE(a.grad().equal(full({4}, 6.0, kFloat64)));
+}

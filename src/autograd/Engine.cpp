@@ -1,4 +1,5 @@
 // The autograd engine (Note [Autograd engine]) and the Tensor autograd API.
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <mutex>
@@ -24,6 +25,45 @@ namespace {
 std::atomic<uint64_t> g_sequence_nr{0};
 std::atomic<bool> g_anomaly{false};
 
+// Note [Gradient layout contract]
+// As libtorch: a leaf's .grad() has the leaf's strides when the leaf is dense and non-
+// overlapping (a transposed or channels-last parameter gets a transposed or channels-last
+// gradient), else row-major strides. The first gradient is stolen rather than copied when
+// nothing else holds it and it already has that layout (one copy of every parameter per step
+// saved under zero_grad(set_to_none)); otherwise it is copied into that layout.
+
+/// True when t's elements tile its storage span exactly once, in some order of its dims.
+bool non_overlapping_and_dense(const Tensor& t) {
+  const int64_t n = t.dim();
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < n; ++d)
+    if (t.size(d) != 1) dims.push_back(d);
+  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
+  int64_t expected = 1;
+  for (int64_t d : dims) {
+    if (t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+
+/// libtorch's obeys_layout_contract: grad's strides are those the contract gives var.
+bool obeys_layout_contract(const Tensor& grad, const Tensor& var) {
+  if (grad.dim() != var.dim()) return false;
+  if (!non_overlapping_and_dense(var)) return grad.is_contiguous();
+  for (int64_t d = 0; d < grad.dim(); ++d) {
+    if (grad.size(d) != 1 ? grad.stride(d) != var.stride(d) : grad.stride(d) == 0) return false;
+  }
+  return true;
+}
+
+/// A copy of grad laid out as the contract gives var.
+Tensor clone_obey_contract(const Tensor& grad, const Tensor& var) {
+  if (var.numel() > 0 && non_overlapping_and_dense(var))
+    return empty_strided(var.sizes(), var.strides(), grad.options()).copy_(grad);
+  return grad.contiguous().clone();
+}
+
 class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(Tensor leaf) : leaf_(std::move(leaf)) { set_num_inputs(1); }
@@ -37,8 +77,16 @@ class AccumulateGrad final : public Node {
       if (r.defined()) g = r;
     }
     if (!m.grad_.defined()) {
-      // A gradient may be shared with other leaves' buffers: own a copy unless building a graph.
-      m.grad_ = GradMode::is_enabled() ? g : g.detach().clone();
+      // A gradient may be shared with other leaves' buffers or the caller: it is taken as it
+      // is only when this is its one handle (Note [Gradient layout contract]).
+      if (GradMode::is_enabled()) {
+        m.grad_ = g;
+      } else if (g.unsafeGetTensorImpl()->use_count() == 1 && !g.is_conj() && g.dtype() == leaf_.dtype() &&
+                 obeys_layout_contract(g, leaf_)) {
+        m.grad_ = g.requires_grad() ? g.detach() : std::move(g);
+      } else {
+        m.grad_ = clone_obey_contract(g.detach(), leaf_);
+      }
     } else if (GradMode::is_enabled()) {
       m.grad_ = m.grad_ + g;
     } else {
