@@ -214,6 +214,11 @@ TEST(Printing, ValuesDtypeAndShape) {
   os2 << tensor::arange(6).view({2, 3});
   EXPECT_NE(os2.str().find("CPULongType{2,3}"), std::string::npos);
   EXPECT_NE(os2.str().find(" 5"), std::string::npos);
+  // Sizes and strides print as libtorch prints them.
+  std::ostringstream os3;
+  Tensor t = tensor::zeros({2, 3, 4}).transpose(0, 2);
+  os3 << t.sizes() << ' ' << t.strides() << ' ' << tensor::scalar_tensor(1.0).sizes();
+  EXPECT_EQ(os3.str(), "[4, 3, 2] [1, 4, 12] []");
 }
 
 TEST(Threads, SetAndGet) {

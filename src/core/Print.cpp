@@ -44,6 +44,12 @@ void print_matrix(std::ostream& os, const Tensor& m, const Formatter& f, bool co
 }
 }  // namespace
 
+std::ostream& operator<<(std::ostream& os, IntArrayRef a) {
+  os << '[';
+  for (size_t i = 0; i < a.size(); ++i) os << (i ? ", " : "") << a[i];
+  return os << ']';
+}
+
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
   std::string tag = fmt::format("{}{}Type", t.is_cuda() ? "CUDA" : t.is_meta() ? "Meta" : "CPU", type_name(t.dtype()));

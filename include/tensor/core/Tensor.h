@@ -344,5 +344,7 @@ TENSOR_API Tensor operator~(const Tensor& a);
 
 /// Prints values, dtype and shape.
 TENSOR_API std::ostream& operator<<(std::ostream& os, const Tensor& t);
+/// Prints sizes or strides as libtorch does: `[2, 3]`.
+TENSOR_API std::ostream& operator<<(std::ostream& os, IntArrayRef a);
 
 }  // namespace tensor
