@@ -9,20 +9,13 @@
 #include <string>
 
 #include "grad_test_util.h"
+#include "tests/test_util.h"
 
 using namespace tensor;
 using autograd::variable_list;
+using tensor::testing::error_of;
 
 namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const tensor::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 TensorOptions f64() { return TensorOptions(kFloat64); }
 
 // A base that is not contiguous and is no view of a recorded tensor: made in no-grad mode

@@ -7,15 +7,18 @@
 #include <tensor/tensor.h>
 
 #include "tests/grad_test_util.h"
+#include "tests/test_util.h"
 
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
 using namespace tensor;
 using autograd::variable_list;
 using F = std::function<Tensor(const variable_list&)>;
+using tensor::testing::error_of;
+using tensor::testing::expect_error;
+using tensor::testing::random_tensor;
 
 namespace {
 
@@ -26,34 +29,6 @@ std::vector<double> vals(const Tensor& t) {
   return std::vector<double>(p, p + c.numel());
 }
 std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const tensor::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
-// Expects f to throw tensor::Error whose message contains every fragment.
-void expect_error(const std::function<void()>& f, std::initializer_list<const char*> fragments) {
-  std::string msg = error_of(f);
-  ASSERT_FALSE(msg.empty()) << "expected tensor::Error";
-  for (const char* frag : fragments)
-    EXPECT_NE(msg.find(frag), std::string::npos) << "message: " << msg << "\nmissing: " << frag;
-}
-
-// Deterministic pseudo-random float64 tensor.
-Tensor random_tensor(std::vector<int64_t> sizes, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-3.0, 3.0);
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (auto& x : v) x = dist(gen);
-  return tensor::tensor(v, kFloat64).reshape(sizes);
-}
 
 // Element (i0, i1, ...) of `t` read through its own strides, independently of select.
 double at(const Tensor& t, const std::vector<int64_t>& idx) {
