@@ -39,6 +39,16 @@ inline void expect_error(const std::function<void()>& f, const std::vector<std::
   ADD_FAILURE() << "expected tensor::Error containing " << want << ", but nothing was thrown";
 }
 
+/// The text of the error for an in-place write to output `output_nr` of a function that returns
+/// several views, named by its backward node `node` (Note [Multi-output views]); the full message
+/// has the op name before it and the tensor after it.
+inline std::string multi_output_view_error(const std::string& node, int output_nr) {
+  return "Output " + std::to_string(output_nr) + " of " + node +
+         " is a view and is being modified inplace. This view is the output of a function that returns multiple "
+         "views. Such functions do not allow the output views to be modified inplace. You should replace the "
+         "inplace operation by an out-of-place one";
+}
+
 /// A contiguous float64 tensor of the given shape, values uniform in [lo, hi) drawn from
 /// std::mt19937 seeded with `seed`: the same values on every run.
 inline Tensor random_tensor(const std::vector<int64_t>& sizes, unsigned seed, double lo = -3.0, double hi = 3.0) {
