@@ -6,18 +6,10 @@
 #include <cmath>
 #include <thread>
 
-using namespace tensor;
+#include "tests/test_util.h"
 
-namespace {
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const tensor::Error& e) {
-    return e.what();
-  }
-  return "";
-}
-}  // namespace
+using namespace tensor;
+using tensor::testing::error_of;
 
 TEST(Autograd, SeedWorkedExampleFloat64) {
   Tensor x = tensor::tensor({0.5, 0.75}, dtype(kFloat64).requires_grad(true));

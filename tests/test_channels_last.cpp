@@ -127,6 +127,18 @@ std::vector<Ambiguous> ambiguous_inputs(ScalarType t) {
 
 const ScalarType kTypes[] = {kFloat32, kFloat64};
 
+/// Runs body(a, t) for every ambiguous input in float32 and float64, under a SCOPED_TRACE naming
+/// the case. A fatal failure in body ends only that case; the test still fails.
+template <typename Body>
+void for_each_ambiguous(Body&& body) {
+  for (ScalarType t : kTypes) {
+    for (const Ambiguous& a : ambiguous_inputs(t)) {
+      SCOPED_TRACE(a.name + (t == kFloat64 ? " float64" : " float32"));
+      body(a, t);
+    }
+  }
+}
+
 }  // namespace
 
 TEST(ChannelsLastLayout, PredicatesOnHandBuiltStrides) {
@@ -171,38 +183,35 @@ TEST(ChannelsLastLayout, PredicatesOnHandBuiltStrides) {
 
 TEST(ChannelsLastLayout, Conv2dOnAmbiguousInputs) {
   manual_seed(1);
-  for (ScalarType t : kTypes) {
-    for (const Ambiguous& a : ambiguous_inputs(t)) {
-      SCOPED_TRACE(a.name + (t == kFloat64 ? " float64" : " float32"));
-      const int64_t N = a.x.size(0), C = a.x.size(1), H = a.x.size(2), W = a.x.size(3);
-      Tensor w = randn({4, C, 3, 3}, TensorOptions().dtype(t)), b = randn({4}, TensorOptions().dtype(t));
-      // padding 1: a (N, C, 1, 1) input gives a (N, 4, 1, 1) output; padding 2 a real (N, 4, 3, 3) one.
-      for (int64_t pad : {1, 2}) {
-        SCOPED_TRACE("padding " + std::to_string(pad));
-        Tensor y = conv2d(a.x, w, b, 1, pad);
-        const int64_t OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
-        ASSERT_EQ(dims(y.sizes()), (Dims{N, 4, OH, OW}));
-        // libtorch: channels-last strides exactly when the input's suggest_memory_format is.
-        const Dims want = a.prefers_cl ? Dims{OH * OW * 4, 1, OW * 4, 4} : Dims{OH * OW * 4, OH * OW, OW, 1};
-        EXPECT_EQ(strides_of(y), want);
-        expect_close(vals(y), ref_conv2d(vals(a.x), dims(a.x.sizes()), vals(w), dims(w.sizes()), vals(b), pad),
-                     tol_of(t), "conv2d");
-        expect_close(vals(y), vals(conv2d(nchw_copy(a.x), w, b, 1, pad)), tol_of(t), "conv2d vs NCHW input");
-      }
-      // The input gradient takes the input's layout (seen by a hook: accumulating it into .grad()
-      // clones it), with the same values as from an NCHW input.
-      Tensor xg = a.x.detach().requires_grad_(true), xn = nchw_copy(a.x).requires_grad_(true);
-      bool grad_prefers_cl = !a.prefers_cl;
-      xg.register_hook([&](Tensor g) {
-        grad_prefers_cl = cpu::prefers_channels_last(g);
-        return Tensor();
-      });
-      conv2d(xg, w, b, 1, 2).sum().backward();
-      conv2d(xn, w, b, 1, 2).sum().backward();
-      EXPECT_EQ(grad_prefers_cl, a.prefers_cl);
-      expect_close(vals(xg.grad()), vals(xn.grad()), tol_of(t), "conv2d input gradient");
+  for_each_ambiguous([&](const Ambiguous& a, ScalarType t) {
+    const int64_t N = a.x.size(0), C = a.x.size(1), H = a.x.size(2), W = a.x.size(3);
+    Tensor w = randn({4, C, 3, 3}, TensorOptions().dtype(t)), b = randn({4}, TensorOptions().dtype(t));
+    // padding 1: a (N, C, 1, 1) input gives a (N, 4, 1, 1) output; padding 2 a real (N, 4, 3, 3) one.
+    for (int64_t pad : {1, 2}) {
+      SCOPED_TRACE("padding " + std::to_string(pad));
+      Tensor y = conv2d(a.x, w, b, 1, pad);
+      const int64_t OH = H + 2 * pad - 2, OW = W + 2 * pad - 2;
+      ASSERT_EQ(dims(y.sizes()), (Dims{N, 4, OH, OW}));
+      // libtorch: channels-last strides exactly when the input's suggest_memory_format is.
+      const Dims want = a.prefers_cl ? Dims{OH * OW * 4, 1, OW * 4, 4} : Dims{OH * OW * 4, OH * OW, OW, 1};
+      EXPECT_EQ(strides_of(y), want);
+      expect_close(vals(y), ref_conv2d(vals(a.x), dims(a.x.sizes()), vals(w), dims(w.sizes()), vals(b), pad),
+                   tol_of(t), "conv2d");
+      expect_close(vals(y), vals(conv2d(nchw_copy(a.x), w, b, 1, pad)), tol_of(t), "conv2d vs NCHW input");
     }
-  }
+    // The input gradient takes the input's layout (seen by a hook: accumulating it into .grad()
+    // clones it), with the same values as from an NCHW input.
+    Tensor xg = a.x.detach().requires_grad_(true), xn = nchw_copy(a.x).requires_grad_(true);
+    bool grad_prefers_cl = !a.prefers_cl;
+    xg.register_hook([&](Tensor g) {
+      grad_prefers_cl = cpu::prefers_channels_last(g);
+      return Tensor();
+    });
+    conv2d(xg, w, b, 1, 2).sum().backward();
+    conv2d(xn, w, b, 1, 2).sum().backward();
+    EXPECT_EQ(grad_prefers_cl, a.prefers_cl);
+    expect_close(vals(xg.grad()), vals(xn.grad()), tol_of(t), "conv2d input gradient");
+  });
 }
 
 TEST(ChannelsLastLayout, Conv2dOddSizeOneStrideTakesNchw) {
@@ -216,60 +225,54 @@ TEST(ChannelsLastLayout, Conv2dOddSizeOneStrideTakesNchw) {
 
 TEST(ChannelsLastLayout, MaxPool2dOnAmbiguousInputs) {
   manual_seed(2);
-  for (ScalarType t : kTypes) {
-    for (const Ambiguous& a : ambiguous_inputs(t)) {
-      SCOPED_TRACE(a.name + (t == kFloat64 ? " float64" : " float32"));
-      const int64_t N = a.x.size(0), C = a.x.size(1);
-      const int64_t k = a.x.size(2) == 1 ? 1 : 2, OH = a.x.size(2) / k, OW = a.x.size(3) / k;
-      const Dims want = a.prefers_cl ? Dims{OH * OW * C, 1, OW * C, C} : Dims{C * OH * OW, OH * OW, OW, 1};
-      const Vec ref = ref_max_pool(vals(a.x), dims(a.x.sizes()), k);
-      Tensor y = max_pool2d(a.x, {k, k});  // oneDNN for float32, the loops for float64
-      ASSERT_EQ(dims(y.sizes()), (Dims{N, C, OH, OW}));
-      EXPECT_EQ(strides_of(y), want);
-      expect_close(vals(y), ref, tol_of(t), "max_pool2d");
-      auto [yi, idx] = max_pool2d_with_indices(a.x, {k, k});  // always the loops
-      EXPECT_EQ(strides_of(yi), want);
-      EXPECT_EQ(strides_of(idx), want);
-      expect_close(vals(yi), ref, tol_of(t), "max_pool2d_with_indices");
-      // Under autograd the indexed form runs; the gradient reaches each window's maximum.
-      Tensor xg = a.x.detach().requires_grad_(true);
-      max_pool2d(xg, {k, k}).sum().backward();
-      const Vec g = vals(xg.grad()), xv = vals(a.x), yv = vals(y);
-      double total = 0;
-      for (size_t i = 0; i < g.size(); ++i) {
-        total += g[i];
-        if (g[i] != 0) EXPECT_TRUE(std::find(yv.begin(), yv.end(), xv[i]) != yv.end());
-      }
-      EXPECT_EQ(total, static_cast<double>(N * C * OH * OW));
+  for_each_ambiguous([&](const Ambiguous& a, ScalarType t) {
+    const int64_t N = a.x.size(0), C = a.x.size(1);
+    const int64_t k = a.x.size(2) == 1 ? 1 : 2, OH = a.x.size(2) / k, OW = a.x.size(3) / k;
+    const Dims want = a.prefers_cl ? Dims{OH * OW * C, 1, OW * C, C} : Dims{C * OH * OW, OH * OW, OW, 1};
+    const Vec ref = ref_max_pool(vals(a.x), dims(a.x.sizes()), k);
+    Tensor y = max_pool2d(a.x, {k, k});  // oneDNN for float32, the loops for float64
+    ASSERT_EQ(dims(y.sizes()), (Dims{N, C, OH, OW}));
+    EXPECT_EQ(strides_of(y), want);
+    expect_close(vals(y), ref, tol_of(t), "max_pool2d");
+    auto [yi, idx] = max_pool2d_with_indices(a.x, {k, k});  // always the loops
+    EXPECT_EQ(strides_of(yi), want);
+    EXPECT_EQ(strides_of(idx), want);
+    expect_close(vals(yi), ref, tol_of(t), "max_pool2d_with_indices");
+    // Under autograd the indexed form runs; the gradient reaches each window's maximum.
+    Tensor xg = a.x.detach().requires_grad_(true);
+    max_pool2d(xg, {k, k}).sum().backward();
+    const Vec g = vals(xg.grad()), xv = vals(a.x), yv = vals(y);
+    double total = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+      total += g[i];
+      if (g[i] != 0) EXPECT_TRUE(std::find(yv.begin(), yv.end(), xv[i]) != yv.end());
     }
-  }
+    EXPECT_EQ(total, static_cast<double>(N * C * OH * OW));
+  });
 }
 
 TEST(ChannelsLastLayout, BatchNormOnAmbiguousInputs) {
   manual_seed(3);
-  for (ScalarType t : kTypes) {
-    for (const Ambiguous& a : ambiguous_inputs(t)) {
-      SCOPED_TRACE(a.name + (t == kFloat64 ? " float64" : " float32"));
-      const int64_t C = a.x.size(1);
-      Tensor w = randn({C}, TensorOptions().dtype(t)), b = randn({C}, TensorOptions().dtype(t));
-      Tensor y = batch_norm(a.x, w, b, std::nullopt, std::nullopt, /*training=*/true, 0.1, 1e-5);
-      // libtorch's batch_norm gives a contiguous input NCHW strides, whatever its size-1 strides.
-      EXPECT_EQ(strides_of(y), strides_of(empty(a.x.sizes())));
-      expect_close(vals(y), ref_norm(vals(a.x), dims(a.x.sizes()), 0, false, vals(w), vals(b), 1e-5), 10 * tol_of(t),
-                   "batch_norm");
-      Tensor rm = zeros({C}, TensorOptions().dtype(t)), rv = ones({C}, TensorOptions().dtype(t));
-      Tensor ye = batch_norm(a.x, w, b, rm, rv, /*training=*/false, 0.1, 1e-5);
-      EXPECT_EQ(strides_of(ye), strides_of(empty(a.x.sizes())));
-      Vec want = vals(a.x);
-      const Vec wv = vals(w), bv = vals(b);
-      const int64_t S = a.x.size(2) * a.x.size(3);
-      for (size_t i = 0; i < want.size(); ++i) {
-        const int64_t c = static_cast<int64_t>(i) / S % C;
-        want[i] = want[i] / std::sqrt(1 + 1e-5) * wv[c] + bv[c];
-      }
-      expect_close(vals(ye), want, tol_of(t), "batch_norm eval");
+  for_each_ambiguous([&](const Ambiguous& a, ScalarType t) {
+    const int64_t C = a.x.size(1);
+    Tensor w = randn({C}, TensorOptions().dtype(t)), b = randn({C}, TensorOptions().dtype(t));
+    Tensor y = batch_norm(a.x, w, b, std::nullopt, std::nullopt, /*training=*/true, 0.1, 1e-5);
+    // libtorch's batch_norm gives a contiguous input NCHW strides, whatever its size-1 strides.
+    EXPECT_EQ(strides_of(y), strides_of(empty(a.x.sizes())));
+    expect_close(vals(y), ref_norm(vals(a.x), dims(a.x.sizes()), 0, false, vals(w), vals(b), 1e-5), 10 * tol_of(t),
+                 "batch_norm");
+    Tensor rm = zeros({C}, TensorOptions().dtype(t)), rv = ones({C}, TensorOptions().dtype(t));
+    Tensor ye = batch_norm(a.x, w, b, rm, rv, /*training=*/false, 0.1, 1e-5);
+    EXPECT_EQ(strides_of(ye), strides_of(empty(a.x.sizes())));
+    Vec want = vals(a.x);
+    const Vec wv = vals(w), bv = vals(b);
+    const int64_t S = a.x.size(2) * a.x.size(3);
+    for (size_t i = 0; i < want.size(); ++i) {
+      const int64_t c = static_cast<int64_t>(i) / S % C;
+      want[i] = want[i] / std::sqrt(1 + 1e-5) * wv[c] + bv[c];
     }
-  }
+    expect_close(vals(ye), want, tol_of(t), "batch_norm eval");
+  });
   // A channels-last input that is not contiguous keeps channels-last (float32: oneDNN's nhwc kernel).
   Tensor x = cl_randn(2, 3, 4, 5, kFloat32);
   Tensor y = batch_norm(x, std::nullopt, std::nullopt, std::nullopt, std::nullopt, true, 0.1, 1e-5);
@@ -279,22 +282,19 @@ TEST(ChannelsLastLayout, BatchNormOnAmbiguousInputs) {
 
 TEST(ChannelsLastLayout, GroupNormOnAmbiguousInputs) {
   manual_seed(4);
-  for (ScalarType t : kTypes) {
-    for (const Ambiguous& a : ambiguous_inputs(t)) {
-      SCOPED_TRACE(a.name + (t == kFloat64 ? " float64" : " float32"));
-      const int64_t N = a.x.size(0), C = a.x.size(1), H = a.x.size(2), W = a.x.size(3);
-      // (N, C, 1, 1) with one channel per group would normalize single values: use one group there.
-      const int64_t groups = C == 1 || H * W == 1 ? 1 : C;
-      Tensor w = randn({C}, TensorOptions().dtype(t)), b = randn({C}, TensorOptions().dtype(t));
-      Tensor y = group_norm(a.x, groups, w, b, 1e-5);
-      // libtorch: the input's suggest_memory_format (same memory order either way here).
-      const Dims want = a.prefers_cl ? Dims{H * W * C, 1, W * C, C} : Dims{C * H * W, H * W, W, 1};
-      EXPECT_EQ(strides_of(y), want);
-      expect_close(vals(y), ref_norm(vals(a.x), {N, C, H, W}, groups, true, vals(w), vals(b), 1e-5), 10 * tol_of(t),
-                   "group_norm");
-      expect_close(vals(y), vals(group_norm(nchw_copy(a.x), groups, w, b, 1e-5)), tol_of(t), "group_norm vs NCHW");
-    }
-  }
+  for_each_ambiguous([&](const Ambiguous& a, ScalarType t) {
+    const int64_t N = a.x.size(0), C = a.x.size(1), H = a.x.size(2), W = a.x.size(3);
+    // (N, C, 1, 1) with one channel per group would normalize single values: use one group there.
+    const int64_t groups = C == 1 || H * W == 1 ? 1 : C;
+    Tensor w = randn({C}, TensorOptions().dtype(t)), b = randn({C}, TensorOptions().dtype(t));
+    Tensor y = group_norm(a.x, groups, w, b, 1e-5);
+    // libtorch: the input's suggest_memory_format (same memory order either way here).
+    const Dims want = a.prefers_cl ? Dims{H * W * C, 1, W * C, C} : Dims{C * H * W, H * W, W, 1};
+    EXPECT_EQ(strides_of(y), want);
+    expect_close(vals(y), ref_norm(vals(a.x), {N, C, H, W}, groups, true, vals(w), vals(b), 1e-5), 10 * tol_of(t),
+                 "group_norm");
+    expect_close(vals(y), vals(group_norm(nchw_copy(a.x), groups, w, b, 1e-5)), tol_of(t), "group_norm vs NCHW");
+  });
 }
 
 TEST(ChannelsLastLayout, AmbiguousLayoutCarriesThroughAChain) {

@@ -10,7 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 using namespace tensor;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -439,18 +442,6 @@ TEST(Conv, ChannelsLastNeedsNoActivationReorder) {
 }
 
 // ---- argument errors ----
-
-namespace {
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error raised";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  }
-}
-}  // namespace
 
 TEST(Conv, Errors) {
   Tensor x = randn({2, 4, 8, 8}), w = randn({6, 4, 3, 3});

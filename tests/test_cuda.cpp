@@ -9,8 +9,10 @@
 #include <vector>
 
 #include "tensor/core/Storage.h"
+#include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::error_of;
 
 namespace {
 
@@ -31,15 +33,6 @@ class Buffer {
  private:
   DataPtr p_;
 };
-
-std::string error_of(void (*f)()) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 #define REQUIRE_CUDA()                                         \
   do {                                                         \

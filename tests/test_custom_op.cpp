@@ -11,8 +11,11 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/test_util.h"
+
 using namespace tensor;
 namespace dispatch = tensor::dispatch;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -124,16 +127,6 @@ static std::vector<float> values(const Tensor& t) {
   return std::vector<float>(p, p + c.numel());
 }
 
-static void expect_error_contains(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected tensor::Error";
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    for (const std::string& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-  }
-}
-
 // ---- calls ----
 
 TEST(CustomOp, MacroRegisteredAxpby) {
@@ -171,8 +164,8 @@ TEST(CustomOp, TupleReturn) {
   ASSERT_EQ(res.size(), 2u);
   EXPECT_FLOAT_EQ(res[1].item<float>(), 7.0f);
   // Reading two returns as one tensor names the op.
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::minmax", x); (void)t; },
-                        {"testops::minmax", "returns 2 tensors"});
+  expect_error([&] { Tensor t = dispatch::call("testops::minmax", x); (void)t; },
+               {"testops::minmax", "returns 2 tensors"});
 }
 
 TEST(CustomOp, AllArgumentKinds) {
@@ -299,52 +292,52 @@ TEST(CustomOp, BoxedFallbackForWrappingKey) {
 
 TEST(CustomOpErrors, WrongArgumentCount) {
   Tensor x = tensor::tensor({1.0f});
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::axpby", x, x, 2.0f); },
-                        {"testops::axpby", "expected 4 arguments", "Tensor x, Tensor y, float a, float b", "got 3"});
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::axpby", x, x, 2.0f, 3.0f, 4.0f); },
-                        {"testops::axpby", "got 5"});
+  expect_error([&] { Tensor t = dispatch::call("testops::axpby", x, x, 2.0f); },
+               {"testops::axpby", "expected 4 arguments", "Tensor x, Tensor y, float a, float b", "got 3"});
+  expect_error([&] { Tensor t = dispatch::call("testops::axpby", x, x, 2.0f, 3.0f, 4.0f); },
+               {"testops::axpby", "got 5"});
 }
 
 TEST(CustomOpErrors, WrongArgumentType) {
   register_explicit_ops();  // ctest runs each test in its own process
   Tensor x = tensor::tensor({1.0f});
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::axpby", x, 1.0f, 2.0f, 3.0f); },
-                        {"testops::axpby", "argument 2 'y'", "must be Tensor", "got float"});
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::axpby", x, x, x, 3.0f); },
-                        {"testops::axpby", "argument 3 'a'", "must be float", "got Tensor"});
+  expect_error([&] { Tensor t = dispatch::call("testops::axpby", x, 1.0f, 2.0f, 3.0f); },
+               {"testops::axpby", "argument 2 'y'", "must be Tensor", "got float"});
+  expect_error([&] { Tensor t = dispatch::call("testops::axpby", x, x, x, 3.0f); },
+               {"testops::axpby", "argument 3 'a'", "must be float", "got Tensor"});
   // A float is not accepted for an int argument, nor an int for a bool.
-  expect_error_contains([&] { Tensor t = dispatch::call("explicitops::scale", x, 1.0f, 2.5); },
-                        {"explicitops::scale", "argument 3 'times'", "must be int", "got float"});
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::mixed", x, std::nullopt, 1, 1,
-                                                        std::vector<int64_t>{1}, std::vector<Tensor>{}, 1.0); },
-                        {"argument 4 'flip'", "must be bool", "got int"});
+  expect_error([&] { Tensor t = dispatch::call("explicitops::scale", x, 1.0f, 2.5); },
+               {"explicitops::scale", "argument 3 'times'", "must be int", "got float"});
+  expect_error([&] { Tensor t = dispatch::call("testops::mixed", x, std::nullopt, 1, 1,
+                                               std::vector<int64_t>{1}, std::vector<Tensor>{}, 1.0); },
+               {"argument 4 'flip'", "must be bool", "got int"});
   // None only for optional arguments.
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::axpby", x, std::nullopt, 2.0f, 3.0f); },
-                        {"argument 2 'y'", "must be Tensor", "got None"});
+  expect_error([&] { Tensor t = dispatch::call("testops::axpby", x, std::nullopt, 2.0f, 3.0f); },
+               {"argument 2 'y'", "must be Tensor", "got None"});
   // Undefined tensors for required Tensor arguments.
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::axpby", Tensor(), x, 2.0f, 3.0f); },
-                        {"argument 1 'x'", "undefined Tensor"});
+  expect_error([&] { Tensor t = dispatch::call("testops::axpby", Tensor(), x, 2.0f, 3.0f); },
+               {"argument 1 'x'", "undefined Tensor"});
 }
 
 TEST(CustomOpErrors, UnknownOp) {
   Tensor x = tensor::tensor({1.0f});
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::axpbyy", x, x, 1.0f, 1.0f); },
-                        {"unknown op 'testops::axpbyy'", "testops::axpby"});
-  expect_error_contains([&] { Tensor t = dispatch::call("nosuchns::f", x); },
-                        {"unknown op 'nosuchns::f'", "no ops are registered in namespace 'nosuchns'"});
-  expect_error_contains([&] { Tensor t = dispatch::call("axpby", x); }, {"unknown op 'axpby'", "qualified"});
+  expect_error([&] { Tensor t = dispatch::call("testops::axpbyy", x, x, 1.0f, 1.0f); },
+               {"unknown op 'testops::axpbyy'", "testops::axpby"});
+  expect_error([&] { Tensor t = dispatch::call("nosuchns::f", x); },
+               {"unknown op 'nosuchns::f'", "no ops are registered in namespace 'nosuchns'"});
+  expect_error([&] { Tensor t = dispatch::call("axpby", x); }, {"unknown op 'axpby'", "qualified"});
   EXPECT_THROW(dispatch::find_op("testops::missing"), Error);
 }
 
 TEST(CustomOpErrors, NoKernelForBackend) {
   // Meta tensors exist on every machine, and cpu_only has no Meta kernel.
   Tensor m = empty({2}, TensorOptions().device(kMeta));
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::cpu_only", m); },
-                        {"testops::cpu_only: no kernel registered for Meta; registered: CPU"});
+  expect_error([&] { Tensor t = dispatch::call("testops::cpu_only", m); },
+               {"testops::cpu_only: no kernel registered for Meta; registered: CPU"});
   if (!cuda::is_available()) GTEST_SKIP() << "CUDA not available: the CUDA part of this test is skipped";
   Tensor x = tensor::tensor({1.0f, 2.0f}).cuda();
-  expect_error_contains([&] { Tensor t = dispatch::call("testops::axpby", x, x, 1.0f, 1.0f); },
-                        {"testops::axpby: no kernel registered for CUDA; registered: CPU"});
+  expect_error([&] { Tensor t = dispatch::call("testops::axpby", x, x, 1.0f, 1.0f); },
+               {"testops::axpby: no kernel registered for CUDA; registered: CPU"});
 }
 
 // ---- registration errors ----
@@ -373,7 +366,7 @@ TEST(CustomOpErrors, MalformedSchemas) {
   };
   dispatch::Library lib("bad");
   for (const Case& c : cases)
-    expect_error_contains([&] { lib.def(c.schema); }, {"malformed op schema", c.schema, c.problem});
+    expect_error([&] { lib.def(c.schema); }, {"malformed op schema", c.schema, c.problem});
   for (const Case& c : cases) EXPECT_FALSE(dispatch::has_op("bad::f")) << c.schema;
 
   // parse_schema is usable on its own; unqualified names need a default namespace.
@@ -392,41 +385,41 @@ TEST(CustomOpErrors, MalformedSchemas) {
 
 TEST(CustomOpErrors, DuplicateDef) {
   dispatch::Library lib("testops");
-  expect_error_contains([&] { lib.def("testops::axpby(Tensor x, Tensor y, float a, float b) -> Tensor"); },
-                        {"testops::axpby", "already defined"});
+  expect_error([&] { lib.def("testops::axpby(Tensor x, Tensor y, float a, float b) -> Tensor"); },
+               {"testops::axpby", "already defined"});
   // Same name, different signature: still a duplicate.
-  expect_error_contains([&] { lib.def("axpby(Tensor x) -> Tensor"); }, {"testops::axpby", "already defined"});
+  expect_error([&] { lib.def("axpby(Tensor x) -> Tensor"); }, {"testops::axpby", "already defined"});
 }
 
 TEST(CustomOpErrors, WrongNamespace) {
   dispatch::Library lib("testops");
-  expect_error_contains([&] { lib.def("otherns::f(Tensor x) -> Tensor"); }, {"'otherns'", "'testops'"});
-  expect_error_contains([&] { lib.impl("otherns::axpby", DispatchKey::CPU, &axpby_cpu); }, {"outside"});
+  expect_error([&] { lib.def("otherns::f(Tensor x) -> Tensor"); }, {"'otherns'", "'testops'"});
+  expect_error([&] { lib.impl("otherns::axpby", DispatchKey::CPU, &axpby_cpu); }, {"outside"});
   EXPECT_THROW(dispatch::Library("not an identifier"), Error);
 }
 
 TEST(CustomOpErrors, ImplErrors) {
   dispatch::Library lib("implerrs");
   // impl before def.
-  expect_error_contains([&] { lib.impl("never_defined", DispatchKey::CPU, &twice_cpu); },
-                        {"implerrs::never_defined", "is not defined"});
+  expect_error([&] { lib.impl("never_defined", DispatchKey::CPU, &twice_cpu); },
+               {"implerrs::never_defined", "is not defined"});
   static bool defined = (lib.def("implerrs::f(Tensor x, float a) -> Tensor"), true);
   (void)defined;
   // Wrong arity.
-  expect_error_contains([&] { lib.impl("f", DispatchKey::CPU, &twice_cpu); },
-                        {"implerrs::f", "takes 1 parameter", "has 2 arguments"});
+  expect_error([&] { lib.impl("f", DispatchKey::CPU, &twice_cpu); },
+               {"implerrs::f", "takes 1 parameter", "has 2 arguments"});
   // Wrong parameter type: int where the schema says float.
-  expect_error_contains([&] { lib.impl("f", DispatchKey::CPU, +[](const Tensor& x, int64_t a) { return x; }); },
-                        {"parameter 2", "is int", "'a' is float"});
+  expect_error([&] { lib.impl("f", DispatchKey::CPU, +[](const Tensor& x, int64_t a) { return x; }); },
+               {"parameter 2", "is int", "'a' is float"});
   // Wrong return count.
-  expect_error_contains(
+  expect_error(
       [&] { lib.impl("f", DispatchKey::CPU, +[](const Tensor& x, double a) { return std::make_tuple(x, x); }); },
       {"returns 2 tensors", "returns 1"});
   // A matching kernel registers once per key.
   if (!dispatch::find_op("implerrs::f").has_kernel(DispatchKey::CPU))
     lib.impl("f", DispatchKey::CPU, +[](const Tensor& x, double a) { return x.mul(a); });
-  expect_error_contains([&] { lib.impl("f", DispatchKey::CPU, +[](const Tensor& x, double a) { return x; }); },
-                        {"already has a CPU kernel"});
+  expect_error([&] { lib.impl("f", DispatchKey::CPU, +[](const Tensor& x, double a) { return x; }); },
+               {"already has a CPU kernel"});
   Tensor out = dispatch::call("implerrs::f", tensor::tensor({2.0f}), 3.0f);
   EXPECT_FLOAT_EQ(out.item<float>(), 6.0f);
 }

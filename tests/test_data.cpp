@@ -19,9 +19,11 @@
 #include <thread>
 
 #include "tests/temp_dir_util.h"
+#include "tests/test_util.h"
 
 using namespace tensor;
 namespace fs = std::filesystem;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -72,16 +74,6 @@ std::string bytes_of(const std::vector<int>& v) {
   std::string s;
   for (int x : v) s += static_cast<char>(x);
   return s;
-}
-
-void expect_error(const std::function<void()>& fn, std::vector<std::string> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected tensor::Error containing '" << parts[0] << "'";
-  } catch (const tensor::Error& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
 }
 
 // Writes a tiny MNIST-format pair: n images of h x w with pixel (i, y, x) = (i * 31 + y * w + x) % 256.

@@ -11,8 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 using namespace tensor;
 using tensor::indexing::TensorIndex;
+using tensor::testing::expect_error;
+using tensor::testing::random_tensor;
 
 namespace {
 
@@ -29,28 +33,6 @@ std::vector<int64_t> ivals(const Tensor& t) {
 }
 std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
 
-// Expects f to throw tensor::Error whose message contains every fragment.
-void expect_error(const std::function<void()>& f, std::initializer_list<const char*> fragments) {
-  try {
-    f();
-    ADD_FAILURE() << "expected tensor::Error";
-  } catch (const tensor::Error& e) {
-    std::string msg = e.what();
-    for (const char* frag : fragments)
-      EXPECT_NE(msg.find(frag), std::string::npos) << "message: " << msg << "\nmissing: " << frag;
-  }
-}
-
-// Deterministic pseudo-random float64 tensor of the given shape.
-Tensor random_tensor(std::vector<int64_t> sizes, unsigned seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> dist(-10.0, 10.0);
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (auto& x : v) x = dist(gen);
-  return tensor::tensor(v, dtype(kFloat64)).reshape(sizes);
-}
 Tensor random_index(int64_t n, int64_t high, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_int_distribution<int64_t> dist(0, high - 1);
@@ -116,7 +98,7 @@ TEST(IndexSelect, Dtypes) {
 
 TEST(IndexSelect, LargeMatchesReference) {
   // Big enough for the parallel paths (contiguous memcpy rows and the strided loop).
-  Tensor x = random_tensor({300, 257}, 1);
+  Tensor x = random_tensor({300, 257}, 1, -10.0, 10.0);
   Tensor idx = random_index(200, 300, 2);
   std::vector<double> xv = vals(x);
   std::vector<int64_t> iv = ivals(idx);
@@ -172,7 +154,7 @@ TEST(Gather, HandValues) {
 
 TEST(Gather, ReferenceOnNonContiguous) {
   // self [4, 5, 6] viewed through a permute; index [3, 5, 2] along each dim in turn.
-  Tensor base = random_tensor({6, 4, 5}, 3);
+  Tensor base = random_tensor({6, 4, 5}, 3, -10.0, 10.0);
   Tensor self = base.permute({1, 2, 0});  // [4, 5, 6], non-contiguous
   std::vector<double> sv = vals(self);
   const int64_t S[3] = {4, 5, 6};
@@ -270,7 +252,7 @@ TEST(Scatter, NonContiguousSelfAndSrc) {
   EXPECT_EQ(vals(base), (std::vector<double>{2, 0, 0, 5, 1, 0}));
   // Reference loop over a random 3-D case with a sliced src larger than the index.
   Tensor self = zeros({4, 3, 5}, TensorOptions(kFloat64));
-  Tensor big_src = random_tensor({4, 6, 5}, 7).slice(1, 0, 6, 2);  // [4, 3, 5], strided
+  Tensor big_src = random_tensor({4, 6, 5}, 7, -10.0, 10.0).slice(1, 0, 6, 2);  // [4, 3, 5], strided
   Tensor idx = random_index(4 * 2 * 5, 3, 8).reshape({4, 2, 5});
   Tensor r = self.scatter_add(1, idx, big_src);
   std::vector<double> want(60, 0.0), sv = vals(big_src);
@@ -501,7 +483,7 @@ TEST(Cat, EmptyAndLegacy) {
 }
 
 TEST(Cat, LargeMatchesReference) {
-  Tensor a = random_tensor({64, 300}, 4), b = random_tensor({64, 212}, 5);
+  Tensor a = random_tensor({64, 300}, 4, -10.0, 10.0), b = random_tensor({64, 212}, 5, -10.0, 10.0);
   std::vector<double> av = vals(a), bv = vals(b), rv = vals(cat({a, b}, 1));
   for (int64_t i = 0; i < 64; ++i) {
     for (int64_t j = 0; j < 300; ++j) ASSERT_EQ(rv[i * 512 + j], av[i * 300 + j]);
@@ -679,7 +661,7 @@ TEST(Index, IntegerTensors) {
 }
 
 TEST(Index, LargeMatchesReference) {
-  Tensor x = random_tensor({300, 257}, 6);
+  Tensor x = random_tensor({300, 257}, 6, -10.0, 10.0);
   Tensor idx = random_index(200, 257, 9);
   std::vector<double> xv = vals(x), rv = vals(x.index({Slice(), idx}));
   std::vector<int64_t> iv = ivals(idx);

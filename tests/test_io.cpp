@@ -19,8 +19,10 @@
 #include <thread>
 
 #include "tests/temp_dir_util.h"
+#include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -55,16 +57,6 @@ uint64_t f64_bits(double f) { uint64_t u; std::memcpy(&u, &f, 8); return u; }
 std::string st_file(std::string json, const std::string& data, bool pad = true) {
   if (pad) json.append((8 - json.size() % 8) % 8, ' ');
   return le64(json.size()) + json + data;
-}
-
-void expect_error(const std::function<void()>& fn, std::vector<std::string> parts) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected tensor::Error containing '" << parts[0] << "'";
-  } catch (const tensor::Error& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
 }
 
 // Raw bytes of a tensor's values in row-major order.

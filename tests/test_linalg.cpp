@@ -8,7 +8,10 @@
 #include <complex>
 #include <thread>
 
+#include "tests/test_util.h"
+
 using namespace tensor;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -310,14 +313,6 @@ TEST(Linalg, Einsum) {
 }
 
 TEST(Linalg, ErrorsNameOpShapesAndDtypes) {
-  auto expect_error = [](const std::function<void()>& f, const std::vector<std::string>& parts) {
-    try {
-      f();
-      ADD_FAILURE() << "expected tensor::Error containing " << parts[0];
-    } catch (const Error& e) {
-      for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-    }
-  };
   expect_error([] { mm(ones({2, 3}), ones({4, 5})); }, {"mm", "[2, 3]", "[4, 5]"});
   expect_error([] { mm(ones({2, 3}), ones({3, 5}, kFloat64)); }, {"mm", "same dtype", "float32", "float64"});
   expect_error([] { mm(ones({3}), ones({3, 5})); }, {"mm", "2-D", "[3]"});

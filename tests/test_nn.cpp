@@ -6,6 +6,7 @@
 #include <tensor/tensor.h>
 
 #include "tests/grad_test_util.h"
+#include "tests/test_util.h"
 
 #include <cmath>
 #include <limits>
@@ -17,6 +18,7 @@ using namespace tensor;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
 using tensor::testing::check;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -38,18 +40,6 @@ void expect_near(const std::vector<double>& got, const std::vector<double>& want
     } else {
       EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
     }
-  }
-}
-
-// Runs f, expecting tensor::Error whose message contains every piece of `parts`.
-template <typename Fn>
-void expect_error(Fn&& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected tensor::Error mentioning " << parts.at(0);
-  } catch (const tensor::Error& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
   }
 }
 

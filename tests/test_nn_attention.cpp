@@ -8,6 +8,7 @@
 #include <tensor/tensor.h>
 
 #include "tests/grad_test_util.h"
+#include "tests/test_util.h"
 
 #include <cmath>
 #include <limits>
@@ -19,6 +20,7 @@ using namespace tensor;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
 using tensor::testing::check;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -33,16 +35,6 @@ void expect_near(const std::vector<double>& got, const std::vector<double>& want
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i)
     EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
-}
-
-template <typename Fn>
-void expect_error(Fn&& fn, const std::string& needle) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected tensor::Error containing '" << needle << "'";
-  } catch (const tensor::Error& e) {
-    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-  }
 }
 
 // softmax(q k^T * scale + add) v for one [L, E] x [S, E] x [S, Ev] problem; add[i][j] = -inf
@@ -182,12 +174,12 @@ TEST(SDPA, Gradcheck) {
 
 TEST(SDPA, Errors) {
   Tensor q = randn({2, 3, 4}), k = randn({2, 5, 4}), v = randn({2, 5, 3});
-  expect_error([&] { F::scaled_dot_product_attention(q, randn({2, 5, 3}), v); }, "scaled_dot_product_attention");
-  expect_error([&] { F::scaled_dot_product_attention(q, k, v.to(kFloat64)); }, "dtype");
-  expect_error([&] { F::scaled_dot_product_attention(q, k, v, ones({3, 5}), 0.0, true); }, "not both");
+  expect_error([&] { F::scaled_dot_product_attention(q, randn({2, 5, 3}), v); }, {"scaled_dot_product_attention"});
+  expect_error([&] { F::scaled_dot_product_attention(q, k, v.to(kFloat64)); }, {"dtype"});
+  expect_error([&] { F::scaled_dot_product_attention(q, k, v, ones({3, 5}), 0.0, true); }, {"not both"});
   expect_error([&] { F::scaled_dot_product_attention(q, k, v, ones({3, 5}, TensorOptions().dtype(kInt64))); },
-               "attn_mask");
-  expect_error([&] { F::scaled_dot_product_attention(randn({4}), k, v); }, "at least 2 dims");
+               {"attn_mask"});
+  expect_error([&] { F::scaled_dot_product_attention(randn({4}), k, v); }, {"at least 2 dims"});
 }
 
 namespace {
@@ -326,10 +318,10 @@ TEST(MultiheadAttention, Masks) {
   expect_near(vals(o3), ref3.out, 1e-12, "float masks");
   expect_near(vals(w3), ref3.weights, 1e-12, "float mask weights");
 
-  expect_error([&] { mha(q, k, v, Tensor(), true, zeros({L, L})); }, "attn_mask");
-  expect_error([&] { mha(q, k, v, zeros({N, L})); }, "key_padding_mask");
-  expect_error([&] { mha(q, randn({S, N, 5}, f64), v); }, "embed_dim");
-  expect_error([&] { nn::MultiheadAttention(6, 4); }, "divisible");
+  expect_error([&] { mha(q, k, v, Tensor(), true, zeros({L, L})); }, {"attn_mask"});
+  expect_error([&] { mha(q, k, v, zeros({N, L})); }, {"key_padding_mask"});
+  expect_error([&] { mha(q, randn({S, N, 5}, f64), v); }, {"embed_dim"});
+  expect_error([&] { nn::MultiheadAttention(6, 4); }, {"divisible"});
 }
 
 TEST(MultiheadAttention, InitAndStructure) {

@@ -9,6 +9,7 @@
 #include <tensor/tensor.h>
 
 #include "tests/grad_test_util.h"
+#include "tests/test_util.h"
 
 #include <cmath>
 #include <limits>
@@ -20,6 +21,7 @@ using namespace tensor;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
 using tensor::testing::check;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -36,16 +38,6 @@ void expect_near(const Tensor& got, const Tensor& want, double tol, const std::s
   ASSERT_EQ(got.sizes(), want.sizes()) << what;
   auto g = vals(got), w = vals(want);
   for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], w[i], tol * (1 + std::fabs(w[i]))) << what << " at " << i;
-}
-
-template <typename Fn>
-void expect_error(Fn&& fn, const std::vector<std::string>& needles) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected tensor::Error";
-  } catch (const tensor::Error& e) {
-    for (const auto& n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
-  }
 }
 
 // The module's parameters, split the way libtorch's functional reads them.

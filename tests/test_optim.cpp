@@ -9,25 +9,17 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 using namespace tensor;
 namespace F = tensor::nn::functional;
+using tensor::testing::expect_error;
 
 namespace {
 
 std::vector<double> vals(const Tensor& t) {
   Tensor c = t.detach().contiguous().to(kFloat64);
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
-template <typename Fn>
-void expect_error(Fn&& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected tensor::Error mentioning " << parts.at(0);
-  } catch (const tensor::Error& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message: " << msg << "\nmissing: " << p;
-  }
 }
 
 // f(x) = sum_i c_i x_i^2, so df/dx_i = 2 c_i x_i: real backward passes feed the optimizers.

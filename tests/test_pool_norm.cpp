@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 using namespace tensor;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -533,17 +536,6 @@ TEST(PoolNorm, MetaTensorsGiveShapes) {
 }
 
 // ---------------- errors ----------------
-namespace {
-void expect_error(const std::function<void()>& f, std::vector<std::string> parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning " << parts[0];
-  } catch (const tensor::Error& e) {
-    const std::string m = e.what();
-    for (const auto& p : parts) EXPECT_NE(m.find(p), std::string::npos) << "message \"" << m << "\" lacks \"" << p << "\"";
-  }
-}
-}  // namespace
 
 TEST(PoolNorm, ErrorsNameOpAndShapes) {
   Tensor x = randn({2, 3, 5, 5});

@@ -11,7 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/test_util.h"
+
 using namespace tensor;
+using tensor::testing::expect_error;
 
 namespace {
 
@@ -160,16 +163,6 @@ std::vector<std::pair<std::string, Tensor>> layouts(const Tensor& x) {
   sliced.copy_(x);
   out.emplace_back("sliced", sliced);
   return out;
-}
-
-void expect_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "expected tensor::Error";
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "message '" << msg << "' lacks '" << p << "'";
-  }
 }
 
 const std::vector<std::vector<int64_t>> kDimSets = {{}, {0}, {1}, {2}, {-1}, {0, 2}, {2, 0}, {1, 2}, {0, 1, 2}};

@@ -1,0 +1,64 @@
+// Small helpers shared by the test files: checking tensor::Error messages and making
+// deterministic float64 inputs.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace tensor::testing {
+
+/// Runs f and returns the message of the tensor::Error it throws, or "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const tensor::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// Expects f to throw a tensor::Error whose message contains every fragment: a (non-fatal)
+/// failure when nothing is thrown or a fragment is missing.
+inline void expect_error(const std::function<void()>& f, const std::vector<std::string>& fragments) {
+  try {
+    f();
+  } catch (const tensor::Error& e) {
+    const std::string msg = e.what();
+    for (const std::string& frag : fragments)
+      EXPECT_NE(msg.find(frag), std::string::npos) << "message: " << msg << "\nmissing: " << frag;
+    return;
+  }
+  std::string want;
+  for (const std::string& frag : fragments) want += (want.empty() ? "'" : ", '") + frag + "'";
+  ADD_FAILURE() << "expected tensor::Error containing " << want << ", but nothing was thrown";
+}
+
+/// The text of the error for an in-place write to output `output_nr` of a function that returns
+/// several views, named by its backward node `node` (Note [Multi-output views]); the full message
+/// has the op name before it and the tensor after it.
+inline std::string multi_output_view_error(const std::string& node, int output_nr) {
+  return "Output " + std::to_string(output_nr) + " of " + node +
+         " is a view and is being modified inplace. This view is the output of a function that returns multiple "
+         "views. Such functions do not allow the output views to be modified inplace. You should replace the "
+         "inplace operation by an out-of-place one";
+}
+
+/// A contiguous float64 tensor of the given shape, values uniform in [lo, hi) drawn from
+/// std::mt19937 seeded with `seed`: the same values on every run.
+inline Tensor random_tensor(const std::vector<int64_t>& sizes, unsigned seed, double lo = -3.0, double hi = 3.0) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  int64_t n = 1;
+  for (int64_t s : sizes) n *= s;
+  std::vector<double> v(static_cast<size_t>(n));
+  for (auto& x : v) x = dist(gen);
+  return tensor::tensor(v, kFloat64).reshape(sizes);
+}
+
+}  // namespace tensor::testing
