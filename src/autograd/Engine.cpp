@@ -79,10 +79,16 @@ class AccumulateGrad final : public Node {
     if (!m.grad_.defined()) {
       // A gradient may be shared with other leaves' buffers or the caller: it is taken as it
       // is only when this is its one handle (Note [Gradient layout contract]).
+      // The storage must be unshared too: a view (ViewBackward's reshape of a gradient that also
+      // went to another leaf, of the caller's seed, of a tensor a hook kept) is the one handle of
+      // its TensorImpl but aliases the other tensor; libtorch 1.13 steals it (pytorch#34082).
+      // With create_graph the gradient is copied too (libtorch's clone_obey_contract): it may be
+      // the caller's seed itself, and copy_ records history.
+      TensorImpl* gi = g.unsafeGetTensorImpl();
       if (GradMode::is_enabled()) {
-        m.grad_ = g;
-      } else if (g.unsafeGetTensorImpl()->use_count() == 1 && !g.is_conj() && g.dtype() == leaf_.dtype() &&
-                 obeys_layout_contract(g, leaf_)) {
+        m.grad_ = clone_obey_contract(g, leaf_);
+      } else if (gi->use_count() == 1 && gi->storage().use_count() == 1 && !g.is_conj() &&
+                 g.dtype() == leaf_.dtype() && obeys_layout_contract(g, leaf_)) {
         m.grad_ = g.requires_grad() ? g.detach() : std::move(g);
       } else {
         m.grad_ = clone_obey_contract(g.detach(), leaf_);
