@@ -5,6 +5,7 @@
 #include <tensor/tensor.h>
 
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <limits>
 #include <random>
@@ -375,6 +376,36 @@ TEST(MaskedFill, BroadcastAndDtypes) {
     for (int64_t j = 0; j < 300; ++j) ASSERT_EQ(bv[i * 300 + j], j % 3 == 0 ? 2.0 : 0.0);
   // Zero-size.
   EXPECT_EQ(shape(empty({0, 3}).masked_fill(mask, 1)), (std::vector<int64_t>{0, 3}));
+}
+
+// Out of place reads self once into the fresh output (no copy first): both operands broadcast,
+// non-contiguous and lazily conjugated inputs, and a mask that is self itself.
+TEST(MaskedFill, OutOfPlaceFromStridedBroadcastAndConjInputs) {
+  Tensor self = tensor::tensor({10.0, 20.0, 30.0}).view({3, 1});
+  Tensor mask = tensor::tensor({true, false, false, true, false, true, true, false}).view({2, 1, 4});
+  Tensor r = self.masked_fill(mask, -1);
+  ASSERT_EQ(shape(r), (std::vector<int64_t>{2, 3, 4}));
+  std::vector<double> rv = vals(r);
+  const bool mv[8] = {true, false, false, true, false, true, true, false};
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 4; ++j)
+        EXPECT_EQ(rv[(b * 3 + i) * 4 + j], mv[b * 4 + j] ? -1.0 : 10.0 * (i + 1));
+  // A transposed self.
+  Tensor t = tensor::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}).t();
+  EXPECT_EQ(vals(t.masked_fill(tensor::tensor({true, false}), 0)), (std::vector<double>{0, 4, 0, 5, 0, 6}));
+  // A lazily conjugated complex self: the output holds conj(self) where the mask is false.
+  Tensor z = tensor::tensor({1.0, 2.0}, kFloat64).to(kComplex128) +
+             tensor::tensor({3.0, -4.0}, kFloat64).to(kComplex128) * std::complex<double>(0, 1);
+  Tensor c = z.conj().masked_fill(tensor::tensor({false, true}), 9);
+  EXPECT_FALSE(c.is_conj());
+  EXPECT_EQ(vals(c.real()), (std::vector<double>{1, 9}));
+  EXPECT_EQ(vals(c.imag()), (std::vector<double>{-3, 0}));
+  // The mask is self (a bool tensor): self is left alone.
+  Tensor bsel = tensor::tensor({true, false, true});
+  Tensor br = bsel.masked_fill(bsel, false);
+  EXPECT_EQ(vals(br), (std::vector<double>{0, 0, 0}));
+  EXPECT_EQ(vals(bsel), (std::vector<double>{1, 0, 1}));
 }
 
 TEST(MaskedFill, Errors) {
