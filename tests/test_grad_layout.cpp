@@ -162,3 +162,14 @@ TEST(GradLayout, AutogradGradDoesNotStealOrAccumulate) {
   g[0].add_(1);
   EXPECT_TRUE(a.grad().equal(full({2, 3}, 4.0, kFloat64)));
 }
+
+// retain_grad on a view of a leaf: libtorch gives the view its gradient (3 everywhere here).
+TEST(GradLayout, RetainGradOnAViewOfALeaf) {
+  Tensor a = zeros({2, 3}, kFloat64).requires_grad_(true);
+  Tensor y = a.view({6});
+  y.retain_grad();
+  (y * 3).sum().backward();
+  ASSERT_TRUE(y.grad().defined());
+  EXPECT_TRUE(y.grad().equal(full({6}, 3.0, kFloat64)));
+  EXPECT_TRUE(a.grad().equal(full({2, 3}, 3.0, kFloat64)));
+}
