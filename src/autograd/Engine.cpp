@@ -29,8 +29,9 @@ std::atomic<bool> g_anomaly{false};
 // As libtorch: a leaf's .grad() has the leaf's strides when the leaf is dense and non-
 // overlapping (a transposed or channels-last parameter gets a transposed or channels-last
 // gradient), else row-major strides. The first gradient is stolen rather than copied when
-// nothing else holds it and it already has that layout (one copy of every parameter per step
-// saved under zero_grad(set_to_none)); otherwise it is copied into that layout.
+// nothing else holds it or its storage (libtorch checks only the former) and it already has
+// that layout (one copy of every parameter per step saved under zero_grad(set_to_none));
+// otherwise, and always under create_graph, it is copied into that layout.
 
 /// True when t's elements tile its storage span exactly once, in some order of its dims.
 bool non_overlapping_and_dense(const Tensor& t) {
