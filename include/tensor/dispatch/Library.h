@@ -124,6 +124,19 @@ class TENSOR_API IValue {
   bool to_bool() const { return b_; }
   const std::vector<int64_t>& to_int_list() const { return ints_; }
   const std::vector<Tensor>& to_tensor_list() const { return tensors_; }
+  // libtorch's spellings, so that ported code (ctx->saved_data["n"].toInt()) compiles as is.
+  /// Same as to_tensor().
+  const Tensor& toTensor() const { return tensor_; }
+  /// Same as to_double().
+  double toDouble() const { return to_double(); }
+  /// Same as to_int().
+  int64_t toInt() const { return i_; }
+  /// Same as to_bool().
+  bool toBool() const { return b_; }
+  /// Same as to_int_list().
+  const std::vector<int64_t>& toIntVector() const { return ints_; }
+  /// Same as to_tensor_list().
+  const std::vector<Tensor>& toTensorVector() const { return tensors_; }
 
   /// What the value holds, for messages: "Tensor", "float", "int", "bool", "int[]", "Tensor[]", "None".
   const char* type_name() const;
