@@ -444,3 +444,42 @@ TEST(Autograd, GradFollowsLeafLayoutAndOwnsItsData) {
   EXPECT_TRUE(b.grad().equal(ones({4}, kFloat64)));
   EXPECT_TRUE(a.grad().equal(full({4}, 6.0, kFloat64)));
 }
+
+// A custom Function's backward is held to libtorch's rules (validate_outputs and CppNode::apply):
+// one entry per forward argument, a gradient of the input's shape (a broadcast one is summed
+// down), dtype (cast) and device, nothing for a non-tensor argument.
+namespace {
+struct GradOfShape : autograd::Function<GradOfShape> {
+  static Tensor forward(autograd::AutogradContext* ctx, Tensor a, int64_t rows) {
+    ctx->saved_data["rows"] = rows;
+    return a * 2;
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list g) {
+    const int64_t rows = ctx->saved_data["rows"].toInt();
+    if (rows == -1) return {g[0]};                                // too few entries
+    if (rows == -2) return {g[0] * 2, ones({1})};                 // a gradient for the int argument
+    if (rows == -3) return {g[0].to(kFloat64) * 2, Tensor(), Tensor()};  // float64 for float32; extra undefined
+    if (rows == -4) return {ones({5}), Tensor()};                 // a shape that is not compatible
+    return {(g[0] * 2).expand({rows, g[0].size(0)}), Tensor()};   // broadcast: summed down to [3]
+  }
+};
+}  // namespace
+
+TEST(Autograd, CustomFunctionGradientsAreValidated) {
+  auto run = [](int64_t mode) {
+    Tensor x = tensor::tensor({1.0, 2.0, 3.0}).requires_grad_(true);
+    GradOfShape::apply(x, mode).sum().backward();
+    return x.grad();
+  };
+  // Broadcast [4, 3] gradient of 2s summed to [3]: 8 each.
+  Tensor g = run(4);
+  EXPECT_EQ(g.sizes().vec(), (std::vector<int64_t>{3}));
+  EXPECT_TRUE(g.equal(full({3}, 8.0)));
+  // float64 gradient cast to the float32 input's dtype; trailing undefined entries are fine.
+  Tensor gd = run(-3);
+  EXPECT_EQ(gd.dtype(), kFloat32);
+  EXPECT_TRUE(gd.equal(full({3}, 2.0)));
+  tensor::testing::expect_error([&] { run(-4); }, {"CppNode", "invalid gradient at index 0", "[5]", "[3]"});
+  tensor::testing::expect_error([&] { run(-1); }, {"incorrect number of gradients", "expected 2, got 1"});
+  tensor::testing::expect_error([&] { run(-2); }, {"defined at position 2", "not a Tensor"});
+}

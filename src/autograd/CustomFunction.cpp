@@ -1,5 +1,6 @@
 // AutogradContext for custom Functions, and activation checkpointing.
 #include "src/autograd/Functions.h"
+#include "src/core/Check.h"
 #include "src/core/RandomState.h"
 #include "tensor/autograd/Function.h"
 
@@ -17,6 +18,59 @@ void AutogradContext::save_for_backward(variable_list to_save) {
   saved_versions_.clear();
   for (const Tensor& t : saved_) saved_versions_.push_back(t.defined() ? t._version() : 0);
 }
+
+namespace detail {
+
+variable_list conform_custom_grads(const char* fn, variable_list all, size_t num_args,
+                                   const std::vector<size_t>& tensor_arg_pos,
+                                   const std::vector<std::vector<int64_t>>& input_sizes,
+                                   const std::vector<TensorOptions>& input_options) {
+  // Extra trailing entries are allowed only when undefined (libtorch's rule).
+  if (all.size() > num_args) {
+    bool extra_undefined = true;
+    for (size_t i = num_args; i < all.size(); ++i) extra_undefined = extra_undefined && !all[i].defined();
+    if (extra_undefined) all.resize(num_args);
+  }
+  TENSOR_CHECK(all.size() == num_args,
+               "function {} returned an incorrect number of gradients (expected {}, got {}): backward returns one "
+               "entry per forward argument, an undefined Tensor() for those without a gradient",
+               fn, num_args, all.size());
+  std::vector<bool> is_tensor(num_args, false);
+  for (size_t p : tensor_arg_pos) is_tensor[p] = true;
+  for (size_t i = 0; i < num_args; ++i)
+    TENSOR_CHECK(is_tensor[i] || !all[i].defined(),
+                 "function {} returned a gradient that is defined at position {}, but the corresponding forward "
+                 "input was not a Tensor", fn, i + 1);
+  variable_list out;
+  out.reserve(tensor_arg_pos.size());
+  for (size_t i = 0; i < tensor_arg_pos.size(); ++i) {
+    Tensor g = all[tensor_arg_pos[i]];
+    const bool known = !(input_sizes[i].size() == 1 && input_sizes[i][0] < 0);  // an undefined input: no edge
+    if (g.defined() && known) {
+      const IntArrayRef want(input_sizes[i]);
+      if (g.sizes() != want) {
+        // libtorch's is_expandable_to: the input's shape broadcasts to the gradient's.
+        bool expandable = g.dim() >= static_cast<int64_t>(want.size());
+        for (size_t d = 0; expandable && d < want.size(); ++d) {
+          const int64_t gs = g.size(g.dim() - 1 - static_cast<int64_t>(d)), ws = want[want.size() - 1 - d];
+          expandable = ws == gs || ws == 1;
+        }
+        TENSOR_CHECK(expandable,
+                     "Function {} returned an invalid gradient at index {} - got {} but expected shape compatible "
+                     "with {}", fn, i, ::tensor::detail::shape_str(g.sizes()), ::tensor::detail::shape_str(want));
+        g = sum_to(g, want);
+      }
+      TENSOR_CHECK(g.device() == input_options[i].device(),
+                   "Function {} returned an invalid gradient at index {} - expected device {} but got {}", fn, i,
+                   input_options[i].device().str(), g.device().str());
+      if (g.scalar_type() != input_options[i].dtype()) g = g.to(input_options[i].dtype());
+    }
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace detail
 
 variable_list AutogradContext::get_saved_variables() const {
   for (size_t i = 0; i < saved_.size(); ++i)

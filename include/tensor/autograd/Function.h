@@ -21,6 +21,14 @@ namespace detail {
 TENSOR_API Edge gradient_edge(const Tensor& t);
 /// Makes `node` the history of t (output number nr).
 TENSOR_API void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t nr);
+/// Checks what a custom Function's backward returned, with libtorch's rules, and returns the
+/// tensor arguments' gradients: one entry per forward argument (extra entries only if
+/// undefined), none for a non-tensor argument, each gradient of its input's shape (a
+/// broadcast one is summed down), dtype (cast) and device. Errors name `fn` and the index.
+TENSOR_API variable_list conform_custom_grads(const char* fn, variable_list all, size_t num_args,
+                                              const std::vector<size_t>& tensor_arg_pos,
+                                              const std::vector<std::vector<int64_t>>& input_sizes,
+                                              const std::vector<TensorOptions>& input_options);
 }  // namespace detail
 
 /// State shared by forward and backward of a custom Function.
@@ -60,18 +68,17 @@ class CppNode final : public Node {
     if (ctx.materialize_grads_)
       for (size_t i = 0; i < grads.size(); ++i)
         if (!grads[i].defined()) grads[i] = zeros(output_sizes[i], output_options[i]);
-    variable_list all = T::backward(&ctx, std::move(grads));
-    // backward returns one entry per forward argument; keep the tensor arguments' entries.
-    variable_list out;
-    for (size_t i = 0; i < tensor_arg_pos.size(); ++i)
-      out.push_back(tensor_arg_pos[i] < all.size() ? all[tensor_arg_pos[i]] : Tensor());
-    return out;
+    return detail::conform_custom_grads("CppNode", T::backward(&ctx, std::move(grads)), num_args, tensor_arg_pos,
+                                        input_sizes, input_options);
   }
   std::string name() const override { return "CppNode"; }
   void release_variables() override {}
 
   AutogradContext ctx;
   std::vector<size_t> tensor_arg_pos;  // position of each tensor argument among all arguments
+  size_t num_args = 0;                 // forward's arguments, tensors or not
+  std::vector<std::vector<int64_t>> input_sizes;  // of each tensor argument ({-1} if undefined)
+  std::vector<TensorOptions> input_options;
   std::vector<std::vector<int64_t>> output_sizes;
   std::vector<TensorOptions> output_options;
 };
@@ -95,6 +102,7 @@ struct Function {
       ++pos;
     };
     (collect(args), ...);
+    node->num_args = pos;
     bool record = GradMode::is_enabled();
     bool any = false;
     for (const Tensor& t : inputs) {
@@ -109,7 +117,11 @@ struct Function {
       return T::forward(&node->ctx, std::forward<Args>(args)...);
     }();
     if (!record) return result;
-    for (const Tensor& t : inputs) node->mutable_next_edges().push_back(t.defined() && t.requires_grad() ? detail::gradient_edge(t) : Edge{});
+    for (const Tensor& t : inputs) {
+      node->mutable_next_edges().push_back(t.defined() && t.requires_grad() ? detail::gradient_edge(t) : Edge{});
+      node->input_sizes.push_back(t.defined() ? t.sizes().vec() : std::vector<int64_t>{-1});
+      node->input_options.push_back(t.defined() ? t.options() : TensorOptions());
+    }
     variable_list outs;
     if constexpr (std::is_same_v<R, Tensor>) outs.push_back(result);
     else outs = result;
