@@ -483,3 +483,17 @@ TEST(Autograd, CustomFunctionGradientsAreValidated) {
   tensor::testing::expect_error([&] { run(-1); }, {"incorrect number of gradients", "expected 2, got 1"});
   tensor::testing::expect_error([&] { run(-2); }, {"defined at position 2", "not a Tensor"});
 }
+
+TEST(Autograd, MutableGradOfARetainedNonLeafIsItsGrad) {
+  Tensor x = tensor::tensor({1.0, 2.0}, kFloat64).requires_grad_(true);
+  Tensor y = x * 3;
+  y.retain_grad();
+  (y * y).sum().backward(Tensor(), /*retain_graph=*/true);
+  EXPECT_TRUE(y.grad().equal(tensor::tensor({6.0, 12.0}, kFloat64)));  // d/dy sum(y^2) = 2y
+  EXPECT_TRUE(y.mutable_grad().equal(y.grad()));
+  y.mutable_grad().zero_();  // libtorch's way to reset it in place
+  EXPECT_TRUE(y.grad().equal(zeros({2}, kFloat64)));
+  y.mutable_grad() = Tensor();  // or to drop it: the next backward starts afresh
+  (y * y).sum().backward();
+  EXPECT_TRUE(y.grad().equal(tensor::tensor({6.0, 12.0}, kFloat64)));
+}

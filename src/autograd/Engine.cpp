@@ -398,7 +398,12 @@ const Tensor& Tensor::grad() const {
   if (m && m->retained_grad_) return *m->retained_grad_;
   return m ? m->grad_ : undefined;
 }
-Tensor& Tensor::mutable_grad() const { return materialize_meta(*this).grad_; }
+Tensor& Tensor::mutable_grad() const {
+  // A non-leaf that retains its gradient keeps it in the slot its hook writes: the same tensor
+  // grad() returns, as in libtorch.
+  AutogradMeta& m = materialize_meta(*this);
+  return m.retained_grad_ ? *m.retained_grad_ : m.grad_;
+}
 bool Tensor::is_leaf() const {
   AutogradMeta* m = impl_->autograd_meta();
   if (m && m->view_base_.defined()) autograd::refresh_view_history(*this);
