@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <sstream>
+#include <thread>
+#include <vector>
 
 using namespace tensor;
 
@@ -257,4 +259,28 @@ TEST(Errors, UndefinedTensorRaisesInsteadOfCrashing) {
   EXPECT_THROW(u.item<float>(), tensor::Error);
   Tensor x = tensor::ones({2}, dtype(kFloat64).requires_grad(true));
   EXPECT_THROW(x.grad().select(0, 0), tensor::Error);  // no backward yet: grad is undefined
+}
+
+// Note [Small block cache]: blocks move between threads' lists and survive thread exit, also
+// when a thread_local tensor is destroyed after the thread's cache was reaped.
+TEST(Allocator, SmallBlocksAcrossThreadsAndThreadExit) {
+  std::vector<Tensor> made_elsewhere;
+  std::thread t([&] {
+    thread_local Tensor kept_until_exit;
+    for (int64_t n : {1, 100, 1000, 4000, 16000}) {
+      Tensor a = full({n}, 3.0);
+      made_elsewhere.push_back(a);          // freed later on the main thread
+      kept_until_exit = full({n}, 4.0);     // freed during this thread's exit
+      Tensor tmp = a + 1;                   // freed here, into this thread's lists
+      EXPECT_EQ(tmp.sum().item<double>(), 4.0 * n);
+    }
+  });
+  t.join();
+  for (Tensor& a : made_elsewhere) EXPECT_EQ(a.sum().item<double>(), 3.0 * a.numel());
+  made_elsewhere.clear();  // joins the main thread's lists
+  // Blocks recycled through the lists still hold fresh, correct results.
+  for (int i = 0; i < 100; ++i) {
+    Tensor b = full({16000}, static_cast<double>(i));
+    EXPECT_EQ(b.sum().item<double>(), 16000.0 * i);
+  }
 }

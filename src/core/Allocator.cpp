@@ -52,17 +52,34 @@ constexpr int depth_of(int c) {
   return (size_t(64) << c) <= 4096 ? kSmallDepth : std::max<int>(8, static_cast<int>((256 << 10) / (size_t(64) << c)));
 }
 
+// The lists are trivially destructible, so they stay readable while other thread_local
+// objects (tensors among them) are destroyed at thread exit and free their blocks; a separate
+// reaper frees the cached blocks and marks the lists dead, after which blocks go to free().
 struct SmallCache {
   void* blocks[kSmallClasses][kSmallDepth];
-  int count[kSmallClasses] = {};
-  bool alive = true;
-  ~SmallCache() {
+  int count[kSmallClasses];
+  bool dead;
+};
+thread_local SmallCache t_small_cache;  // zero-initialised: no dynamic init, no destructor
+
+struct SmallCacheReaper {
+  ~SmallCacheReaper() {
+    SmallCache& sc = t_small_cache;
     for (int c = 0; c < kSmallClasses; ++c)
-      for (int i = 0; i < count[c]; ++i) std::free(blocks[c][i]);
-    alive = false;
+      for (int i = 0; i < sc.count[c]; ++i) std::free(sc.blocks[c][i]);
+    for (int& n : sc.count) n = 0;
+    sc.dead = true;
   }
 };
-thread_local SmallCache t_small_cache;
+thread_local SmallCacheReaper t_small_reaper;
+
+/// This thread's lists, or nullptr once its reaper has run.
+inline SmallCache* small_cache() {
+  SmallCache& sc = t_small_cache;
+  if (sc.dead) return nullptr;
+  (void)&t_small_reaper;  // odr-use: registers the reaper's destructor for this thread
+  return &sc;
+}
 
 inline int small_class(size_t nbytes) {
   int c = 0;
@@ -73,9 +90,9 @@ inline int small_class(size_t nbytes) {
 
 void free_small_cached(void* p, void* ctx) {
   int c = static_cast<int>(reinterpret_cast<uintptr_t>(ctx));
-  SmallCache& sc = t_small_cache;
-  if (sc.alive && sc.count[c] < depth_of(c)) {
-    sc.blocks[c][sc.count[c]++] = p;
+  SmallCache* sc = small_cache();
+  if (sc && sc->count[c] < depth_of(c)) {
+    sc->blocks[c][sc->count[c]++] = p;
     return;
   }
   std::free(p);
@@ -83,9 +100,9 @@ void free_small_cached(void* p, void* ctx) {
 
 DataPtr allocate_small(size_t nbytes) {
   int c = small_class(nbytes);
-  SmallCache& sc = t_small_cache;
+  SmallCache* sc = small_cache();
   void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(c));
-  if (sc.alive && sc.count[c] > 0) return {sc.blocks[c][--sc.count[c]], ctx, &free_small_cached};
+  if (sc && sc->count[c] > 0) return {sc->blocks[c][--sc->count[c]], ctx, &free_small_cached};
   return {raw_alloc(size_t(64) << c), ctx, &free_small_cached};
 }
 
