@@ -44,6 +44,12 @@ void print_matrix(std::ostream& os, const Tensor& m, const Formatter& f, bool co
 }
 }  // namespace
 
+namespace detail {
+void accessor_rank_error(size_t expected, int64_t got) {
+  TENSOR_ERROR("accessor: expected a {}-dim tensor, but got {} dims", expected, got);
+}
+}  // namespace detail
+
 std::ostream& operator<<(std::ostream& os, IntArrayRef a) {
   os << '[';
   for (size_t i = 0; i < a.size(); ++i) os << (i ? ", " : "") << a[i];

@@ -11,6 +11,7 @@
 #include "tensor/core/ArrayRef.h"
 #include "tensor/core/Error.h"
 #include "tensor/core/Scalar.h"
+#include "tensor/core/TensorAccessor.h"
 #include "tensor/core/TensorImpl.h"
 #include "tensor/core/TensorOptions.h"
 
@@ -62,6 +63,11 @@ class TENSOR_API Tensor {
   /// Typed pointer to element 0; throws if T does not match the dtype or the tensor has no memory.
   template <class T> T* data_ptr() const;
   void* data_ptr() const;
+  /// Indexed element access, `t.accessor<float, 2>()[i][j]` (libtorch's accessor): checks the
+  /// dim and dtype; valid while this tensor lives and keeps its shape.
+  template <class T, size_t N> TensorAccessor<T, N> accessor() const&;
+  /// Not on a temporary: the accessor would outlive the sizes it points to.
+  template <class T, size_t N> TensorAccessor<T, N> accessor() && = delete;
   /// The value of a one-element tensor, converted to T.
   template <class T> T item() const;
   Scalar item() const;
@@ -341,6 +347,18 @@ TENSOR_API Tensor operator&(const Tensor& a, const Tensor& b);
 TENSOR_API Tensor operator|(const Tensor& a, const Tensor& b);
 TENSOR_API Tensor operator^(const Tensor& a, const Tensor& b);
 TENSOR_API Tensor operator~(const Tensor& a);
+
+namespace detail {
+/// Throws the error of accessor<T, N>() on a tensor of another rank.
+[[noreturn]] TENSOR_API void accessor_rank_error(size_t expected, int64_t got);
+}  // namespace detail
+
+template <class T, size_t N>
+TensorAccessor<T, N> Tensor::accessor() const& {
+  static_assert(N > 0, "accessor is used for indexing a tensor; for a scalar use *data_ptr<T>()");
+  if (dim() != static_cast<int64_t>(N)) detail::accessor_rank_error(N, dim());
+  return TensorAccessor<T, N>(data_ptr<T>(), sizes().data(), strides().data());
+}
 
 /// Prints values, dtype and shape.
 TENSOR_API std::ostream& operator<<(std::ostream& os, const Tensor& t);

@@ -34,6 +34,10 @@ TENSOR_ENUM_TAG(kLeakyReLU)
 TENSOR_ENUM_TAG(kSELU)
 TENSOR_ENUM_TAG(kFanIn)
 TENSOR_ENUM_TAG(kFanOut)
+TENSOR_ENUM_TAG(kConstant)
+TENSOR_ENUM_TAG(kReflect)
+TENSOR_ENUM_TAG(kReplicate)
+TENSOR_ENUM_TAG(kCircular)
 #undef TENSOR_ENUM_TAG
 }  // namespace enumtype
 
@@ -55,6 +59,10 @@ inline constexpr enumtype::kLeakyReLU kLeakyReLU{};
 inline constexpr enumtype::kSELU kSELU{};
 inline constexpr enumtype::kFanIn kFanIn{};
 inline constexpr enumtype::kFanOut kFanOut{};
+inline constexpr enumtype::kConstant kConstant{};
+inline constexpr enumtype::kReflect kReflect{};
+inline constexpr enumtype::kReplicate kReplicate{};
+inline constexpr enumtype::kCircular kCircular{};
 
 namespace nn {
 
@@ -109,6 +117,27 @@ class FanMode {
   constexpr Kind kind() const { return kind_; }
   friend constexpr bool operator==(FanMode a, FanMode b) { return a.kind_ == b.kind_; }
   friend constexpr bool operator!=(FanMode a, FanMode b) { return a.kind_ != b.kind_; }
+
+ private:
+  Kind kind_;
+};
+
+/// How F::pad fills the border: kConstant (a value), kReflect (mirror without the edge),
+/// kReplicate (repeat the edge) or kCircular (wrap around).
+class PadMode {
+ public:
+  enum Kind : int8_t { Constant, Reflect, Replicate, Circular };
+  constexpr PadMode(enumtype::kConstant) : kind_(Constant) {}
+  constexpr PadMode(enumtype::kReflect) : kind_(Reflect) {}
+  constexpr PadMode(enumtype::kReplicate) : kind_(Replicate) {}
+  constexpr PadMode(enumtype::kCircular) : kind_(Circular) {}
+  constexpr Kind kind() const { return kind_; }
+  /// "constant", "reflect", "replicate", "circular".
+  constexpr const char* name() const {
+    return kind_ == Constant ? "constant" : kind_ == Reflect ? "reflect" : kind_ == Replicate ? "replicate" : "circular";
+  }
+  friend constexpr bool operator==(PadMode a, PadMode b) { return a.kind_ == b.kind_; }
+  friend constexpr bool operator!=(PadMode a, PadMode b) { return a.kind_ != b.kind_; }
 
  private:
   Kind kind_;

@@ -16,6 +16,11 @@ TENSOR_API Tensor linear(const Tensor& input, const Tensor& weight, const Tensor
 TENSOR_API Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options = {});
 /// In training, zeroes elements with probability p and scales the rest by 1 / (1 - p).
 TENSOR_API Tensor dropout(Tensor input, const DropoutFuncOptions& options = {});
+/// Pads (or, with negative amounts in kConstant mode, crops) the last pad().size() / 2 dims.
+TENSOR_API Tensor pad(const Tensor& input, const PadFuncOptions& options);
+/// int64 class indices [*] -> int64 [*, num_classes] with a 1 at each index; num_classes -1
+/// means max(tensor) + 1.
+TENSOR_API Tensor one_hot(const Tensor& tensor, int64_t num_classes = -1);
 
 // ---- activations ----
 TENSOR_API Tensor relu(Tensor input, const ReLUFuncOptions& options = {});

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "tensor/core/Tensor.h"
 #include "tensor/nn/arg.h"
@@ -155,6 +156,16 @@ struct DropoutFuncOptions {
   TENSOR_ARG(double, p) = 0.5;
   TENSOR_ARG(bool, training) = true;
   TENSOR_ARG(bool, inplace) = false;
+};
+
+/// Options of F::pad: `pad` lists (left, right) amounts from the last dim backwards, e.g.
+/// {1, 1, 2, 0} pads the last dim by 1 on each side and the one before by 2 in front.
+struct PadFuncOptions {
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}
+  TENSOR_ARG(std::vector<int64_t>, pad);
+  TENSOR_ARG(PadMode, mode) = kConstant;
+  /// The fill value of kConstant.
+  TENSOR_ARG(double, value) = 0;
 };
 
 struct EmbeddingFuncOptions {
