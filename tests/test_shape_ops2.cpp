@@ -172,6 +172,8 @@ TEST(TrilTriu, Errors) {
   expect_error([] { tensor::tril(tensor::ones({3})); }, {"tril", "at least 2 dimensions", "[3]"});
   expect_error([] { tensor::ones({}).triu(); }, {"triu", "at least 2 dimensions", "[]"});
   expect_error([] { Tensor t = tensor::ones({4}, kInt32); t.tril_(); }, {"tril_", "[4]", "int32"});
+  expect_error([] { Tensor t = tensor::ones({2, 2}, kFloat64).requires_grad_(true); t.triu_(); },
+               {"triu_", "leaf Variable that requires grad"});
 }
 
 // ---------------------------------------------------------------- repeat

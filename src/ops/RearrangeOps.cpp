@@ -57,8 +57,16 @@ Tensor triangle(const Tensor& a, int64_t diagonal, bool lower) {
   return where(keep, a, zeros({}, a.options()));
 }
 
+/// True when an op on `a` records autograd history.
+bool records(const Tensor& a) {
+  return autograd::GradMode::is_enabled() && !dispatch::local_keys().excluded.has(DispatchKey::Autograd) &&
+         autograd::is_differentiable(a.dtype()) && a.requires_grad();
+}
+
 Tensor& triangle_(Tensor& a, int64_t diagonal, bool lower) {
-  check_matrix(a, lower ? "tril_" : "triu_");
+  const char* op = lower ? "tril_" : "triu_";
+  check_matrix(a, op);
+  if (records(a)) autograd::check_inplace(a, op);  // names tril_, not the masked_fill_ it runs
   Tensor drop;
   {
     autograd::BelowAutograd below;
@@ -121,11 +129,6 @@ Tensor flip_cpu(const Tensor& src, const std::vector<bool>& flipped) {
     default: TENSOR_ERROR("flip: unsupported element size {} ({})", es, src.dtype());
   }
   return out;
-}
-
-bool flip_records(const Tensor& a) {
-  return autograd::GradMode::is_enabled() && !dispatch::local_keys().excluded.has(DispatchKey::Autograd) &&
-         autograd::is_differentiable(a.dtype()) && a.requires_grad();
 }
 
 }  // namespace
@@ -219,7 +222,7 @@ Tensor flip(const Tensor& a, IntArrayRef dims) {
       out = flip_cpu(a.resolve_conj(), flipped);
     }
   }
-  if (flip_records(a)) {
+  if (records(a)) {
     auto node = std::make_shared<autograd::FormulaNode>("FlipBackward0", TENSOR_GRAD(return {g.flip(n.ints)};));
     node->add_input(a);
     node->ints = wrapped;
