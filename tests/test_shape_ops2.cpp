@@ -153,6 +153,19 @@ TEST(TrilTriu, InPlaceOnView) {
               "base after t().tril_()");
 }
 
+TEST(TrilTriu, LargeParallel) {
+  // Enough rows for several threads; batched and transposed so rows are strided.
+  Tensor a = random_tensor({3, 260, 250}, 23).transpose(-1, -2);  // [3, 250, 260]
+  for (int64_t k : {-7, 0, 5}) {
+    Tensor lo = reference(a, {3, 250, 260}, [&](const Index& i) { return i[2] - i[1] <= k ? i : Index{}; });
+    Tensor up = reference(a, {3, 250, 260}, [&](const Index& i) { return i[2] - i[1] >= k ? i : Index{}; });
+    expect_same(a.tril(k), lo, kFloat64, "large tril");
+    expect_same(a.triu(k), up, kFloat64, "large triu");
+    Tensor b = a.clone();  // keeps the transposed strides
+    expect_same(b.tril_(k), lo, kFloat64, "large tril_");
+  }
+}
+
 TEST(TrilTriu, Grad) {
   for (auto& [lay, a] : layouts({3, 4}, 11, kFloat64))
     for (int64_t k : {-1, 0, 2}) {

@@ -47,32 +47,115 @@ Tensor triangle_mask(const Tensor& a, int64_t diagonal, Cmp cmp) {
   }
 }
 
-Tensor triangle(const Tensor& a, int64_t diagonal, bool lower) {
-  check_matrix(a, lower ? "tril" : "triu");
-  Tensor keep;
-  {
-    autograd::BelowAutograd below;
-    keep = triangle_mask(a, diagonal, lower ? Cmp::Le : Cmp::Ge);
-  }
-  return where(keep, a, zeros({}, a.options()));
-}
-
 /// True when an op on `a` records autograd history.
 bool records(const Tensor& a) {
   return autograd::GradMode::is_enabled() && !dispatch::local_keys().excluded.has(DispatchKey::Autograd) &&
          autograd::is_differentiable(a.dtype()) && a.requires_grad();
 }
 
+// Note [tril/triu row kernel]
+// On CPU each row of the last two dims is one kept column range [lo, hi) and zeros elsewhere:
+// the kept range is copied (memcpy when the row is contiguous) and the rest memset, which is a
+// zero of every dtype (IEEE +0, false, 0 + 0i). Bytes only move, so one kernel serves all dtypes.
+// In place, only the dropped ranges are written. Other devices use where() with a broadcast mask.
+template <int ES>
+void triangle_rows(const Tensor& src, char* dst, int64_t diagonal, bool lower) {
+  const int64_t nd = src.dim(), R = src.size(-2), C = src.size(-1);
+  const int64_t rs = src.stride(-2), cs = src.stride(-1);
+  const bool in_place = dst == nullptr;
+  char* sbase = static_cast<char*>(src.data_ptr());
+  detail::parallel_range(src.numel() / std::max<int64_t>(C, 1), [&](int64_t b, int64_t e) {
+    for (int64_t q = b; q < e; ++q) {
+      int64_t off = (q % R) * rs, rem = q / R;
+      for (int64_t d = nd - 3; d >= 0; --d) {
+        off += (rem % src.size(d)) * src.stride(d);
+        rem /= src.size(d);
+      }
+      const int64_t r = q % R;
+      // Kept columns: tril j <= r + k, triu j >= r + k.
+      const int64_t lo = lower ? 0 : std::clamp<int64_t>(r + diagonal, 0, C);
+      const int64_t hi = lower ? std::clamp<int64_t>(r + diagonal + 1, 0, C) : C;
+      char* s = sbase + off * ES;
+      auto zero = [&](char* row, int64_t stride, int64_t from, int64_t to) {
+        if (from >= to) return;
+        if (stride == 1) {
+          std::memset(row + from * ES, 0, static_cast<size_t>((to - from) * ES));
+        } else {
+          for (int64_t j = from; j < to; ++j) std::memset(row + j * stride * ES, 0, ES);
+        }
+      };
+      if (in_place) {
+        zero(s, cs, 0, lo);
+        zero(s, cs, hi, C);
+        continue;
+      }
+      char* o = dst + q * C * ES;
+      zero(o, 1, 0, lo);
+      if (cs == 1) {
+        if (hi > lo) std::memcpy(o + lo * ES, s + lo * ES, static_cast<size_t>((hi - lo) * ES));
+      } else {
+        for (int64_t j = lo; j < hi; ++j) std::memcpy(o + j * ES, s + j * cs * ES, ES);
+      }
+      zero(o, 1, hi, C);
+    }
+  });
+}
+
+/// dst == nullptr: zero src's dropped elements in place; else write the result to contiguous dst.
+void triangle_cpu(const Tensor& src, char* dst, int64_t diagonal, bool lower) {
+  if (src.numel() == 0) return;
+  switch (src.element_size()) {
+    case 1: triangle_rows<1>(src, dst, diagonal, lower); break;
+    case 2: triangle_rows<2>(src, dst, diagonal, lower); break;
+    case 4: triangle_rows<4>(src, dst, diagonal, lower); break;
+    case 8: triangle_rows<8>(src, dst, diagonal, lower); break;
+    case 16: triangle_rows<16>(src, dst, diagonal, lower); break;
+    default: TENSOR_ERROR("{}: unsupported element size {} ({})", lower ? "tril" : "triu", src.element_size(), src.dtype());
+  }
+}
+
+Tensor triangle(const Tensor& a, int64_t diagonal, bool lower) {
+  check_matrix(a, lower ? "tril" : "triu");
+  Tensor out;
+  {
+    autograd::BelowAutograd below;
+    if (a.is_cpu()) {
+      Tensor src = a.resolve_conj();
+      out = empty(a.sizes(), a.options());
+      triangle_cpu(src, static_cast<char*>(out.data_ptr()), diagonal, lower);
+    } else {
+      out = where(triangle_mask(a, diagonal, lower ? Cmp::Le : Cmp::Ge), a, zeros({}, a.options()));
+    }
+  }
+  if (records(a)) {
+    auto node = lower ? std::make_shared<autograd::FormulaNode>("TrilBackward0", TENSOR_GRAD(return {g.tril(n.ints[0])};))
+                      : std::make_shared<autograd::FormulaNode>("TriuBackward0", TENSOR_GRAD(return {g.triu(n.ints[0])};));
+    node->add_input(a);
+    node->ints.push_back(diagonal);
+    autograd::set_history(out, node);
+  }
+  return out;
+}
+
 Tensor& triangle_(Tensor& a, int64_t diagonal, bool lower) {
   const char* op = lower ? "tril_" : "triu_";
   check_matrix(a, op);
-  if (records(a)) autograd::check_inplace(a, op);  // names tril_, not the masked_fill_ it runs
-  Tensor drop;
-  {
-    autograd::BelowAutograd below;
-    drop = triangle_mask(a, diagonal, lower ? Cmp::Gt : Cmp::Lt);
+  if (records(a)) {
+    // Recorded through masked_fill_ (its in-place history handling), checked under our name.
+    autograd::check_inplace(a, op);
+    Tensor drop;
+    {
+      autograd::BelowAutograd below;
+      drop = triangle_mask(a, diagonal, lower ? Cmp::Gt : Cmp::Lt);
+    }
+    return a.masked_fill_(drop, 0);
   }
-  return a.masked_fill_(drop, 0);
+  if (a.is_cpu()) {
+    triangle_cpu(a, nullptr, diagonal, lower);
+    a.unsafeGetTensorImpl()->bump_version();
+    return a;
+  }
+  return a.masked_fill_(triangle_mask(a, diagonal, lower ? Cmp::Gt : Cmp::Lt), 0);
 }
 
 // ---- flip ----
