@@ -1,15 +1,14 @@
 // Rearranging ops: tril/triu (+ in place), repeat, roll, flip.
 //
 // Note [Rearranging ops by composition]
-// tril/triu, repeat and roll are compositions of differentiable ops, so their gradients (and
-// gradients of gradients) come from those ops, and each still costs one pass over the data:
-//   tril/triu  where(mask, a, 0) with a [rows, cols] mask built from two aranges that
-//              broadcasts over the batch dims (in place: masked_fill_ with the complement)
+// repeat and roll are compositions of differentiable ops, so their gradients (and gradients of
+// gradients) come from those ops, and each still costs one copy:
 //   repeat     a viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...], copied once
-//              and viewed as [r0 * s0, r1 * s1, ...]
+//              and viewed as [r0 * s0, r1 * s1, ...] (always new memory, as libtorch)
 //   roll       per dim, libtorch's roll_common: cat of the two narrow pieces (one copy per dim)
-// flip has no such composition without an index tensor per dim, so it is a strided byte copy
-// (dtype-agnostic: it only moves elements) with FlipBackward0 = flip(grad, dims).
+// tril/triu (Note [tril/triu row kernel]) and flip are byte-moving CPU kernels, dtype-agnostic,
+// with TrilBackward0/TriuBackward0 = tril/triu(grad) and FlipBackward0 = flip(grad, dims).
+// Recorded tril_/triu_ go through masked_fill_ for its in-place history handling.
 #include <algorithm>
 #include <cstring>
 #include <vector>
