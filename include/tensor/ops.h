@@ -216,6 +216,17 @@ TENSOR_API Tensor flatten(const Tensor& a, int64_t start_dim = 0, int64_t end_di
 TENSOR_API Tensor squeeze(const Tensor& a);
 TENSOR_API Tensor squeeze(const Tensor& a, int64_t dim);
 TENSOR_API Tensor unsqueeze(const Tensor& a, int64_t dim);
+/// Lower triangle of the last two dims (any batch dims): keeps a[..., i, j] where j - i <= diagonal, zeros the rest.
+TENSOR_API Tensor tril(const Tensor& a, int64_t diagonal = 0);
+/// Upper triangle of the last two dims: keeps a[..., i, j] where j - i >= diagonal, zeros the rest.
+TENSOR_API Tensor triu(const Tensor& a, int64_t diagonal = 0);
+/// Tiles `a` repeats[k] times along dim k; repeats.size() >= a.dim(), extra leading entries add dims.
+TENSOR_API Tensor repeat(const Tensor& a, IntArrayRef repeats);
+/// Rotates along `dims` by `shifts` (elements pushed off the end come back at the start); with no
+/// dims, rolls the flattened tensor by shifts[0] and keeps the shape.
+TENSOR_API Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims = {});
+/// Reverses the order of elements along each of `dims` (a copy, as libtorch).
+TENSOR_API Tensor flip(const Tensor& a, IntArrayRef dims);
 
 // ---- indexing ----
 TENSOR_API Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index);

@@ -123,6 +123,17 @@ class TENSOR_API Tensor {
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   /// size(dim) views, the i-th equal to select(dim, i) (libtorch's unbind); dim may be negative.
   std::vector<Tensor> unbind(int64_t dim = 0) const;
+  /// tensor::tril/triu on the last two dims; the trailing-underscore forms write in place.
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
+  /// Tiles repeats[k] times along dim k (repeats.size() >= dim(); extra entries add leading dims).
+  Tensor repeat(IntArrayRef repeats) const;
+  /// tensor::roll: rotate along dims by shifts (no dims: roll the flattened tensor, keep the shape).
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  /// tensor::flip: reverse along each of dims.
+  Tensor flip(IntArrayRef dims) const;
 
   // ---- indexing ----
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
