@@ -106,7 +106,9 @@ void check_all_dims(const Tensor& x, const std::string& name) {
       expect_matches(r, reference(x, d, n, desc), at + (desc ? " sort desc" : " sort"));
       EXPECT_EQ(ints_of(tensor::argsort(x, d, desc)), reference(x, d, n, desc).indices) << at << " argsort";
       if (x.dtype() == kBool) continue;
-      for (int64_t k : {int64_t{0}, int64_t{1}, n / 2, n}) {
+      // Small k (k * 8 <= n) takes the heap scan, larger k the full sort.
+      for (int64_t k : {int64_t{0}, std::min<int64_t>(1, n), std::min<int64_t>(3, n), n / 2, n - 1, n}) {
+        if (k < 0) continue;
         auto t = tensor::topk(x, k, d, /*largest=*/desc);
         EXPECT_EQ(std::get<0>(t).size(dd), k);
         expect_matches(t, reference(x, d, k, desc), at + " topk k=" + std::to_string(k) + (desc ? " largest" : " smallest"));
@@ -176,6 +178,7 @@ TEST(SortOps, EveryDimWithTies) {
   check_all_dims(tied({4, 5, 6}, 1), "float64 [4,5,6]");
   check_all_dims(tied({7, 3}, 2).to(kFloat32), "float32 [7,3]");
   check_all_dims(tied({1, 9}, 3), "float64 [1,9]");
+  check_all_dims(tied({3, 40}, 10), "float64 [3,40]");
 }
 
 TEST(SortOps, NonContiguousInputs) {
@@ -198,6 +201,11 @@ TEST(SortOps, NanAndInfinityInRows) {
   x = tensor::where(r.gt(0.9), tensor::full({}, kInf, kFloat64), x);
   x = tensor::where(r.gt(0.8).logical_and(r.le(0.9)), tensor::full({}, -kInf, kFloat64), x);
   ASSERT_TRUE(x.isnan().any().item<bool>());
+  // Long rows too, so that small k runs the heap scan over NaNs and infinities.
+  Tensor r2 = tensor::rand({3, 64}, kFloat64);
+  Tensor y = tensor::where(r2.lt(0.3), tensor::full({}, kNaN, kFloat64), tied({3, 64}, 11));
+  y = tensor::where(r2.gt(0.9), tensor::full({}, -kInf, kFloat64), y);
+  check_all_dims(y, "long rows with NaN");
   check_all_dims(x, "with NaN/inf");
   check_all_dims(x.to(kFloat32), "float32 with NaN/inf");
   check_all_dims(x.to(kFloat16), "float16 with NaN/inf");

@@ -1,18 +1,20 @@
-// sort, argsort and topk on CPU: per slice along `dim`, a std::stable_sort (full sort) or a
-// std::partial_sort (topk) of (key, position) pairs, slices in parallel.
+// sort, argsort and topk on CPU, per slice along `dim` (any strides), slices in parallel: a
+// std::stable_sort of (key, position) pairs, or for a small k a single scan keeping the best k
+// in a heap.
 //
 // Note [Sort order and NaN]
 // libtorch's order: NaN ranks above every number (last ascending, first descending; topk
-// largest returns NaNs first). Instead of a NaN-aware comparator on every comparison, NaNs are
-// set aside while a slice is loaded (in input order) and the numbers are sorted with plain < or
-// >; the NaNs are then put at the end that the order wants. Equal keys keep input order: the
-// full sort is stable, and topk breaks ties by position, so topk(k) is a prefix of the sort.
+// largest returns NaNs first). The full sort sets NaNs aside while a slice is loaded (in input
+// order), sorts the numbers with plain < or >, then puts the NaNs at the end that the order
+// wants; the topk scan compares with a NaN-aware `before`. Equal keys keep input order: the sort
+// is stable, and the heap breaks ties by position, so topk(k) is always a prefix of the sort.
 #include "src/ops/SortOps.h"
 
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -44,10 +46,12 @@ struct Slices {
   }
 };
 
-template <class K>
+/// A key and its position in the slice; int32 positions when the slice allows (half the
+/// memory traffic of the sort).
+template <class K, class I>
 struct Entry {
   K key;
-  int64_t pos;
+  I pos;
 };
 
 template <class K>
@@ -56,15 +60,79 @@ bool is_nan(K v) {
   else return false;
 }
 
+/// Rank of keys (Note [Sort order and NaN]): `before(a, b)` when a comes strictly first.
+template <class K, bool Desc>
+bool before(K a, K b) {
+  if constexpr (Desc) return !is_nan(b) && (is_nan(a) || a > b);
+  else return !is_nan(a) && (is_nan(b) || a < b);
+}
+
+/// One slice: its first k in order, written as values and positions.
+template <class T, class K, class I, bool Desc>
+struct SliceSelector {
+  int64_t n, k, in_step, out_step;
+  std::vector<Entry<K, I>> buf;
+  std::vector<I> nans;
+
+  static bool by_rank_then_pos(const Entry<K, I>& x, const Entry<K, I>& y) {
+    return before<K, Desc>(x.key, y.key) || (!before<K, Desc>(y.key, x.key) && x.pos < y.pos);
+  }
+
+  void run(const T* row, T* vout, int64_t* iout) {
+    if (k == 0) return;
+    // A small k scans once, keeping the best k in a heap whose front is the worst of them (one
+    // comparison for most elements). A later element never beats an equal key: stable.
+    if (k * 8 <= n) {
+      buf.clear();
+      for (int64_t j = 0; j < n; ++j) {
+        const K v = static_cast<K>(row[j * in_step]);
+        if (static_cast<int64_t>(buf.size()) < k) {
+          buf.push_back({v, static_cast<I>(j)});
+          if (static_cast<int64_t>(buf.size()) == k) std::make_heap(buf.begin(), buf.end(), by_rank_then_pos);
+        } else if (before<K, Desc>(v, buf.front().key)) {
+          std::pop_heap(buf.begin(), buf.end(), by_rank_then_pos);
+          buf.back() = {v, static_cast<I>(j)};
+          std::push_heap(buf.begin(), buf.end(), by_rank_then_pos);
+        }
+      }
+      std::sort_heap(buf.begin(), buf.end(), by_rank_then_pos);  // best first
+      for (int64_t o = 0; o < k; ++o) emit(row, vout, iout, o, buf[o].pos);
+      return;
+    }
+    // Otherwise a full stable sort of the numbers, the NaNs set aside in input order.
+    buf.resize(static_cast<size_t>(n));
+    nans.resize(static_cast<size_t>(n));
+    int64_t nb = 0, nn = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const K v = static_cast<K>(row[j * in_step]);
+      if (is_nan(v)) nans[nn++] = static_cast<I>(j);
+      else buf[nb++] = {v, static_cast<I>(j)};
+    }
+    std::stable_sort(buf.begin(), buf.begin() + nb, [](const Entry<K, I>& x, const Entry<K, I>& y) {
+      if constexpr (Desc) return x.key > y.key;
+      else return x.key < y.key;
+    });
+    int64_t o = 0;
+    if (Desc)
+      for (int64_t j = 0; j < nn && o < k; ++j) emit(row, vout, iout, o++, nans[j]);
+    for (int64_t j = 0; j < nb && o < k; ++j) emit(row, vout, iout, o++, buf[j].pos);
+    if (!Desc)
+      for (int64_t j = 0; j < nn && o < k; ++j) emit(row, vout, iout, o++, nans[j]);
+  }
+
+  void emit(const T* row, T* vout, int64_t* iout, int64_t o, I pos) const {
+    vout[o * out_step] = row[pos * in_step];
+    iout[o * out_step] = pos;
+  }
+};
+
 /// Writes the first k of slice order (Note [Sort order and NaN]) of every slice of `a` along d
 /// into values/indices (same shape, contiguous, size k along d).
-template <class T>
-void select_kernel(const Tensor& a, int64_t d, int64_t k, bool descending, Tensor& values, Tensor& indices) {
+template <class T, class I, bool Desc>
+void select_kernel(const Tensor& a, int64_t d, int64_t k, Tensor& values, Tensor& indices) {
   using K = std::conditional_t<std::is_same_v<T, bool>, bool, opmath_t<T>>;
   const int64_t nd = a.dim();
   const int64_t n = nd == 0 ? 1 : a.size(d);
-  const int64_t in_step = nd == 0 ? 0 : a.stride(d);
-  const int64_t out_step = nd == 0 ? 0 : values.stride(d);
   Slices sl;
   for (int64_t i = 0; i < nd; ++i) {
     if (i == d) continue;
@@ -76,55 +144,14 @@ void select_kernel(const Tensor& a, int64_t d, int64_t k, bool descending, Tenso
   const T* src = a.data_ptr<T>();
   T* vout = values.data_ptr<T>();
   int64_t* iout = indices.data_ptr<int64_t>();
-  const bool full = k == n;
+  const int64_t in_step = nd == 0 ? 0 : a.stride(d), out_step = nd == 0 ? 0 : values.stride(d);
 
   auto run = [&](int64_t begin, int64_t end) {
-    std::vector<Entry<K>> buf;
-    std::vector<int64_t> nans;
-    buf.reserve(static_cast<size_t>(n));
+    SliceSelector<T, K, I, Desc> sel{n, k, in_step, out_step, {}, {}};
     for (int64_t r = begin; r < end; ++r) {
       int64_t in = 0, out = 0;
       sl.offsets(r, in, out);
-      const T* row = src + in;
-      buf.clear();
-      nans.clear();
-      for (int64_t j = 0; j < n; ++j) {
-        const K v = static_cast<K>(row[j * in_step]);
-        if (is_nan(v)) nans.push_back(j);
-        else buf.push_back({v, j});
-      }
-      const int64_t nb = static_cast<int64_t>(buf.size()), nn = static_cast<int64_t>(nans.size());
-      // Descending: NaNs first, then numbers; ascending: numbers, then NaNs.
-      const int64_t take_nan_first = descending ? std::min(k, nn) : 0;
-      const int64_t take_num = std::min(k - take_nan_first, nb);
-      if (take_num > 0) {
-        if (full || take_num == nb) {
-          if (descending)
-            std::stable_sort(buf.begin(), buf.end(), [](const Entry<K>& x, const Entry<K>& y) { return x.key > y.key; });
-          else
-            std::stable_sort(buf.begin(), buf.end(), [](const Entry<K>& x, const Entry<K>& y) { return x.key < y.key; });
-        } else {
-          // Ties broken by position make the order total, so the prefix equals the stable sort's.
-          auto mid = buf.begin() + take_num;
-          if (descending)
-            std::partial_sort(buf.begin(), mid, buf.end(), [](const Entry<K>& x, const Entry<K>& y) {
-              return x.key > y.key || (x.key == y.key && x.pos < y.pos);
-            });
-          else
-            std::partial_sort(buf.begin(), mid, buf.end(), [](const Entry<K>& x, const Entry<K>& y) {
-              return x.key < y.key || (x.key == y.key && x.pos < y.pos);
-            });
-        }
-      }
-      int64_t o = 0;
-      auto emit = [&](int64_t pos) {
-        vout[out + o * out_step] = row[pos * in_step];
-        iout[out + o * out_step] = pos;
-        ++o;
-      };
-      for (int64_t j = 0; j < take_nan_first; ++j) emit(nans[j]);
-      for (int64_t j = 0; j < take_num; ++j) emit(buf[j].pos);
-      for (int64_t j = 0; o < k; ++j) emit(nans[j]);  // ascending: NaNs fill the rest
+      sel.run(src + in, vout + out, iout + out);
     }
   };
 
@@ -140,6 +167,18 @@ void select_kernel(const Tensor& a, int64_t d, int64_t k, bool descending, Tenso
     const int64_t per = (rows + nthr - 1) / nthr;
     const int64_t b = std::min(rows, t * per), e = std::min(rows, b + per);
     if (b < e) run(b, e);
+  }
+}
+
+template <class T>
+void select_dispatch(const Tensor& a, int64_t d, int64_t k, bool desc, Tensor& values, Tensor& indices) {
+  const int64_t n = a.dim() == 0 ? 1 : a.size(d);
+  if (n <= std::numeric_limits<int32_t>::max()) {
+    if (desc) select_kernel<T, int32_t, true>(a, d, k, values, indices);
+    else select_kernel<T, int32_t, false>(a, d, k, values, indices);
+  } else {
+    if (desc) select_kernel<T, int64_t, true>(a, d, k, values, indices);
+    else select_kernel<T, int64_t, false>(a, d, k, values, indices);
   }
 }
 
@@ -165,7 +204,7 @@ std::tuple<Tensor, Tensor> select_common(const char* op, const Tensor& a, int64_
   if (a.is_meta() || values.numel() == 0) return {values, indices};
   visit_dtype<kGroupReal>(a.dtype(), op, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    select_kernel<T>(a, d, k, descending, values, indices);
+    select_dispatch<T>(a, d, k, descending, values, indices);
   });
   return {values, indices};
 }
