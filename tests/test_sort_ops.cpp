@@ -165,6 +165,22 @@ TEST(SortOps, HandComputedWithTiesNanAndInfinities) {
   EXPECT_EQ(ints_of(s3i), (std::vector<int64_t>{1, 0, 2, 2, 0, 1}));
 }
 
+TEST(SortOps, MethodSpellings) {
+  Tensor m = tensor::tensor({{2.f, -1.f, 2.f}, {0.5f, 7.f, -3.f}});
+  auto [v, i] = m.sort(1, true);
+  expect_same(values_of(v), {2, 2, -1, 7, 0.5, -3}, "method sort");
+  EXPECT_EQ(ints_of(i), (std::vector<int64_t>{0, 2, 1, 1, 0, 2}));
+  auto [sv, si] = m.sort(/*stable=*/true, 0, false);
+  expect_same(values_of(sv), {0.5, -1, -3, 2, 7, 2}, "method stable sort");
+  EXPECT_EQ(ints_of(si), (std::vector<int64_t>{1, 0, 1, 0, 1, 0}));
+  EXPECT_EQ(ints_of(m.argsort(0)), ints_of(si));
+  auto [kv, ki] = m.topk(2, -1, /*largest=*/false);
+  expect_same(values_of(kv), {-1, 2, -3, 0.5}, "method topk");
+  EXPECT_EQ(ints_of(ki), (std::vector<int64_t>{1, 0, 2, 0}));
+  // libtorch's overload rules: sort(true) picks the dim overload (dim = 1), as it does there.
+  EXPECT_TRUE(tensor::equal(std::get<1>(m.sort(true)), std::get<1>(m.sort(1, false))));
+}
+
 TEST(SortOps, StableTiesAndSignedZeros) {
   // -0.0 == 0.0: equal keys keep input order, both ways.
   Tensor x = tensor::tensor(std::vector<double>{0.0, -0.0, 1, 0.0, 1, -0.0}, kFloat64);

@@ -23,5 +23,4 @@
 #include "tensor/ops.h"
 #include "tensor/optim.h"
 #include "tensor/pooling.h"
-#include "tensor/sort.h"
 #include "tensor/version.h"

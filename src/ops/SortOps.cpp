@@ -22,7 +22,6 @@
 #include "src/core/DtypeVisit.h"
 #include "src/core/Parallel.h"
 #include "tensor/ops.h"
-#include "tensor/sort.h"
 
 namespace tensor {
 namespace ops {
@@ -254,5 +253,14 @@ Tensor argsort(const Tensor& a, int64_t dim, bool descending) {
   // Only the positions: no gradient to record.
   return std::get<1>(ops::sort_ops().sort(a, dim, descending));
 }
+
+std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
+  return tensor::topk(*this, k, dim, largest, sorted);
+}
+std::tuple<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return tensor::sort(*this, dim, descending); }
+std::tuple<Tensor, Tensor> Tensor::sort(std::optional<bool> stable, int64_t dim, bool descending) const {
+  return tensor::sort(*this, stable, dim, descending);
+}
+Tensor Tensor::argsort(int64_t dim, bool descending) const { return tensor::argsort(*this, dim, descending); }
 
 }  // namespace tensor
