@@ -217,9 +217,10 @@ TEST(SortOps, NanAndInfinityInRows) {
   x = tensor::where(r.gt(0.9), tensor::full({}, kInf, kFloat64), x);
   x = tensor::where(r.gt(0.8).logical_and(r.le(0.9)), tensor::full({}, -kInf, kFloat64), x);
   ASSERT_TRUE(x.isnan().any().item<bool>());
-  // Long rows too, so that small k runs the heap scan over NaNs and infinities.
-  Tensor r2 = tensor::rand({3, 64}, kFloat64);
-  Tensor y = tensor::where(r2.lt(0.3), tensor::full({}, kNaN, kFloat64), tied({3, 64}, 11));
+  // Long rows too, so that small k runs the heap scan (and its block skipping) over NaNs and
+  // infinities.
+  Tensor r2 = tensor::rand({3, 300}, kFloat64);
+  Tensor y = tensor::where(r2.lt(0.3), tensor::full({}, kNaN, kFloat64), tied({3, 300}, 11));
   y = tensor::where(r2.gt(0.9), tensor::full({}, -kInf, kFloat64), y);
   check_all_dims(y, "long rows with NaN");
   check_all_dims(x, "with NaN/inf");

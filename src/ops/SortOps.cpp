@@ -83,17 +83,35 @@ struct SliceSelector {
     // comparison for most elements). A later element never beats an equal key: stable.
     if (k * 8 <= n) {
       buf.clear();
-      for (int64_t j = 0; j < n; ++j) {
+      for (int64_t j = 0; j < k; ++j) buf.push_back({static_cast<K>(row[j * in_step]), static_cast<I>(j)});
+      std::make_heap(buf.begin(), buf.end(), by_rank_then_pos);
+      auto offer = [&](int64_t j) {
         const K v = static_cast<K>(row[j * in_step]);
-        if (static_cast<int64_t>(buf.size()) < k) {
-          buf.push_back({v, static_cast<I>(j)});
-          if (static_cast<int64_t>(buf.size()) == k) std::make_heap(buf.begin(), buf.end(), by_rank_then_pos);
-        } else if (before<K, Desc>(v, buf.front().key)) {
+        if (before<K, Desc>(v, buf.front().key)) {
           std::pop_heap(buf.begin(), buf.end(), by_rank_then_pos);
           buf.back() = {v, static_cast<I>(j)};
           std::push_heap(buf.begin(), buf.end(), by_rank_then_pos);
         }
+      };
+      int64_t j = k;
+      if constexpr (std::is_same_v<T, K>) {
+        // Contiguous slices: a vectorizable test per block skips blocks where nothing can beat
+        // the current worst kept (a superset test: NaN on either side passes).
+        constexpr int64_t kBlock = 64;
+        if (in_step == 1) {
+          for (; j + kBlock <= n; j += kBlock) {
+            const K worst = buf.front().key;
+            int any = 0;
+            for (int64_t t = 0; t < kBlock; ++t) {
+              if constexpr (Desc) any |= !(row[j + t] <= worst);
+              else any |= !(row[j + t] >= worst);
+            }
+            if (any)
+              for (int64_t t = 0; t < kBlock; ++t) offer(j + t);
+          }
+        }
       }
+      for (; j < n; ++j) offer(j);
       std::sort_heap(buf.begin(), buf.end(), by_rank_then_pos);  // best first
       for (int64_t o = 0; o < k; ++o) emit(row, vout, iout, o, buf[o].pos);
       return;
