@@ -740,6 +740,10 @@ void register_all_unary(std::integer_sequence<int, I...>) { (register_unary<stat
 
 }  // namespace
 
+/// Fills the Autograd slots of sort and topk (SortDerivatives.cpp). Declared here, not in
+/// Functions.h, to keep the header (included by every derivatives file) unchanged.
+void register_sort_derivatives();
+
 // Note [Lazy autograd registration]
 // Built-in op tables are constant-initialized with their backend kernels. Their Autograd slots
 // are filled here, once, when the first tensor starts requiring grad: until then no call can
@@ -757,6 +761,7 @@ void ensure_autograd_kernels() {
     ops::clamp_op().set(DispatchKey::Autograd, &ag_clamp);
     register_reduce_derivatives();
     register_index_derivatives();
+    register_sort_derivatives();
     register_linalg_derivatives();
     register_conv_derivatives();
     register_pool_norm_derivatives();

@@ -266,6 +266,11 @@ class TENSOR_API Tensor {
   Tensor cumprod(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor log_softmax(int64_t dim, std::optional<ScalarType> dtype = std::nullopt) const;
+  /// tensor::topk, tensor::sort, tensor::argsort (NaN ranks highest; sorts are stable).
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;
+  std::tuple<Tensor, Tensor> sort(std::optional<bool> stable, int64_t dim = -1, bool descending = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;
 
   // ---- linear algebra (tensor/linalg.h) ----
   /// Matrix product with libtorch's matmul rules (1-D cases, broadcast batch dims).
