@@ -19,11 +19,10 @@ inline int threads_for(int64_t work) {
   return static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(omp_get_max_threads(), work / kGrain)));
 }
 
-/// Runs f(begin, end) over [0, n) in threads_for(n) contiguous chunks (f once, inline, when
-/// one thread suffices). f must not throw.
+/// Runs f(begin, end) over [0, n) in at most nt contiguous chunks (f once, inline, when one
+/// thread suffices). f must not throw.
 template <class F>
-void parallel_range(int64_t n, const F& f) {
-  const int nt = threads_for(n);
+void parallel_range(int64_t n, int nt, const F& f) {
   if (nt <= 1) {
     if (n > 0) f(int64_t{0}, n);
     return;
@@ -35,6 +34,12 @@ void parallel_range(int64_t n, const F& f) {
     const int64_t b = std::min(n, t * per), e = std::min(n, b + per);
     if (b < e) f(b, e);
   }
+}
+
+/// parallel_range over threads_for(n) chunks: the grain counts elements of work.
+template <class F>
+void parallel_range(int64_t n, const F& f) {
+  parallel_range(n, threads_for(n), f);
 }
 
 }  // namespace tensor::detail

@@ -10,7 +10,6 @@
 // is stable, and the heap breaks ties by position, so topk(k) is always a prefix of the sort.
 #include "src/ops/SortOps.h"
 
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -173,18 +172,9 @@ void select_kernel(const Tensor& a, int64_t d, int64_t k, Tensor& values, Tensor
   };
 
   const int64_t rows = sl.count;
+  // The grain counts elements, the chunks rows.
   const int nt = static_cast<int>(std::min<int64_t>(detail::threads_for(rows * n), rows));
-  if (nt <= 1) {
-    run(0, rows);
-    return;
-  }
-#pragma omp parallel num_threads(nt)
-  {
-    const int64_t t = omp_get_thread_num(), nthr = omp_get_num_threads();
-    const int64_t per = (rows + nthr - 1) / nthr;
-    const int64_t b = std::min(rows, t * per), e = std::min(rows, b + per);
-    if (b < e) run(b, e);
-  }
+  detail::parallel_range(rows, nt, run);
 }
 
 template <class T>

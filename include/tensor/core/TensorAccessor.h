@@ -8,16 +8,12 @@
 
 namespace tensor {
 
-/// N-dimensional view of raw elements of type T with the tensor's strides.
-template <class T, size_t N>
-class TensorAccessor {
+/// What every accessor holds: the first element and the sizes and strides of its dims.
+template <class T>
+class TensorAccessorBase {
  public:
-  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides)
+  TensorAccessorBase(T* data, const int64_t* sizes, const int64_t* strides)
       : data_(data), sizes_(sizes), strides_(strides) {}
-  /// The sub-accessor (or, for N == 1, the element) at index i of the first dim.
-  TensorAccessor<T, N - 1> operator[](int64_t i) const {
-    return TensorAccessor<T, N - 1>(data_ + i * strides_[0], sizes_ + 1, strides_ + 1);
-  }
   /// Size of dim d of this (sub-)accessor.
   int64_t size(size_t d) const { return sizes_[d]; }
   /// Stride of dim d, in elements.
@@ -25,30 +21,29 @@ class TensorAccessor {
   /// The first element.
   T* data() const { return data_; }
 
- private:
+ protected:
   T* data_;
   const int64_t* sizes_;
   const int64_t* strides_;
 };
 
-template <class T>
-class TensorAccessor<T, 1> {
+/// N-dimensional view of raw elements of type T with the tensor's strides.
+template <class T, size_t N>
+class TensorAccessor : public TensorAccessorBase<T> {
  public:
-  TensorAccessor(T* data, const int64_t* sizes, const int64_t* strides)
-      : data_(data), sizes_(sizes), strides_(strides) {}
-  /// The element at index i.
-  T& operator[](int64_t i) const { return data_[i * strides_[0]]; }
-  /// Size of the dim.
-  int64_t size(size_t d) const { return sizes_[d]; }
-  /// Stride of the dim, in elements.
-  int64_t stride(size_t d) const { return strides_[d]; }
-  /// The first element.
-  T* data() const { return data_; }
+  using TensorAccessorBase<T>::TensorAccessorBase;
+  /// The sub-accessor at index i of the first dim.
+  TensorAccessor<T, N - 1> operator[](int64_t i) const {
+    return TensorAccessor<T, N - 1>(this->data_ + i * this->strides_[0], this->sizes_ + 1, this->strides_ + 1);
+  }
+};
 
- private:
-  T* data_;
-  const int64_t* sizes_;
-  const int64_t* strides_;
+template <class T>
+class TensorAccessor<T, 1> : public TensorAccessorBase<T> {
+ public:
+  using TensorAccessorBase<T>::TensorAccessorBase;
+  /// The element at index i.
+  T& operator[](int64_t i) const { return this->data_[i * this->strides_[0]]; }
 };
 
 }  // namespace tensor
