@@ -169,9 +169,10 @@ Tensor view_positions(const Tensor& v, const Tensor& base, const char* op) {
   return positions_in(base, v.sizes(), v.strides(), v.storage_offset(), op);
 }
 
-// Records view t as a view by positions of its (root) base's current history.
-void set_view_history(const Tensor& t, const Tensor& base, const Tensor& pos) {
-  auto node = std::make_shared<FormulaNode>("AsStridedBackward0", TENSOR_GRAD(
+// The backward of a view given by the base positions `pos` of its elements: g summed into
+// those positions of a zero base (index_add, differentiable for double backward).
+std::shared_ptr<FormulaNode> positions_node(const char* name, const Tensor& base, const Tensor& pos) {
+  auto node = std::make_shared<FormulaNode>(name, TENSOR_GRAD(
       const InputMeta& m = n.input_meta(0);
       int64_t numel = 1;
       for (int64_t s : m.sizes) numel *= s;
@@ -179,6 +180,12 @@ void set_view_history(const Tensor& t, const Tensor& base, const Tensor& pos) {
       return {flat.index_add(0, n.saved(0).reshape({-1}), g.reshape({-1})).view(m.sizes)};));
   node->add_input(base);
   node->save(pos.contiguous());
+  return node;
+}
+
+// Records view t as a view by positions of its (root) base's current history.
+void set_view_history(const Tensor& t, const Tensor& base, const Tensor& pos) {
+  auto node = positions_node("AsStridedBackward0", base, pos);
   AutogradMeta& m = materialize_meta(t);
   m.grad_fn_ = node;
   m.output_nr_ = 0;
@@ -787,15 +794,7 @@ void remember_base(const Tensor& out, const Tensor& base) {
 void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& pos) {
   if (!base.requires_grad() || !GradMode::is_enabled() || !is_differentiable(base.dtype())) return;
   if (out.unsafeGetTensorImpl()->is_view()) remember_base(out, base);
-  auto node = std::make_shared<FormulaNode>("ViewByPositionsBackward", GRAD(
-      const InputMeta& m = n.input_meta(0);
-      int64_t numel = 1;
-      for (int64_t s : m.sizes) numel *= s;
-      Tensor flat = zeros({numel}, TensorOptions(g.dtype()).device(g.device()));
-      return {flat.index_add(0, n.saved(0).reshape({-1}), g.reshape({-1})).view(m.sizes)};));
-  node->add_input(base);
-  node->save(pos.contiguous());
-  set_history(out, node);
+  set_history(out, positions_node("ViewByPositionsBackward", base, pos));
 }
 
 // ---- views and copies (called from src/core) ----
