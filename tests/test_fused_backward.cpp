@@ -10,14 +10,12 @@
 #include <vector>
 
 #include "grad_test_util.h"
+#include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::vals;
 
 namespace {
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
 // Bitwise-equal doubles, NaN equal to NaN.
 void expect_same(const std::vector<double>& a, const std::vector<double>& b, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;

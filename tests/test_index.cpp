@@ -15,6 +15,7 @@
 #include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::vals;
 using tensor::indexing::TensorIndex;
 using tensor::testing::expect_error;
 using tensor::testing::random_tensor;
@@ -22,11 +23,6 @@ using tensor::testing::random_tensor;
 namespace {
 
 // Row-major values of any tensor (any layout), as double / int64.
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.to(kFloat64).contiguous();
-  const double* p = c.numel() ? c.data_ptr<double>() : nullptr;
-  return std::vector<double>(p, p + c.numel());
-}
 std::vector<int64_t> ivals(const Tensor& t) {
   Tensor c = t.to(kInt64).contiguous();
   const int64_t* p = c.numel() ? c.data_ptr<int64_t>() : nullptr;

@@ -5,8 +5,10 @@
 #include <tensor/tensor.h>
 
 #include "tests/grad_test_util.h"
+#include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::vals;
 using F = std::function<Tensor(const autograd::variable_list&)>;
 
 namespace {
@@ -21,10 +23,6 @@ void check_both(const std::string& what, const F& f, const autograd::variable_li
   EXPECT_TRUE(f(in).requires_grad()) << what << " records nothing";
   check(what + " gradcheck", [&] { return autograd::gradcheck(f, in); });
   check(what + " gradgradcheck", [&] { return autograd::gradgradcheck(f, in); });
-}
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.detach().contiguous().to(kFloat64);
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 const char* layout(bool transposed) { return transposed ? " transposed" : " contiguous"; }
 }  // namespace

@@ -15,6 +15,8 @@
 #include <vector>
 
 using namespace tensor;
+using tensor::testing::vals;
+using tensor::testing::expect_near;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
 using tensor::testing::check;
@@ -22,25 +24,9 @@ using tensor::testing::expect_error;
 
 namespace {
 
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.detach().contiguous().to(kFloat64);
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
 std::vector<int64_t> ivals(const Tensor& t) {
   Tensor c = t.contiguous().to(kInt64);
   return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
-}
-
-void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (std::isnan(want[i])) {
-      EXPECT_TRUE(std::isnan(got[i])) << what << " at " << i;
-    } else {
-      EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
-    }
-  }
 }
 
 Tensor leaf64(IntArrayRef shape, double lo = -1, double hi = 1) {

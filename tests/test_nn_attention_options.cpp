@@ -18,6 +18,7 @@
 #include <vector>
 
 using namespace tensor;
+using tensor::testing::vals;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
 using tensor::testing::check;
@@ -28,11 +29,6 @@ namespace {
 const TensorOptions f64 = TensorOptions().dtype(kFloat64);
 const TensorOptions b8 = TensorOptions().dtype(kBool);
 const double kInf = std::numeric_limits<double>::infinity();
-
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.detach().contiguous().to(kFloat64);
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
 
 void expect_near(const Tensor& got, const Tensor& want, double tol, const std::string& what) {
   ASSERT_EQ(got.sizes(), want.sizes()) << what;

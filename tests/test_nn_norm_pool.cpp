@@ -14,23 +14,14 @@
 #include <vector>
 
 using namespace tensor;
+using tensor::testing::vals;
+using tensor::testing::expect_near;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
 using tensor::testing::check;
 using tensor::testing::expect_error;
 
 namespace {
-
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.detach().contiguous().to(kFloat64);
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
-void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i)
-    EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
-}
 
 std::string printed(const nn::Module& m) {
   std::ostringstream s;

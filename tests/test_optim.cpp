@@ -12,15 +12,11 @@
 #include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::vals;
 namespace F = tensor::nn::functional;
 using tensor::testing::expect_error;
 
 namespace {
-
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.detach().contiguous().to(kFloat64);
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
 
 // f(x) = sum_i c_i x_i^2, so df/dx_i = 2 c_i x_i: real backward passes feed the optimizers.
 const std::vector<double> kC = {1.0, 0.5, 3.0};

@@ -7,11 +7,13 @@
 #include <tensor/tensor.h>
 
 #include "tests/grad_test_util.h"
+#include "tests/test_util.h"
 
 #include <string>
 #include <vector>
 
 using namespace tensor;
+using tensor::testing::vals;
 using autograd::variable_list;
 using F = std::function<Tensor(const variable_list&)>;
 using tensor::testing::check;
@@ -41,12 +43,6 @@ void check_both(const std::string& what, const F& f, const variable_list& in, bo
   EXPECT_TRUE(f(in).requires_grad()) << what << " records nothing";
   check(what + " gradcheck", [&] { return autograd::gradcheck(f, in, 1e-6, 1e-5, 1e-3); });
   if (second) check(what + " gradgradcheck", [&] { return autograd::gradgradcheck(f, in, 1e-6, 1e-5, 1e-3); });
-}
-
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.detach().to(kFloat64).contiguous();
-  const double* p = c.data_ptr<double>();
-  return std::vector<double>(p, p + c.numel());
 }
 
 void expect_close(const Tensor& a, const Tensor& b, double tol, const std::string& what) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 using namespace tensor;
+using tensor::testing::vals;
 using autograd::variable_list;
 using F = std::function<Tensor(const variable_list&)>;
 using tensor::testing::expect_error;
@@ -23,11 +24,6 @@ using tensor::testing::random_tensor;
 namespace {
 
 // Row-major values of any tensor (any layout), as double.
-std::vector<double> vals(const Tensor& t) {
-  Tensor c = t.detach().to(kFloat64).contiguous();
-  const double* p = c.numel() ? c.data_ptr<double>() : nullptr;
-  return std::vector<double>(p, p + c.numel());
-}
 std::vector<int64_t> shape(const Tensor& t) { return t.sizes().vec(); }
 
 // Element (i0, i1, ...) of `t` read through its own strides, independently of select.

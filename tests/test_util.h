@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -59,6 +60,21 @@ inline Tensor random_tensor(const std::vector<int64_t>& sizes, unsigned seed, do
   std::vector<double> v(static_cast<size_t>(n));
   for (auto& x : v) x = dist(gen);
   return tensor::tensor(v, kFloat64).reshape(sizes);
+}
+
+/// t's values as float64, in row-major order (any dtype, layout or grad state).
+inline std::vector<double> vals(const Tensor& t) {
+  Tensor c = t.detach().to(kFloat64).contiguous();
+  const double* p = c.numel() ? c.data_ptr<double>() : nullptr;
+  return std::vector<double>(p, p + c.numel());
+}
+
+/// got[i] within tol * (1 + |want[i]|) of want[i] for every i, naming `what` and i on failure.
+inline void expect_near(const std::vector<double>& got, const std::vector<double>& want, double tol,
+                        const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
 }
 
 }  // namespace tensor::testing
