@@ -10,6 +10,17 @@
 #include "src/core/Check.h"
 #include "tensor/core/Storage.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define TENSOR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TENSOR_ASAN 1
+#endif
+#endif
+#ifdef TENSOR_ASAN
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace tensor {
 
 // Note [CPU caching allocator]
@@ -25,6 +36,25 @@ constexpr size_t kAlign = 64;
 constexpr size_t kMinCached = size_t(1) << 20;
 constexpr size_t kMaxCachedBytes = size_t(2) << 30;
 constexpr size_t kHugePage = size_t(2) << 20;
+
+// Note [Cached blocks under AddressSanitizer]
+// A cached block stays allocated as far as malloc knows, so ASan alone would miss a read of a
+// freed tensor whose block sits in a cache, and a read past a tensor's end that stays inside
+// its rounded-up block. Under ASan a block is therefore poisoned while cached, and its tail
+// beyond the requested size is poisoned while in use.
+#ifdef TENSOR_ASAN
+inline void poison(void* p, size_t n) { ASAN_POISON_MEMORY_REGION(p, n); }
+inline void unpoison(void* p, size_t n) { ASAN_UNPOISON_MEMORY_REGION(p, n); }
+#else
+inline void poison(void*, size_t) {}
+inline void unpoison(void*, size_t) {}
+#endif
+/// Hands out `cap` bytes at p for a request of `nbytes` (see the Note above).
+inline void* hand_out(void* p, size_t nbytes, size_t cap) {
+  unpoison(p, nbytes);
+  poison(static_cast<char*>(p) + nbytes, cap - nbytes);
+  return p;
+}
 
 void* raw_alloc(size_t nbytes) {
   size_t align = nbytes >= kHugePage ? kHugePage : kAlign;
@@ -66,7 +96,7 @@ struct SmallCacheReaper {
   ~SmallCacheReaper() {
     SmallCache& sc = t_small_cache;
     for (int c = 0; c < kSmallClasses; ++c)
-      for (int i = 0; i < sc.count[c]; ++i) std::free(sc.blocks[c][i]);
+      for (int i = 0; i < sc.count[c]; ++i) { unpoison(sc.blocks[c][i], size_t(64) << c); std::free(sc.blocks[c][i]); }
     for (int& n : sc.count) n = 0;
     sc.dead = true;
   }
@@ -92,9 +122,11 @@ void free_small_cached(void* p, void* ctx) {
   int c = static_cast<int>(reinterpret_cast<uintptr_t>(ctx));
   SmallCache* sc = small_cache();
   if (sc && sc->count[c] < depth_of(c)) {
+    poison(p, size_t(64) << c);
     sc->blocks[c][sc->count[c]++] = p;
     return;
   }
+  unpoison(p, size_t(64) << c);
   std::free(p);
 }
 
@@ -102,8 +134,9 @@ DataPtr allocate_small(size_t nbytes) {
   int c = small_class(nbytes);
   SmallCache* sc = small_cache();
   void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(c));
-  if (sc && sc->count[c] > 0) return {sc->blocks[c][--sc->count[c]], ctx, &free_small_cached};
-  return {raw_alloc(size_t(64) << c), ctx, &free_small_cached};
+  const size_t cap = size_t(64) << c;
+  if (sc && sc->count[c] > 0) return {hand_out(sc->blocks[c][--sc->count[c]], nbytes, cap), ctx, &free_small_cached};
+  return {hand_out(raw_alloc(cap), nbytes, cap), ctx, &free_small_cached};
 }
 
 class CPUCachingAllocator final : public Allocator {
@@ -120,10 +153,10 @@ class CPUCachingAllocator final : public Allocator {
         void* p = it->second;
         free_.erase(it);
         cached_bytes_ -= sz;
-        return {p, ctx, &free_large};
+        return {hand_out(p, nbytes, sz), ctx, &free_large};
       }
     }
-    return {raw_alloc(sz), ctx, &free_large};
+    return {hand_out(raw_alloc(sz), nbytes, sz), ctx, &free_large};
   }
 
  private:
@@ -132,9 +165,11 @@ class CPUCachingAllocator final : public Allocator {
   void release(void* p, size_t sz) {
     std::lock_guard<std::mutex> g(mu_);
     if (cached_bytes_ + sz > kMaxCachedBytes) {
+      unpoison(p, sz);
       std::free(p);
       return;
     }
+    poison(p, sz);
     free_.emplace(sz, p);
     cached_bytes_ += sz;
   }
