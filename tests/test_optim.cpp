@@ -6,6 +6,7 @@
 #include <tensor/tensor.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -477,26 +478,84 @@ TEST(OptimBase, StateDictRoundTrip) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Schedulers
+// Schedulers (Note [Scheduler timing]: libtorch C++'s step() computes at the count before it
+// advances, one step behind Python). The StepLR sequences below are also what libtorch 1.13.1
+// and 2.15 print for the same scenarios.
 
-TEST(OptimSchedulers, StepLR) {
-  Tensor x = make_param();
-  optim::SGD opt({x}, optim::SGDOptions(1.0));
-  optim::StepLR sched(opt, 2, 0.5);
-  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{1.0});
-  std::vector<double> lrs;
-  for (int e = 0; e < 7; ++e) {
+namespace {
+double lr_of(optim::Optimizer& opt, size_t g = 0) { return opt.param_groups()[g].options().get_lr(); }
+
+// The lr each of `steps` optimizer steps uses when sched.step() follows every optimizer step;
+// outside(s) runs before optimizer step s (to change the lr from outside).
+template <typename Sched>
+std::vector<double> lrs_used(optim::Optimizer& opt, Sched& sched, int steps,
+                             const std::function<void(int)>& outside = [](int) {}) {
+  std::vector<double> used;
+  for (int s = 1; s <= steps; ++s) {
+    outside(s);
+    used.push_back(lr_of(opt));
     opt.step();
     sched.step();
-    lrs.push_back(opt.param_groups()[0].options().get_lr());
   }
-  // lr = 1 * 0.5^(epoch / 2) for epochs 1..7.
-  EXPECT_EQ(lrs, (std::vector<double>{1.0, 0.5, 0.5, 0.25, 0.25, 0.125, 0.125}));
-  EXPECT_EQ(sched.last_epoch(), 7);
-  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{0.125});
+  return used;
+}
+}  // namespace
+
+TEST(OptimSchedulers, StepLRDecaysOneStepAfterPython) {
+  // step_size 5: the 6th sched.step() finds the count at 5 and decays, so optimizer steps 1..6
+  // use 1, steps 7..11 use 0.1 and step 12 uses 0.1 * 0.1 (Python: 1 for steps 1..5, 0.1 from
+  // step 6, 0.01 from step 11).
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  optim::StepLR sched(opt, 5, 0.1);
+  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{1.0});
+  EXPECT_EQ(sched.last_epoch(), 0);
+  const double a = 0.1, b = 0.1 * 0.1;  // 0.010000000000000002, as libtorch's recursive product
+  EXPECT_EQ(lrs_used(opt, sched, 12), (std::vector<double>{1, 1, 1, 1, 1, 1, a, a, a, a, a, b}));
+  EXPECT_EQ(sched.last_epoch(), 12);
+  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{b});
 }
 
-TEST(OptimSchedulers, CosineAnnealingLR) {
+TEST(OptimSchedulers, StepLRSmallStepSizes) {
+  Tensor x = make_param();
+  {
+    // step_size 1: the first step() (count 0) changes nothing, then every step() decays.
+    optim::SGD opt({x}, optim::SGDOptions(1.0));
+    optim::StepLR sched(opt, 1, 0.5);
+    EXPECT_EQ(lrs_used(opt, sched, 5), (std::vector<double>{1, 1, 0.5, 0.25, 0.125}));
+  }
+  {
+    optim::SGD opt({x}, optim::SGDOptions(1.0));
+    optim::StepLR sched(opt, 2, 0.5);
+    EXPECT_EQ(lrs_used(opt, sched, 8), (std::vector<double>{1, 1, 1, 0.5, 0.5, 0.25, 0.25, 0.125}));
+  }
+  // After n steps the lr is base * gamma^((n - 1) / step_size), in float64 (floor division).
+  for (unsigned size : {1u, 3u, 4u, 7u}) {
+    optim::SGD opt({x}, optim::SGDOptions(0.8));
+    optim::StepLR sched(opt, size, 0.7);
+    for (int n = 1; n <= 30; ++n) {
+      sched.step();
+      double want = 0.8 * std::pow(0.7, (n - 1) / static_cast<int>(size));
+      EXPECT_NEAR(lr_of(opt), want, 1e-15 * want) << "step_size " << size << " after " << n << " steps";
+      EXPECT_EQ(sched.last_epoch(), n);
+    }
+  }
+}
+
+TEST(OptimSchedulers, StepLRKeepsAnLrSetFromOutside) {
+  // StepLR multiplies the groups' current lr, so an lr set between steps carries: 0.3 set before
+  // optimizer step 4 is decayed by the 4th step() (count 3).
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  optim::StepLR sched(opt, 3, 0.5);
+  auto outside = [&](int s) {
+    if (s == 4) opt.param_groups()[0].options().set_lr(0.3);
+  };
+  EXPECT_EQ(lrs_used(opt, sched, 10, outside),
+            (std::vector<double>{1, 1, 1, 0.3, 0.3 * 0.5, 0.15, 0.15, 0.15 * 0.5, 0.075, 0.075}));
+}
+
+TEST(OptimSchedulers, CosineAnnealingLROnTheLibtorchTiming) {
   Tensor x = make_param(), y = make_param();
   std::vector<optim::OptimizerParamGroup> groups;
   groups.emplace_back(std::vector<Tensor>{x});
@@ -505,18 +564,75 @@ TEST(OptimSchedulers, CosineAnnealingLR) {
   const int64_t T = 4;
   const double eta = 0.01;
   optim::CosineAnnealingLR sched(opt, T, eta);
-  // The closed form eta + (base - eta)(1 + cos(pi e / T)) / 2, which PyTorch's recursive form
-  // reproduces, including after T (it rises again).
-  for (int e = 1; e <= 11; ++e) {
+  // The first step() computes count 0 and keeps the base lrs exactly.
+  sched.step();
+  EXPECT_EQ(lr_of(opt, 0), 0.1);
+  EXPECT_EQ(lr_of(opt, 1), 0.5);
+  // After n steps: the closed form eta + (base - eta)(1 + cos(pi (n - 1) / T)) / 2, which
+  // PyTorch's recursive form reproduces; eta itself after T + 1 steps, rising again after.
+  for (int n = 2; n <= 13; ++n) {
     sched.step();
+    EXPECT_EQ(sched.last_epoch(), n);
     for (size_t g = 0; g < 2; ++g) {
       double base = g == 0 ? 0.1 : 0.5;
-      double want = eta + (base - eta) * (1 + std::cos(M_PI * e / T)) / 2;
-      EXPECT_NEAR(opt.param_groups()[g].options().get_lr(), want, 1e-12) << "epoch " << e << " group " << g;
+      double want = eta + (base - eta) * (1 + std::cos(M_PI * (n - 1) / T)) / 2;
+      EXPECT_NEAR(lr_of(opt, g), want, 1e-12) << "after " << n << " steps, group " << g;
+      EXPECT_EQ(sched.get_last_lr()[g], lr_of(opt, g));
     }
+    if (n == T + 1) EXPECT_NEAR(lr_of(opt, 1), eta, 1e-15);
   }
   expect_error([&] { optim::CosineAnnealingLR bad(opt, 0); }, {"CosineAnnealingLR", "T_max"});
   expect_error([&] { optim::StepLR bad(opt, 0); }, {"StepLR", "step_size"});
+}
+
+TEST(OptimSchedulers, CosineAnnealingLRKeepsAnLrSetFromOutside) {
+  // The recursive form scales the distance to eta_min by (1 + cos(pi e / T)) / (1 + cos(pi (e - 1)
+  // / T)) at count e, so an lr set from outside decays from where it was put.
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  const int64_t T = 6;
+  const double eta = 0.1;
+  optim::CosineAnnealingLR sched(opt, T, eta);
+  for (int n = 1; n <= 3; ++n) sched.step();  // counts 0, 1, 2
+  opt.param_groups()[0].options().set_lr(2.0);
+  double want = 2.0;
+  for (int e = 3; e <= 5; ++e) {
+    sched.step();
+    want = eta + (want - eta) * (1 + std::cos(M_PI * e / T)) / (1 + std::cos(M_PI * (e - 1) / T));
+    EXPECT_NEAR(lr_of(opt), want, 1e-12) << "count " << e;
+  }
+}
+
+TEST(OptimSchedulers, StepLRChainedWithCosine) {
+  // Both multiply the current lr (cosine with eta_min 0), so stepping both after every optimizer
+  // step composes: after n steps 0.5^((n - 1) / 2) (1 + cos(pi (n - 1) / T)) / 2, up to count T.
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  const int64_t T = 6;
+  optim::StepLR step(opt, 2, 0.5);
+  optim::CosineAnnealingLR cosine(opt, T);
+  for (int n = 1; n <= T + 1; ++n) {
+    opt.step();
+    step.step();
+    cosine.step();
+    double want = std::pow(0.5, (n - 1) / 2) * (1 + std::cos(M_PI * (n - 1) / T)) / 2;
+    EXPECT_NEAR(lr_of(opt), want, 1e-15) << "after " << n << " steps";
+  }
+}
+
+TEST(OptimSchedulers, GroupsAddedAfterTheSchedulerAreRefused) {
+  Tensor x = make_param(), y = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  optim::CosineAnnealingLR cosine(opt, 4);
+  optim::StepLR step(opt, 1, 0.5);
+  cosine.step();
+  opt.add_param_group(optim::OptimizerParamGroup({y}));
+  expect_error([&] { cosine.step(); }, {"CosineAnnealingLR", "2 parameter groups", "had 1"});
+  // StepLR works from the current lrs alone and handles the new group, as libtorch's.
+  step.step();
+  step.step();
+  EXPECT_EQ(lr_of(opt, 0), 0.5);
+  EXPECT_EQ(lr_of(opt, 1), 0.5);
 }
 
 // ---------------------------------------------------------------------------------------------
