@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -479,8 +480,10 @@ TEST(OptimBase, StateDictRoundTrip) {
 
 // ---------------------------------------------------------------------------------------------
 // Schedulers (Note [Scheduler timing]: libtorch C++'s step() computes at the count before it
-// advances, one step behind Python). The StepLR sequences below are also what libtorch 1.13.1
-// and 2.15 print for the same scenarios.
+// advances, one step behind Python). The StepLR and ReduceLROnPlateauScheduler sequences below
+// are also what libtorch prints for the same scenarios (1.13.1 and 2.15 for StepLR, 2.15 for
+// ReduceLROnPlateauScheduler, which 1.13 lacks), except where Note [ReduceLROnPlateau in max mode]
+// says otherwise.
 
 namespace {
 double lr_of(optim::Optimizer& opt, size_t g = 0) { return opt.param_groups()[g].options().get_lr(); }
@@ -624,15 +627,120 @@ TEST(OptimSchedulers, GroupsAddedAfterTheSchedulerAreRefused) {
   Tensor x = make_param(), y = make_param();
   optim::SGD opt({x}, optim::SGDOptions(1.0));
   optim::CosineAnnealingLR cosine(opt, 4);
+  optim::ReduceLROnPlateauScheduler plateau(opt, optim::ReduceLROnPlateauScheduler::min, 0.5, 0);
   optim::StepLR step(opt, 1, 0.5);
   cosine.step();
   opt.add_param_group(optim::OptimizerParamGroup({y}));
   expect_error([&] { cosine.step(); }, {"CosineAnnealingLR", "2 parameter groups", "had 1"});
+  plateau.step(1.0f);  // an improvement: no reduction, nothing to check yet
+  expect_error([&] { plateau.step(2.0f); }, {"ReduceLROnPlateauScheduler", "2 parameter groups", "had 1"});
   // StepLR works from the current lrs alone and handles the new group, as libtorch's.
   step.step();
   step.step();
   EXPECT_EQ(lr_of(opt, 0), 0.5);
   EXPECT_EQ(lr_of(opt, 1), 0.5);
+}
+
+// ReduceLROnPlateauScheduler: the lr after each step(metric), worked by hand from the rules
+// (best starts at FLT_MAX in min mode; a metric is bad unless it beats best by the threshold; the
+// (patience + 1)th bad one in a row multiplies the lr by factor, then `cooldown` steps reset the
+// bad count). All but the max-mode cases are also libtorch 2.15's output.
+
+namespace {
+using Plateau = optim::ReduceLROnPlateauScheduler;
+
+std::vector<double> plateau_lrs(const std::vector<float>& metrics, Plateau::SchedulerMode mode, float factor,
+                                int patience, double threshold, Plateau::ThresholdMode tmode, int cooldown,
+                                const std::vector<float>& min_lr = {}, double eps = 1e-8) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  Plateau sched(opt, mode, factor, patience, threshold, tmode, cooldown, min_lr, eps);
+  std::vector<double> lrs;
+  for (float m : metrics) {
+    sched.step(m);
+    lrs.push_back(lr_of(opt));
+  }
+  return lrs;
+}
+}  // namespace
+
+TEST(OptimSchedulers, ReduceLROnPlateauPatienceAndCooldown) {
+  // patience 2, cooldown 1: 1.0 and 0.9 improve; 0.9 x3 are bad 1, 2, 3 -> halve at the 5th
+  // step; the 6th is bad but in cooldown (count reset); 0.95 x2 bad 1, 2; 0.8 improves; 0.8 x3
+  // bad 1, 2, 3 -> halve at the 12th; the 13th is in cooldown.
+  EXPECT_EQ(plateau_lrs({1.0f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.95f, 0.95f, 0.8f, 0.8f, 0.8f, 0.8f, 0.8f}, Plateau::min,
+                        0.5f, 2, 1e-4, Plateau::rel, 1),
+            (std::vector<double>{1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25}));
+}
+
+TEST(OptimSchedulers, ReduceLROnPlateauThresholds) {
+  // rel 0.1: an improvement must go below best * 0.9. 0.95 > 0.9 bad; 0.89 < 0.9 improves (best
+  // 0.89); 0.85 > 0.801 bad; 0.79 < 0.801 improves.
+  EXPECT_EQ(plateau_lrs({1.0f, 0.95f, 0.89f, 0.85f, 0.79f}, Plateau::min, 0.5f, 0, 0.1, Plateau::rel, 0),
+            (std::vector<double>{1, 0.5, 0.5, 0.25, 0.25}));
+  // abs 0.05, patience 1: below best - 0.05. 0.96 bad 1; 0.97 bad 2 -> halve; 0.94 < 0.95
+  // improves; 0.93, 0.92 bad 1, 2 -> halve; 0.9 < 0.89? no, bad 1.
+  EXPECT_EQ(plateau_lrs({1.0f, 0.96f, 0.97f, 0.94f, 0.93f, 0.92f, 0.9f}, Plateau::min, 0.5f, 1, 0.05, Plateau::abs, 0),
+            (std::vector<double>{1, 1, 0.5, 0.5, 0.5, 0.25, 0.25}));
+  // A NaN metric is never an improvement.
+  EXPECT_EQ(plateau_lrs({1.0f, NAN, 0.5f}, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0),
+            (std::vector<double>{1, 0.5, 0.5}));
+  // max rel: above best * 1.0001.
+  EXPECT_EQ(plateau_lrs({0.5f, 0.6f, 0.6f, 0.7f}, Plateau::max, 0.5f, 0, 1e-4, Plateau::rel, 0),
+            (std::vector<double>{1, 1, 0.5, 0.5}));
+}
+
+TEST(OptimSchedulers, ReduceLROnPlateauMaxModeFollowsPython) {
+  // Note [ReduceLROnPlateau in max mode]. Negative accuracies-like metrics that keep rising: the
+  // first improves on lowest(), -0.5 and -0.2 improve, -0.3 is bad. libtorch 2.15 starts from
+  // FLT_MIN > 0 and gives 0.5 0.25 0.125 0.0625.
+  EXPECT_EQ(plateau_lrs({-1.0f, -0.5f, -0.2f, -0.3f}, Plateau::max, 0.5f, 0, 1e-4, Plateau::rel, 0),
+            (std::vector<double>{1, 1, 1, 0.5}));
+  // abs 0.1: above best + 0.1. 1.05 bad; 1.2 improves; 1.25 bad; 1.4 improves. libtorch 2.15
+  // tests best * 0.1 and never reduces: 1 1 1 1 1.
+  EXPECT_EQ(plateau_lrs({1.0f, 1.05f, 1.2f, 1.25f, 1.4f}, Plateau::max, 0.5f, 0, 0.1, Plateau::abs, 0),
+            (std::vector<double>{1, 0.5, 0.5, 0.25, 0.25}));
+}
+
+TEST(OptimSchedulers, ReduceLROnPlateauFloatsMinLrAndEps) {
+  // factor and min_lr are floats, as in libtorch: 1 * double(0.1f) = 0.10000000149011612.
+  const double f = static_cast<double>(0.1f);
+  EXPECT_EQ(plateau_lrs({1.0f, 1.0f, 1.0f}, Plateau::min, 0.1f, 0, 1e-4, Plateau::rel, 0),
+            (std::vector<double>{1, f, f * f}));
+  // min_lr 0.3 clamps the second halving at double(0.3f) = 0.30000001192092896.
+  const double floor = static_cast<double>(0.3f);
+  EXPECT_EQ(plateau_lrs({1.0f, 1.0f, 1.0f, 1.0f}, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0, {0.3f}),
+            (std::vector<double>{1, 0.5, floor, floor}));
+  // eps 0.2: 0.5 -> 0.25 changes by 0.25 > 0.2; 0.25 -> 0.125 by 0.125, skipped.
+  EXPECT_EQ(plateau_lrs({1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0, {}, 0.2),
+            (std::vector<double>{1, 0.5, 0.25, 0.25, 0.25}));
+  // Two groups, each with its own min_lr.
+  Tensor x = make_param(), y = make_param();
+  std::vector<optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::vector<Tensor>{x});
+  groups.emplace_back(std::vector<Tensor>{y}, std::make_unique<optim::SGDOptions>(0.5));
+  optim::SGD opt(groups, optim::SGDOptions(1.0));
+  Plateau sched(opt, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0, {0.2f, 0.05f});
+  std::vector<std::vector<double>> got;
+  for (int i = 0; i < 4; ++i) {
+    sched.step(1.0f);
+    got.push_back({lr_of(opt, 0), lr_of(opt, 1)});
+  }
+  EXPECT_EQ(got, (std::vector<std::vector<double>>{{1, 0.5}, {0.5, 0.25}, {0.25, 0.125}, {double(0.2f), 0.0625}}));
+}
+
+TEST(OptimSchedulers, ReduceLROnPlateauVerboseAndErrors) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  Plateau sched(opt, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0, {}, 1e-8, /*verbose=*/true);
+  ::testing::internal::CaptureStdout();
+  sched.step(1.0f);
+  sched.step(1.0f);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "Epoch 2: reducing learning rate of group 0 to 0.5\n");
+  EXPECT_EQ(std::cout.precision(), 6);  // put back (libtorch leaves it at 4)
+  expect_error([&] { Plateau bad(opt, Plateau::min, 1.0f); }, {"ReduceLROnPlateauScheduler", "factor", "< 1"});
+  expect_error([&] { Plateau bad(opt, Plateau::min, 0.5f, 1, 1e-4, Plateau::rel, 0, {0.1f, 0.2f}); },
+               {"ReduceLROnPlateauScheduler", "2 min_lr values for 1 parameter groups"});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,11 @@
-// lr schedulers with libtorch C++'s timing (torch::optim::LRScheduler, StepLR), and
-// CosineAnnealingLR on the same convention.
+// lr schedulers with libtorch C++'s timing (torch::optim::LRScheduler, StepLR,
+// ReduceLROnPlateauScheduler), and CosineAnnealingLR on the same convention.
 #include "tensor/optim/schedulers.h"
 
 #include <cmath>
+#include <iomanip>
+#include <iostream>
+#include <limits>
 
 #include "src/core/Check.h"
 
@@ -78,6 +81,101 @@ std::vector<double> CosineAnnealingLR::get_lrs() {
   for (double& lr : lrs)
     lr = (1 + std::cos(M_PI * ed / T)) / (1 + std::cos(M_PI * (ed - 1) / T)) * (lr - eta_min_) + eta_min_;
   return lrs;
+}
+
+// Note [ReduceLROnPlateau in max mode]
+// ReduceLROnPlateauScheduler follows libtorch 2.x's reduce_on_plateau_scheduler.cpp (which is
+// Python's ReduceLROnPlateau in float) except in two places where libtorch is evidently wrong:
+// - max mode starts from best = numeric_limits<float>::min(), the smallest *positive* float, so
+//   metrics <= 0 never improve on it and every such step counts as bad; we start from lowest()
+//   (the mirror of min mode's max(); Python uses -inf), so any finite first metric improves.
+// - max mode with ThresholdMode::abs tests `a > best * threshold` (the lr is then hardly ever
+//   reduced); Python and the documented meaning are `a > best + threshold`, which we use.
+// Both show in libtorch 2.15 as built; tests/test_optim.cpp has the cases.
+ReduceLROnPlateauScheduler::ReduceLROnPlateauScheduler(Optimizer& optimizer, SchedulerMode mode, float factor,
+                                                       int patience, double threshold, ThresholdMode threshold_mode,
+                                                       int cooldown, const std::vector<float>& min_lr, double eps,
+                                                       bool verbose)
+    : optimizer_(optimizer),
+      mode_(mode),
+      mode_worse_(mode == min ? std::numeric_limits<float>::max() : std::numeric_limits<float>::lowest()),
+      factor_(factor),
+      patience_(patience),
+      threshold_(threshold),
+      threshold_mode_(threshold_mode),
+      cooldown_(cooldown),
+      eps_(eps),
+      verbose_(verbose) {
+  const size_t n = optimizer.param_groups().size();
+  TENSOR_CHECK(min_lr.empty() || min_lr.size() == n,
+               "ReduceLROnPlateauScheduler: {} min_lr values for {} parameter groups (give one per group, or none for 0)",
+               min_lr.size(), n);
+  min_lrs_ = min_lr.empty() ? std::vector<float>(n) : min_lr;
+  TENSOR_CHECK(factor < 1.0, "ReduceLROnPlateauScheduler: factor should be < 1.0, got {}", factor);
+  reset();
+}
+
+ReduceLROnPlateauScheduler::~ReduceLROnPlateauScheduler() = default;
+
+void ReduceLROnPlateauScheduler::step(float metric) {
+  last_epoch_++;
+  if (is_better(metric)) {
+    best_ = metric;
+    num_bad_epochs_ = 0;
+  } else {
+    num_bad_epochs_++;
+  }
+  if (in_cooldown()) {
+    cooldown_counter_--;
+    num_bad_epochs_ = 0;
+  }
+  if (num_bad_epochs_ > patience_) {
+    reduce_lr(last_epoch_);
+    cooldown_counter_ = cooldown_;
+    num_bad_epochs_ = 0;
+  }
+}
+
+void ReduceLROnPlateauScheduler::reduce_lr(int epoch) {
+  auto& groups = optimizer_.param_groups();
+  // libtorch indexes min_lrs past its end here; a group added later has no min_lr.
+  TENSOR_CHECK(groups.size() == min_lrs_.size(),
+               "ReduceLROnPlateauScheduler::step: the optimizer has {} parameter groups but had {} when the scheduler "
+               "was made (groups added later have no min_lr)",
+               groups.size(), min_lrs_.size());
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const double old_lr = groups[i].options().get_lr();
+    // factor and min_lr are floats as in libtorch: 0.1 here is 0.100000001490116..., and the
+    // product is formed in double.
+    const double new_lr = std::fmax(old_lr * factor_, min_lrs_[i]);
+    if (old_lr - new_lr > eps_) {
+      groups[i].options().set_lr(new_lr);
+      if (verbose_) {
+        // libtorch's line; unlike libtorch, std::cout's precision is put back afterwards.
+        const std::streamsize precision = std::cout.precision();
+        std::cout << std::setprecision(4) << "Epoch " << epoch << ": reducing learning rate of group " << i << " to "
+                  << new_lr << '\n'
+                  << std::setprecision(precision);
+      }
+    }
+  }
+}
+
+void ReduceLROnPlateauScheduler::reset() {
+  cooldown_counter_ = 0;
+  num_bad_epochs_ = 0;
+  last_epoch_ = 0;
+  best_ = mode_worse_;
+}
+
+bool ReduceLROnPlateauScheduler::in_cooldown() const { return cooldown_counter_ > 0; }
+
+bool ReduceLROnPlateauScheduler::is_better(float a) const {
+  // The products are in double (best_ is a float, threshold a double), as in libtorch.
+  if (mode_ == min && threshold_mode_ == rel) return a < best_ * (1.0 - threshold_);
+  if (mode_ == min && threshold_mode_ == abs) return a < best_ - threshold_;
+  if (mode_ == max && threshold_mode_ == rel) return a > best_ * (1.0 + threshold_);
+  return a > best_ + threshold_;  // Note [ReduceLROnPlateau in max mode]
 }
 
 }  // namespace tensor::optim

@@ -1,6 +1,6 @@
-// Learning-rate schedulers with libtorch C++'s timing: LRScheduler and StepLR as torch::optim
-// has them, and CosineAnnealingLR on the same LRScheduler convention (libtorch C++ has no cosine
-// scheduler).
+// Learning-rate schedulers with libtorch C++'s timing: LRScheduler, StepLR and
+// ReduceLROnPlateauScheduler as torch::optim has them, and CosineAnnealingLR on the same
+// LRScheduler convention (libtorch C++ has no cosine scheduler).
 #pragma once
 
 #include <cstdint>
@@ -76,6 +76,51 @@ class TENSOR_API CosineAnnealingLR : public LRScheduler {
  private:
   int64_t T_max_;
   double eta_min_;
+};
+
+/// Multiplies the lrs by factor when the metric passed to step() has not improved for more than
+/// `patience` calls, then waits `cooldown` calls before counting again; an lr never goes below
+/// its group's min_lr, and a change smaller than eps is skipped. libtorch's
+/// torch::optim::ReduceLROnPlateauScheduler (2.x): the same signature, float metric and
+/// factor, and timing (the lr changes inside the step() that sees the (patience + 1)th bad
+/// metric). Two places differ where libtorch 2.x is evidently wrong and Python right (Note
+/// [ReduceLROnPlateau in max mode]): in max mode any finite first metric counts as an
+/// improvement, and the abs threshold means best + threshold.
+class TENSOR_API ReduceLROnPlateauScheduler {
+ public:
+  enum SchedulerMode { min, max };
+  enum ThresholdMode { rel, abs };
+  ReduceLROnPlateauScheduler(Optimizer& optimizer, SchedulerMode mode = min, float factor = 0.1, int patience = 10,
+                             double threshold = 1e-4, ThresholdMode threshold_mode = rel, int cooldown = 0,
+                             const std::vector<float>& min_lr = std::vector<float>(), double eps = 1e-8,
+                             bool verbose = false);
+  virtual ~ReduceLROnPlateauScheduler();
+
+  /// Records one epoch's metric (a loss in min mode, an accuracy in max mode) and reduces the
+  /// lrs if it is the (patience + 1)th in a row without improvement.
+  void step(float metric);
+
+ private:
+  void reset();
+  void reduce_lr(int epoch);
+  bool in_cooldown() const;
+  bool is_better(float a) const;
+
+  Optimizer& optimizer_;
+  SchedulerMode mode_;
+  float mode_worse_;
+  float factor_;
+  int patience_;
+  double threshold_;
+  ThresholdMode threshold_mode_;
+  int cooldown_;
+  int cooldown_counter_ = 0;
+  std::vector<float> min_lrs_;
+  double eps_;
+  float best_ = 0;
+  bool verbose_;
+  int last_epoch_ = 0;
+  int num_bad_epochs_ = 0;
 };
 
 }  // namespace tensor::optim
