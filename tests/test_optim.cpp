@@ -6,6 +6,8 @@
 #include <tensor/tensor.h>
 
 #include <cmath>
+#include <functional>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -477,26 +479,86 @@ TEST(OptimBase, StateDictRoundTrip) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Schedulers
+// Schedulers (Note [Scheduler timing]: libtorch C++'s step() computes at the count before it
+// advances, one step behind Python). The StepLR and ReduceLROnPlateauScheduler sequences below
+// are also what libtorch prints for the same scenarios (1.13.1 and 2.15 for StepLR, 2.15 for
+// ReduceLROnPlateauScheduler, which 1.13 lacks), except where Note [ReduceLROnPlateau in max mode]
+// says otherwise.
 
-TEST(OptimSchedulers, StepLR) {
-  Tensor x = make_param();
-  optim::SGD opt({x}, optim::SGDOptions(1.0));
-  optim::StepLR sched(opt, 2, 0.5);
-  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{1.0});
-  std::vector<double> lrs;
-  for (int e = 0; e < 7; ++e) {
+namespace {
+double lr_of(optim::Optimizer& opt, size_t g = 0) { return opt.param_groups()[g].options().get_lr(); }
+
+// The lr each of `steps` optimizer steps uses when sched.step() follows every optimizer step;
+// outside(s) runs before optimizer step s (to change the lr from outside).
+template <typename Sched>
+std::vector<double> lrs_used(optim::Optimizer& opt, Sched& sched, int steps,
+                             const std::function<void(int)>& outside = [](int) {}) {
+  std::vector<double> used;
+  for (int s = 1; s <= steps; ++s) {
+    outside(s);
+    used.push_back(lr_of(opt));
     opt.step();
     sched.step();
-    lrs.push_back(opt.param_groups()[0].options().get_lr());
   }
-  // lr = 1 * 0.5^(epoch / 2) for epochs 1..7.
-  EXPECT_EQ(lrs, (std::vector<double>{1.0, 0.5, 0.5, 0.25, 0.25, 0.125, 0.125}));
-  EXPECT_EQ(sched.last_epoch(), 7);
-  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{0.125});
+  return used;
+}
+}  // namespace
+
+TEST(OptimSchedulers, StepLRDecaysOneStepAfterPython) {
+  // step_size 5: the 6th sched.step() finds the count at 5 and decays, so optimizer steps 1..6
+  // use 1, steps 7..11 use 0.1 and step 12 uses 0.1 * 0.1 (Python: 1 for steps 1..5, 0.1 from
+  // step 6, 0.01 from step 11).
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  optim::StepLR sched(opt, 5, 0.1);
+  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{1.0});
+  EXPECT_EQ(sched.last_epoch(), 0);
+  const double a = 0.1, b = 0.1 * 0.1;  // 0.010000000000000002, as libtorch's recursive product
+  EXPECT_EQ(lrs_used(opt, sched, 12), (std::vector<double>{1, 1, 1, 1, 1, 1, a, a, a, a, a, b}));
+  EXPECT_EQ(sched.last_epoch(), 12);
+  EXPECT_EQ(sched.get_last_lr(), std::vector<double>{b});
 }
 
-TEST(OptimSchedulers, CosineAnnealingLR) {
+TEST(OptimSchedulers, StepLRSmallStepSizes) {
+  Tensor x = make_param();
+  {
+    // step_size 1: the first step() (count 0) changes nothing, then every step() decays.
+    optim::SGD opt({x}, optim::SGDOptions(1.0));
+    optim::StepLR sched(opt, 1, 0.5);
+    EXPECT_EQ(lrs_used(opt, sched, 5), (std::vector<double>{1, 1, 0.5, 0.25, 0.125}));
+  }
+  {
+    optim::SGD opt({x}, optim::SGDOptions(1.0));
+    optim::StepLR sched(opt, 2, 0.5);
+    EXPECT_EQ(lrs_used(opt, sched, 8), (std::vector<double>{1, 1, 1, 0.5, 0.5, 0.25, 0.25, 0.125}));
+  }
+  // After n steps the lr is base * gamma^((n - 1) / step_size), in float64 (floor division).
+  for (unsigned size : {1u, 3u, 4u, 7u}) {
+    optim::SGD opt({x}, optim::SGDOptions(0.8));
+    optim::StepLR sched(opt, size, 0.7);
+    for (int n = 1; n <= 30; ++n) {
+      sched.step();
+      double want = 0.8 * std::pow(0.7, (n - 1) / static_cast<int>(size));
+      EXPECT_NEAR(lr_of(opt), want, 1e-15 * want) << "step_size " << size << " after " << n << " steps";
+      EXPECT_EQ(sched.last_epoch(), n);
+    }
+  }
+}
+
+TEST(OptimSchedulers, StepLRKeepsAnLrSetFromOutside) {
+  // StepLR multiplies the groups' current lr, so an lr set between steps carries: 0.3 set before
+  // optimizer step 4 is decayed by the 4th step() (count 3).
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  optim::StepLR sched(opt, 3, 0.5);
+  auto outside = [&](int s) {
+    if (s == 4) opt.param_groups()[0].options().set_lr(0.3);
+  };
+  EXPECT_EQ(lrs_used(opt, sched, 10, outside),
+            (std::vector<double>{1, 1, 1, 0.3, 0.3 * 0.5, 0.15, 0.15, 0.15 * 0.5, 0.075, 0.075}));
+}
+
+TEST(OptimSchedulers, CosineAnnealingLROnTheLibtorchTiming) {
   Tensor x = make_param(), y = make_param();
   std::vector<optim::OptimizerParamGroup> groups;
   groups.emplace_back(std::vector<Tensor>{x});
@@ -505,18 +567,180 @@ TEST(OptimSchedulers, CosineAnnealingLR) {
   const int64_t T = 4;
   const double eta = 0.01;
   optim::CosineAnnealingLR sched(opt, T, eta);
-  // The closed form eta + (base - eta)(1 + cos(pi e / T)) / 2, which PyTorch's recursive form
-  // reproduces, including after T (it rises again).
-  for (int e = 1; e <= 11; ++e) {
+  // The first step() computes count 0 and keeps the base lrs exactly.
+  sched.step();
+  EXPECT_EQ(lr_of(opt, 0), 0.1);
+  EXPECT_EQ(lr_of(opt, 1), 0.5);
+  // After n steps: the closed form eta + (base - eta)(1 + cos(pi (n - 1) / T)) / 2, which
+  // PyTorch's recursive form reproduces; eta itself after T + 1 steps, rising again after.
+  for (int n = 2; n <= 13; ++n) {
     sched.step();
+    EXPECT_EQ(sched.last_epoch(), n);
     for (size_t g = 0; g < 2; ++g) {
       double base = g == 0 ? 0.1 : 0.5;
-      double want = eta + (base - eta) * (1 + std::cos(M_PI * e / T)) / 2;
-      EXPECT_NEAR(opt.param_groups()[g].options().get_lr(), want, 1e-12) << "epoch " << e << " group " << g;
+      double want = eta + (base - eta) * (1 + std::cos(M_PI * (n - 1) / T)) / 2;
+      EXPECT_NEAR(lr_of(opt, g), want, 1e-12) << "after " << n << " steps, group " << g;
+      EXPECT_EQ(sched.get_last_lr()[g], lr_of(opt, g));
     }
+    if (n == T + 1) EXPECT_NEAR(lr_of(opt, 1), eta, 1e-15);
   }
   expect_error([&] { optim::CosineAnnealingLR bad(opt, 0); }, {"CosineAnnealingLR", "T_max"});
   expect_error([&] { optim::StepLR bad(opt, 0); }, {"StepLR", "step_size"});
+}
+
+TEST(OptimSchedulers, CosineAnnealingLRKeepsAnLrSetFromOutside) {
+  // The recursive form scales the distance to eta_min by (1 + cos(pi e / T)) / (1 + cos(pi (e - 1)
+  // / T)) at count e, so an lr set from outside decays from where it was put.
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  const int64_t T = 6;
+  const double eta = 0.1;
+  optim::CosineAnnealingLR sched(opt, T, eta);
+  for (int n = 1; n <= 3; ++n) sched.step();  // counts 0, 1, 2
+  opt.param_groups()[0].options().set_lr(2.0);
+  double want = 2.0;
+  for (int e = 3; e <= 5; ++e) {
+    sched.step();
+    want = eta + (want - eta) * (1 + std::cos(M_PI * e / T)) / (1 + std::cos(M_PI * (e - 1) / T));
+    EXPECT_NEAR(lr_of(opt), want, 1e-12) << "count " << e;
+  }
+}
+
+TEST(OptimSchedulers, StepLRChainedWithCosine) {
+  // Both multiply the current lr (cosine with eta_min 0), so stepping both after every optimizer
+  // step composes: after n steps 0.5^((n - 1) / 2) (1 + cos(pi (n - 1) / T)) / 2, up to count T.
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  const int64_t T = 6;
+  optim::StepLR step(opt, 2, 0.5);
+  optim::CosineAnnealingLR cosine(opt, T);
+  for (int n = 1; n <= T + 1; ++n) {
+    opt.step();
+    step.step();
+    cosine.step();
+    double want = std::pow(0.5, (n - 1) / 2) * (1 + std::cos(M_PI * (n - 1) / T)) / 2;
+    EXPECT_NEAR(lr_of(opt), want, 1e-15) << "after " << n << " steps";
+  }
+}
+
+TEST(OptimSchedulers, GroupsAddedAfterTheSchedulerAreRefused) {
+  Tensor x = make_param(), y = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  optim::CosineAnnealingLR cosine(opt, 4);
+  optim::ReduceLROnPlateauScheduler plateau(opt, optim::ReduceLROnPlateauScheduler::min, 0.5, 0);
+  optim::StepLR step(opt, 1, 0.5);
+  cosine.step();
+  opt.add_param_group(optim::OptimizerParamGroup({y}));
+  expect_error([&] { cosine.step(); }, {"CosineAnnealingLR", "2 parameter groups", "had 1"});
+  plateau.step(1.0f);  // an improvement: no reduction, nothing to check yet
+  expect_error([&] { plateau.step(2.0f); }, {"ReduceLROnPlateauScheduler", "2 parameter groups", "had 1"});
+  // StepLR works from the current lrs alone and handles the new group, as libtorch's.
+  step.step();
+  step.step();
+  EXPECT_EQ(lr_of(opt, 0), 0.5);
+  EXPECT_EQ(lr_of(opt, 1), 0.5);
+}
+
+// ReduceLROnPlateauScheduler: the lr after each step(metric), worked by hand from the rules
+// (best starts at FLT_MAX in min mode; a metric is bad unless it beats best by the threshold; the
+// (patience + 1)th bad one in a row multiplies the lr by factor, then `cooldown` steps reset the
+// bad count). All but the max-mode cases are also libtorch 2.15's output.
+
+namespace {
+using Plateau = optim::ReduceLROnPlateauScheduler;
+
+std::vector<double> plateau_lrs(const std::vector<float>& metrics, Plateau::SchedulerMode mode, float factor,
+                                int patience, double threshold, Plateau::ThresholdMode tmode, int cooldown,
+                                const std::vector<float>& min_lr = {}, double eps = 1e-8) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  Plateau sched(opt, mode, factor, patience, threshold, tmode, cooldown, min_lr, eps);
+  std::vector<double> lrs;
+  for (float m : metrics) {
+    sched.step(m);
+    lrs.push_back(lr_of(opt));
+  }
+  return lrs;
+}
+}  // namespace
+
+TEST(OptimSchedulers, ReduceLROnPlateauPatienceAndCooldown) {
+  // patience 2, cooldown 1: 1.0 and 0.9 improve; 0.9 x3 are bad 1, 2, 3 -> halve at the 5th
+  // step; the 6th is bad but in cooldown (count reset); 0.95 x2 bad 1, 2; 0.8 improves; 0.8 x3
+  // bad 1, 2, 3 -> halve at the 12th; the 13th is in cooldown.
+  EXPECT_EQ(plateau_lrs({1.0f, 0.9f, 0.9f, 0.9f, 0.9f, 0.9f, 0.95f, 0.95f, 0.8f, 0.8f, 0.8f, 0.8f, 0.8f}, Plateau::min,
+                        0.5f, 2, 1e-4, Plateau::rel, 1),
+            (std::vector<double>{1, 1, 1, 1, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25}));
+}
+
+TEST(OptimSchedulers, ReduceLROnPlateauThresholds) {
+  // rel 0.1: an improvement must go below best * 0.9. 0.95 > 0.9 bad; 0.89 < 0.9 improves (best
+  // 0.89); 0.85 > 0.801 bad; 0.79 < 0.801 improves.
+  EXPECT_EQ(plateau_lrs({1.0f, 0.95f, 0.89f, 0.85f, 0.79f}, Plateau::min, 0.5f, 0, 0.1, Plateau::rel, 0),
+            (std::vector<double>{1, 0.5, 0.5, 0.25, 0.25}));
+  // abs 0.05, patience 1: below best - 0.05. 0.96 bad 1; 0.97 bad 2 -> halve; 0.94 < 0.95
+  // improves; 0.93, 0.92 bad 1, 2 -> halve; 0.9 < 0.89? no, bad 1.
+  EXPECT_EQ(plateau_lrs({1.0f, 0.96f, 0.97f, 0.94f, 0.93f, 0.92f, 0.9f}, Plateau::min, 0.5f, 1, 0.05, Plateau::abs, 0),
+            (std::vector<double>{1, 1, 0.5, 0.5, 0.5, 0.25, 0.25}));
+  // A NaN metric is never an improvement.
+  EXPECT_EQ(plateau_lrs({1.0f, NAN, 0.5f}, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0),
+            (std::vector<double>{1, 0.5, 0.5}));
+  // max rel: above best * 1.0001.
+  EXPECT_EQ(plateau_lrs({0.5f, 0.6f, 0.6f, 0.7f}, Plateau::max, 0.5f, 0, 1e-4, Plateau::rel, 0),
+            (std::vector<double>{1, 1, 0.5, 0.5}));
+}
+
+TEST(OptimSchedulers, ReduceLROnPlateauMaxModeFollowsPython) {
+  // Note [ReduceLROnPlateau in max mode]. Negative accuracies-like metrics that keep rising: the
+  // first improves on lowest(), -0.5 and -0.2 improve, -0.3 is bad. libtorch 2.15 starts from
+  // FLT_MIN > 0 and gives 0.5 0.25 0.125 0.0625.
+  EXPECT_EQ(plateau_lrs({-1.0f, -0.5f, -0.2f, -0.3f}, Plateau::max, 0.5f, 0, 1e-4, Plateau::rel, 0),
+            (std::vector<double>{1, 1, 1, 0.5}));
+  // abs 0.1: above best + 0.1. 1.05 bad; 1.2 improves; 1.25 bad; 1.4 improves. libtorch 2.15
+  // tests best * 0.1 and never reduces: 1 1 1 1 1.
+  EXPECT_EQ(plateau_lrs({1.0f, 1.05f, 1.2f, 1.25f, 1.4f}, Plateau::max, 0.5f, 0, 0.1, Plateau::abs, 0),
+            (std::vector<double>{1, 0.5, 0.5, 0.25, 0.25}));
+}
+
+TEST(OptimSchedulers, ReduceLROnPlateauFloatsMinLrAndEps) {
+  // factor and min_lr are floats, as in libtorch: 1 * double(0.1f) = 0.10000000149011612.
+  const double f = static_cast<double>(0.1f);
+  EXPECT_EQ(plateau_lrs({1.0f, 1.0f, 1.0f}, Plateau::min, 0.1f, 0, 1e-4, Plateau::rel, 0),
+            (std::vector<double>{1, f, f * f}));
+  // min_lr 0.3 clamps the second halving at double(0.3f) = 0.30000001192092896.
+  const double floor = static_cast<double>(0.3f);
+  EXPECT_EQ(plateau_lrs({1.0f, 1.0f, 1.0f, 1.0f}, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0, {0.3f}),
+            (std::vector<double>{1, 0.5, floor, floor}));
+  // eps 0.2: 0.5 -> 0.25 changes by 0.25 > 0.2; 0.25 -> 0.125 by 0.125, skipped.
+  EXPECT_EQ(plateau_lrs({1.0f, 1.0f, 1.0f, 1.0f, 1.0f}, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0, {}, 0.2),
+            (std::vector<double>{1, 0.5, 0.25, 0.25, 0.25}));
+  // Two groups, each with its own min_lr.
+  Tensor x = make_param(), y = make_param();
+  std::vector<optim::OptimizerParamGroup> groups;
+  groups.emplace_back(std::vector<Tensor>{x});
+  groups.emplace_back(std::vector<Tensor>{y}, std::make_unique<optim::SGDOptions>(0.5));
+  optim::SGD opt(groups, optim::SGDOptions(1.0));
+  Plateau sched(opt, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0, {0.2f, 0.05f});
+  std::vector<std::vector<double>> got;
+  for (int i = 0; i < 4; ++i) {
+    sched.step(1.0f);
+    got.push_back({lr_of(opt, 0), lr_of(opt, 1)});
+  }
+  EXPECT_EQ(got, (std::vector<std::vector<double>>{{1, 0.5}, {0.5, 0.25}, {0.25, 0.125}, {double(0.2f), 0.0625}}));
+}
+
+TEST(OptimSchedulers, ReduceLROnPlateauVerboseAndErrors) {
+  Tensor x = make_param();
+  optim::SGD opt({x}, optim::SGDOptions(1.0));
+  Plateau sched(opt, Plateau::min, 0.5f, 0, 1e-4, Plateau::rel, 0, {}, 1e-8, /*verbose=*/true);
+  ::testing::internal::CaptureStdout();
+  sched.step(1.0f);
+  sched.step(1.0f);
+  EXPECT_EQ(::testing::internal::GetCapturedStdout(), "Epoch 2: reducing learning rate of group 0 to 0.5\n");
+  EXPECT_EQ(std::cout.precision(), 6);  // put back (libtorch leaves it at 4)
+  expect_error([&] { Plateau bad(opt, Plateau::min, 1.0f); }, {"ReduceLROnPlateauScheduler", "factor", "< 1"});
+  expect_error([&] { Plateau bad(opt, Plateau::min, 0.5f, 1, 1e-4, Plateau::rel, 0, {0.1f, 0.2f}); },
+               {"ReduceLROnPlateauScheduler", "2 min_lr values for 1 parameter groups"});
 }
 
 // ---------------------------------------------------------------------------------------------
