@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "src/core/Check.h"
@@ -16,6 +17,8 @@ struct AutogradMeta {
   Tensor grad_;
   std::shared_ptr<Node> grad_fn_;
   std::weak_ptr<Node> grad_accumulator_;  // leaves: the AccumulateGrad node, made on first use
+  // Guards grad_ and grad_accumulator_ of a leaf (Note [Concurrent backward]).
+  std::mutex mutex_;
   uint32_t output_nr_ = 0;
   std::vector<std::function<Tensor(Tensor)>> hooks_;
   // retain_grad on a non-leaf: the slot its grad_fn's hook fills (shared, so the hook never

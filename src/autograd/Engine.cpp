@@ -77,6 +77,13 @@ class AccumulateGrad final : public Node {
       Tensor r = hook(g);
       if (r.defined()) g = r;
     }
+    // Note [Concurrent backward]
+    // Several threads may run backward at once through graphs that share a leaf (or through one
+    // retained graph), so their gradients meet here; like libtorch, each leaf's meta carries a
+    // mutex held while its .grad() is read and replaced or added to, and while its one
+    // AccumulateGrad node is made (gradient_edge). Nodes other than AccumulateGrad write only
+    // their own engine's buffers. The hooks above run unlocked: they may take locks of their own.
+    std::lock_guard<std::mutex> lock(m.mutex_);
     if (!m.grad_.defined()) {
       // A gradient may be shared with other leaves' buffers or the caller: it is taken as it
       // is only when this is its one handle (Note [Gradient layout contract]).
@@ -319,6 +326,7 @@ Edge gradient_edge(const Tensor& t) {
   if (m->view_base_.defined()) refresh_view_history(t);  // Note [In-place on views]
   if (m->grad_fn_) return {m->grad_fn_, m->output_nr_};
   if (!m->requires_grad_) return {};
+  std::lock_guard<std::mutex> lock(m->mutex_);  // Note [Concurrent backward]
   std::shared_ptr<Node> acc = m->grad_accumulator_.lock();
   if (!acc) {
     acc = std::make_shared<AccumulateGrad>(t);

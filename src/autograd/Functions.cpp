@@ -51,6 +51,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output, std::weak_ptr<Node
     am.grad_fn_ = m->grad_fn_;
     am.output_nr_ = m->output_nr_;
     am.requires_grad_ = m->requires_grad_;
+    std::lock_guard<std::mutex> lock(m->mutex_);  // Note [Concurrent backward]
     am.grad_accumulator_ = m->grad_accumulator_;
   }
 }
