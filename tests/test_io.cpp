@@ -449,6 +449,24 @@ TEST(SafetensorsCorrupt, BadDtypesAndShapes) {
                  "needs 16 bytes");
 }
 
+// Found while writing tests/fuzz/fuzz_safetensors (its inputs are too short to reach it; the
+// fuzz binary crashes on a 600 KB file): the message for a bad "shape" printed it with
+// nlohmann's dump(), which recurses, so a shape nested 300000 arrays deep overflowed the stack
+// instead of raising.
+TEST(SafetensorsCorrupt, DeeplyNestedShapeRaises) {
+  const std::string nested = std::string(300000, '[') + std::string(300000, ']');
+  expect_corrupt("c_nested.st", st_file(R"({"a":{"dtype":"F32","shape":)" + nested + R"(,"data_offsets":[0,0]}})", ""),
+                 "(element 0 is a JSON array)");
+  expect_corrupt("c_nested2.st",
+                 st_file(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296,)" + nested + R"(],"data_offsets":[0,0]}})",
+                         ""),
+                 "(element 2 is a JSON array)");
+  expect_corrupt("c_shape_string.st", st_file(R"({"a":{"dtype":"F32","shape":[1,"2"],"data_offsets":[0,4]}})", "abcd"),
+                 "(element 1 is a JSON string)");
+  expect_corrupt("c_shape_negative.st", st_file(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,4]}})", "abcd"),
+                 "(element 0 is -2)");
+}
+
 TEST(SafetensorsCorrupt, BadOffsets) {
   expect_corrupt("c_range.st", st_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", kGoodData),
                  "past the end of the 8-byte data buffer");
