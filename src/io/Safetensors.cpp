@@ -220,10 +220,15 @@ Entry parse_entry(const std::string& path, const std::string& name, const nlohma
     e.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
   }
   const std::string shape = tensor::detail::shape_str(e.shape);
-  uint64_t numel = 1;
-  for (int64_t v : e.shape)
-    if (__builtin_mul_overflow(numel, static_cast<uint64_t>(v), &numel))
-      corrupt(path, fmt::format("the shape {} of tensor '{}' overflows 64 bits", shape, name));
+  // The strides must fit in int64 even when a size is 0 (Note [Sizes that fit] in Factories.cpp).
+  uint64_t numel = 1, span = 1;
+  for (int64_t v : e.shape) {
+    if (__builtin_mul_overflow(span, static_cast<uint64_t>(std::max<int64_t>(v, 1)), &span) ||
+        span > uint64_t(std::numeric_limits<int64_t>::max()))
+      corrupt(path, fmt::format("the shape {} of tensor '{}' overflows int64 (its element count or strides)", shape,
+                                name));
+    numel *= static_cast<uint64_t>(v);  // at most span
+  }
   uint64_t nbytes;
   if (__builtin_mul_overflow(numel, static_cast<uint64_t>(element_size(e.dtype->type)), &nbytes))
     corrupt(path, fmt::format("the shape {} of tensor '{}' overflows 64 bits", shape, name));
