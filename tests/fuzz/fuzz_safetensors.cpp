@@ -76,7 +76,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::vector<int64_t> wrong = loaded[0].second.sizes().vec();
     wrong.push_back(1);
     Tensor target = zeros(wrong, loaded[0].second.dtype());
-    FUZZ_CHECK(!ok_or_error([&] { io::load({{loaded[0].first, target}}, path, false); }),
+    FUZZ_CHECK(!ok_or_error([&] {
+      io::load({{loaded[0].first, target}}, path, false);
+    }),
                "in-place load accepted a shape mismatch");
     FUZZ_CHECK(!target.ne(0).any().item<bool>(), "a refused in-place load wrote into its target");
   }

@@ -12,7 +12,8 @@ using tensor::fuzz::ok_or_error;
 namespace {
 
 bool same(const dispatch::Schema& a, const dispatch::Schema& b) {
-  if (a.ns != b.ns || a.name != b.name || a.num_returns != b.num_returns || a.args.size() != b.args.size()) return false;
+  if (a.ns != b.ns || a.name != b.name || a.num_returns != b.num_returns || a.args.size() != b.args.size())
+    return false;
   for (size_t i = 0; i < a.args.size(); ++i)
     if (a.args[i].name != b.args[i].name || a.args[i].type != b.args[i].type) return false;
   return true;

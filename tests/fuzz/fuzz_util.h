@@ -17,12 +17,12 @@
 namespace tensor::fuzz {
 
 /// Aborts (a crash libFuzzer reports, with the input) when `cond` is false.
-#define FUZZ_CHECK(cond, what)                                                        \
-  do {                                                                                \
-    if (!(cond)) {                                                                    \
+#define FUZZ_CHECK(cond, what)                                                           \
+  do {                                                                                   \
+    if (!(cond)) {                                                                       \
       std::fprintf(stderr, "fuzz check failed: %s (%s:%d)\n", what, __FILE__, __LINE__); \
-      std::abort();                                                                   \
-    }                                                                                 \
+      std::abort();                                                                      \
+    }                                                                                    \
   } while (0)
 
 /// Runs `f`: true when it returns, false when it throws tensor::Error. Any other exception is

@@ -65,8 +65,9 @@ void safetensors_seeds() {
            d + "/every_dtype.safetensors");
   io::save({{"empty", zeros({0})}, {"empty3d", zeros({2, 0, 3}, kInt64)}, {"one", ones({1})}},
            d + "/zero_size.safetensors");
-  io::save({{"a\"b\\c", ones({1})}, {"layer.0/weight", ones({1}, kFloat64)}, {"\xc3\xbc\xe2\x82\xac", ones({1}, kInt8)}},
-           d + "/escaped_names.safetensors", {{"note", "line\nbreak \"quoted\""}});
+  io::save(
+      {{"a\"b\\c", ones({1})}, {"layer.0/weight", ones({1}, kFloat64)}, {"\xc3\xbc\xe2\x82\xac", ones({1}, kInt8)}},
+      d + "/escaped_names.safetensors", {{"note", "line\nbreak \"quoted\""}});
   // The layouts another writer may use: whitespace, keys out of offset order, extra fields,
   // "__metadata__" in the middle, a bool byte of 2; one header unpadded.
   std::string json = R"({
