@@ -9,6 +9,10 @@ if [[ "${TENSOR_WITH_LIBTORCH:-0}" == 1 ]]; then
   # The CPU peer for the benchmarks (TARGETS.md): Debian's libtorch with a real BLAS.
   pkgs+=(libtorch-dev libopenblas0-openmp)
 fi
+if [[ "${TENSOR_WITH_FUZZ:-0}" == 1 ]]; then
+  # scripts/fuzz.sh: clang with libFuzzer and the sanitizer runtimes, and clang's OpenMP.
+  pkgs+=(clang-14 libclang-rt-14-dev libomp-14-dev)
+fi
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

@@ -383,6 +383,18 @@ TEST(CustomOpErrors, MalformedSchemas) {
   EXPECT_EQ(dispatch::parse_schema("ns::h() -> ()").to_string(), "ns::h() -> ()");
 }
 
+// Found by tests/fuzz/fuzz_schema (corpus: regression_default_ns_not_identifier): parse_schema
+// took any default namespace as is, so "f() -> ()" with namespace "a b" gave a schema whose
+// to_string(), "a b::f() -> ()", does not parse.
+TEST(CustomOpErrors, DefaultNamespaceMustBeAnIdentifier) {
+  for (const char* ns : {"a b", "x::y", "t%s", "1ns", "ns\n"})
+    expect_error([&] { dispatch::parse_schema("f(Tensor x) -> Tensor", ns); },
+                 {"default namespace '" + std::string(ns) + "' is not an identifier"});
+  dispatch::Schema s = dispatch::parse_schema("f(Tensor x) -> Tensor", "_ns1");
+  EXPECT_EQ(s.to_string(), "_ns1::f(Tensor x) -> Tensor");
+  EXPECT_EQ(dispatch::parse_schema(s.to_string()).to_string(), s.to_string());
+}
+
 TEST(CustomOpErrors, DuplicateDef) {
   dispatch::Library lib("testops");
   expect_error([&] { lib.def("testops::axpby(Tensor x, Tensor y, float a, float b) -> Tensor"); },

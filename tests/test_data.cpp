@@ -182,6 +182,20 @@ TEST(Idx, CorruptAndTruncatedFilesRaise) {
   }
 }
 
+// Found by tests/fuzz/fuzz_idx (corpus: regression_zero_size_huge_dims): sizes with a 0 hold no
+// data, so the size checks passed, but the strides of [0, 4294966695, 2416181248, 0] overflowed
+// int64 when the tensor was made (UBSan: signed integer overflow). Note [Sizes that fit].
+TEST(Idx, ZeroSizeWithOverflowingStridesRaises) {
+  std::string dir = fresh_dir("idx_zero_huge");
+  write_bytes(dir + "/fuzz", std::string("\0\0\x0e\x04\0\0\0\0\xff\xff\xfd\xa7\x90\x04\0\0\0\0\0\0", 20));
+  expect_error([&] { data::read_idx(dir + "/fuzz"); }, {"sizes [0, 4294966695, 2416181248, 0] too large to hold"});
+  // (2^32 - 1)^2 fits in uint64 but not in int64.
+  write_bytes(dir + "/int64", idx(0x08, {0xffffffff, 0xffffffff, 0}, ""));
+  expect_error([&] { data::read_idx(dir + "/int64"); }, {"too large to hold"});
+  write_bytes(dir + "/ok", idx(0x08, {0, 0x7fffffff, 2}, ""));
+  EXPECT_EQ(data::read_idx(dir + "/ok").sizes(), IntArrayRef({0, 0x7fffffff, 2}));
+}
+
 // ---- MNIST ----
 
 TEST(MNIST, TinyFilesPlainAndGzipped) {

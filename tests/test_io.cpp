@@ -449,6 +449,42 @@ TEST(SafetensorsCorrupt, BadDtypesAndShapes) {
                  "needs 16 bytes");
 }
 
+// The gap tests/fuzz/fuzz_idx found in the IDX reader, here by construction (corpus:
+// regression_zero_size_huge_dims.safetensors): a shape with a 0 has no bytes, so every size
+// check passed, but the strides of [0, 2^40, 2^40] overflowed int64 when the tensor was made
+// (UBSan: signed integer overflow). Note [Sizes that fit].
+TEST(SafetensorsCorrupt, ZeroSizeShapesWhoseStridesOverflow) {
+  expect_corrupt("c_zero_huge.st",
+                 st_file(R"({"a":{"dtype":"U8","shape":[0,1099511627776,1099511627776],"data_offsets":[0,0]}})", ""),
+                 "the shape [0, 1099511627776, 1099511627776] of tensor 'a' overflows int64");
+  // 2^32 * (2^31 + 1) fits in uint64 but not in int64.
+  expect_corrupt("c_zero_int64.st",
+                 st_file(R"({"a":{"dtype":"F32","shape":[4294967296,2147483649,0],"data_offsets":[0,0]}})", ""),
+                 "overflows int64");
+  std::string path = temp_path("zero_big.st");
+  write_bytes(path, st_file(R"({"a":{"dtype":"F64","shape":[0,4611686018427387904,1],"data_offsets":[0,0]}})", ""));
+  auto named = io::load(path);
+  EXPECT_EQ(find(named, "a").sizes(), IntArrayRef({0, int64_t(1) << 62, 1}));
+}
+
+// Found while writing tests/fuzz/fuzz_safetensors (its inputs are too short to reach it; the
+// fuzz binary crashes on a 600 KB file): the message for a bad "shape" printed it with
+// nlohmann's dump(), which recurses, so a shape nested 300000 arrays deep overflowed the stack
+// instead of raising.
+TEST(SafetensorsCorrupt, DeeplyNestedShapeRaises) {
+  const std::string nested = std::string(300000, '[') + std::string(300000, ']');
+  expect_corrupt("c_nested.st", st_file(R"({"a":{"dtype":"F32","shape":)" + nested + R"(,"data_offsets":[0,0]}})", ""),
+                 "(element 0 is a JSON array)");
+  expect_corrupt("c_nested2.st",
+                 st_file(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296,)" + nested + R"(],"data_offsets":[0,0]}})",
+                         ""),
+                 "(element 2 is a JSON array)");
+  expect_corrupt("c_shape_string.st", st_file(R"({"a":{"dtype":"F32","shape":[1,"2"],"data_offsets":[0,4]}})", "abcd"),
+                 "(element 1 is a JSON string)");
+  expect_corrupt("c_shape_negative.st", st_file(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,4]}})", "abcd"),
+                 "(element 0 is -2)");
+}
+
 TEST(SafetensorsCorrupt, BadOffsets) {
   expect_corrupt("c_range.st", st_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})", kGoodData),
                  "past the end of the 8-byte data buffer");

@@ -239,3 +239,30 @@ TEST(Regressions, ConjIsRecorded) {
   Tensor r = tensor::tensor({1.0}, kFloat64).requires_grad_(true);
   EXPECT_TRUE(r.conj().is_same(r));  // real tensors: conj is the identity
 }
+
+// ============================================================================================
+// Found by fuzzing (tests/fuzz)
+// ============================================================================================
+
+// src/core/Factories.cpp empty() multiplied sizes in int64 unchecked. The loaders reached it
+// with zero-size shapes such as [0, 2^40, 2^40]: no elements, but the strides (products of the
+// later sizes, 0 counted as 1) overflowed (UBSan: signed integer overflow in
+// TensorImpl::set_sizes_contiguous). [2^62] float64 overflowed the byte count to 0 and
+// allocated nothing for 2^62 elements. Note [Sizes that fit].
+TEST(Regressions, EmptyRejectsSizesWhoseStridesOrBytesOverflow) {
+  const int64_t big = int64_t(1) << 40;
+  for (std::vector<int64_t> sizes : {std::vector<int64_t>{0, big, big}, {big, big, 0}, {4, int64_t(1) << 62, 0}}) {
+    EXPECT_THROW(empty(sizes, kUInt8), Error);
+    EXPECT_THROW(zeros(sizes), Error);
+  }
+  try {
+    empty({int64_t(1) << 62}, kFloat64);
+    ADD_FAILURE() << "empty({2^62}, float64) did not throw";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("needs more than 2^63 bytes"), std::string::npos) << e.what();
+  }
+  // The largest strides that fit are fine when there are no elements.
+  Tensor t = empty({0, int64_t(1) << 62, 1}, kFloat64);
+  EXPECT_EQ(t.numel(), 0);
+  EXPECT_EQ(t.stride(0), int64_t(1) << 62);
+}

@@ -40,13 +40,24 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions
   return finish_options(Tensor(std::move(impl)), o);
 }
 
+// Note [Sizes that fit]: a contiguous tensor's strides are the products of the sizes after
+// each dim, a size 0 counting as 1, so even a tensor with no elements needs the product of its
+// sizes (0s as 1s) to fit in int64: [0, 2^40, 2^40] has a stride of 2^80. That product also
+// bounds the element count; the byte count must fit as well. Readers of files (safetensors,
+// IDX) check the same before calling empty(), to name the file in their message.
 Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
   check_sizes(sizes, "empty");
   ScalarType dt = o.dtype();
+  int64_t span = 1, n = 1, nbytes = 0;
+  for (int64_t s : sizes) {
+    TENSOR_CHECK(!__builtin_mul_overflow(span, s == 0 ? 1 : s, &span),
+                 "empty: size {} is too large: its strides overflow int64", detail::shape_str(sizes));
+    n *= s;  // at most span
+  }
+  TENSOR_CHECK(!__builtin_mul_overflow(n, element_size(dt), &nbytes),
+               "empty: size {} of {} needs more than 2^63 bytes", detail::shape_str(sizes), dt);
   Device dev = resolve_device(o.device());
-  int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
-  auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(n * element_size(dt)), dev, get_allocator(dev.type()));
+  auto storage = make_intrusive<StorageImpl>(static_cast<size_t>(nbytes), dev, get_allocator(dev.type()));
   auto impl = make_intrusive<TensorImpl>(std::move(storage), dt, dev);
   impl->set_sizes_contiguous(sizes);
   return finish_options(Tensor(std::move(impl)), o);

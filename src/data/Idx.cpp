@@ -100,21 +100,28 @@ IdxFile read_idx_file(const std::string& path) {
     TENSOR_CHECK(!__builtin_mul_overflow(numel, v, &numel), "read_idx: '{}' declares sizes {} whose product overflows",
                  path, tensor::detail::shape_str(out.dims));
   }
+  // The strides must fit in int64 even when a size is 0 (Note [Sizes that fit] in Factories.cpp).
+  uint64_t span = 1;
+  for (int64_t v : out.dims)
+    TENSOR_CHECK(!__builtin_mul_overflow(span, uint64_t(std::max<int64_t>(v, 1)), &span) &&
+                     span <= uint64_t(std::numeric_limits<int64_t>::max()),
+                 "read_idx: '{}' declares sizes {} too large to hold", path, tensor::detail::shape_str(out.dims));
   uint64_t expected;
   TENSOR_CHECK(!__builtin_mul_overflow(numel, uint64_t(element_size(out.type->dtype)), &expected) &&
                    expected <= uint64_t(std::numeric_limits<int64_t>::max()),
                "read_idx: '{}' declares sizes {} too large to hold", path, tensor::detail::shape_str(out.dims));
 
-  // Grow the buffer as data arrives, so a corrupt header cannot make us allocate more than the
-  // file actually holds.
-  constexpr size_t kChunk = size_t(1) << 24;
-  size_t have = 0;
+  // Grow the buffer as data arrives, doubling from 64 KiB, so a corrupt header cannot make us
+  // allocate much more than the file actually holds: a 20-byte file that claims gigabytes costs
+  // 64 KiB, not a first 16 MiB chunk (zeroed by resize(); it dominated tests/fuzz/fuzz_idx).
+  size_t have = 0, chunk = size_t(1) << 16;
   while (have < expected) {
-    size_t want = static_cast<size_t>(std::min<uint64_t>(expected - have, kChunk));
+    size_t want = static_cast<size_t>(std::min<uint64_t>(expected - have, chunk));
     out.bytes.resize(have + want);
     size_t r = gz_read(f.get(), out.bytes.data() + have, want, path);
     have += r;
     if (r < want) break;
+    chunk *= 2;
   }
   out.bytes.resize(have);
   TENSOR_CHECK(have == expected,

@@ -256,6 +256,10 @@ class SchemaParser {
 }  // namespace
 
 Schema parse_schema(std::string_view text, std::string_view default_ns) {
+  // The namespace becomes part of the op's qualified name and of to_string(), which must
+  // parse back to the same schema; Library() checks its namespace the same way.
+  TENSOR_CHECK(default_ns.empty() || is_identifier(default_ns),
+               "parse_schema: the default namespace '{}' is not an identifier (letters, digits and '_')", default_ns);
   return SchemaParser(text, default_ns).parse();
 }
 

@@ -210,18 +210,28 @@ Entry parse_entry(const std::string& path, const std::string& name, const nlohma
     corrupt(path, fmt::format("tensor '{}' has unknown dtype \"{}\"", name, dt));
   }
   if (!js.is_array()) corrupt(path, fmt::format("the \"shape\" of tensor '{}' is not an array", name));
-  uint64_t numel = 1;
-  for (const auto& d : js) {
+  for (size_t i = 0; i < js.size(); ++i) {
+    const auto& d = js[i];
+    // Never dump() a value that is not a number: nlohmann's dump() recurses, and a header of
+    // nested arrays ("[[[[...") would overflow the stack.
     if (!d.is_number_unsigned() || d.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
-      corrupt(path, fmt::format("the shape {} of tensor '{}' is not a list of non-negative integers", js.dump(), name));
-    uint64_t v = d.get<uint64_t>();
-    if (__builtin_mul_overflow(numel, v, &numel))
-      corrupt(path, fmt::format("the shape {} of tensor '{}' overflows 64 bits", js.dump(), name));
-    e.shape.push_back(static_cast<int64_t>(v));
+      corrupt(path, fmt::format("the shape of tensor '{}' is not a list of non-negative integers (element {} is {})",
+                                name, i, d.is_number() ? d.dump() : std::string("a JSON ") + d.type_name()));
+    e.shape.push_back(static_cast<int64_t>(d.get<uint64_t>()));
+  }
+  const std::string shape = tensor::detail::shape_str(e.shape);
+  // The strides must fit in int64 even when a size is 0 (Note [Sizes that fit] in Factories.cpp).
+  uint64_t numel = 1, span = 1;
+  for (int64_t v : e.shape) {
+    if (__builtin_mul_overflow(span, static_cast<uint64_t>(std::max<int64_t>(v, 1)), &span) ||
+        span > uint64_t(std::numeric_limits<int64_t>::max()))
+      corrupt(path, fmt::format("the shape {} of tensor '{}' overflows int64 (its element count or strides)", shape,
+                                name));
+    numel *= static_cast<uint64_t>(v);  // at most span
   }
   uint64_t nbytes;
   if (__builtin_mul_overflow(numel, static_cast<uint64_t>(element_size(e.dtype->type)), &nbytes))
-    corrupt(path, fmt::format("the shape {} of tensor '{}' overflows 64 bits", js.dump(), name));
+    corrupt(path, fmt::format("the shape {} of tensor '{}' overflows 64 bits", shape, name));
   if (!jo.is_array() || jo.size() != 2 || !jo[0].is_number_unsigned() || !jo[1].is_number_unsigned())
     corrupt(path, fmt::format("the \"data_offsets\" of tensor '{}' are not two non-negative integers [begin, end]", name));
   e.begin = jo[0].get<uint64_t>();
@@ -230,7 +240,7 @@ Entry parse_entry(const std::string& path, const std::string& name, const nlohma
     corrupt(path, fmt::format("tensor '{}' has data_offsets [{}, {}) with end before begin", name, e.begin, e.end));
   if (e.end - e.begin != nbytes)
     corrupt(path, fmt::format("tensor '{}' has data_offsets [{}, {}) ({} bytes), but shape {} of dtype {} needs {} bytes",
-                              name, e.begin, e.end, e.end - e.begin, js.dump(), dt, nbytes));
+                              name, e.begin, e.end, e.end - e.begin, shape, dt, nbytes));
   return e;
 }
 
