@@ -90,6 +90,10 @@ TEST(GradLayout, CreateGraphGradIsACopyOfTheSeed) {
   ASSERT_TRUE(xt.grad().requires_grad());
   auto gg = autograd::grad({xt.grad().sum()}, {xt});
   EXPECT_TRUE(gg[0].allclose(xt.detach() * 6));
+  // As in libtorch, a gradient made with create_graph reaches its own leaf through its history
+  // (grad -> MulBackward -> AccumulateGrad -> leaf -> grad): a reference cycle, which PyTorch's
+  // backward() documentation tells users to break by resetting .grad, as here.
+  xt.mutable_grad() = Tensor();
 }
 
 // sum() hands back an expanded (stride-0) gradient: it must be materialized, so that in-place

@@ -266,3 +266,25 @@ TEST(Regressions, EmptyRejectsSizesWhoseStridesOrBytesOverflow) {
   EXPECT_EQ(t.numel(), 0);
   EXPECT_EQ(t.stride(0), int64_t(1) << 62);
 }
+
+// randint over a range wider than 2^63 computed high - low in int64 (UBSan: signed overflow in
+// Random.cpp, reached by test_io's randint(-2^62, 2^62)). Every value must lie in [low, high),
+// and a wide range must reach the sign it spans.
+TEST(Regressions, RandintRangeWiderThanInt64) {
+  manual_seed(3);
+  const int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+  for (auto [l, h] : {std::pair<int64_t, int64_t>{lo, hi}, {-(int64_t(1) << 62), int64_t(1) << 62}, {lo, 0}, {-1, hi}}) {
+    Tensor r = tensor::randint(l, h, {4096});
+    const int64_t* p = r.data_ptr<int64_t>();
+    bool neg = false, pos = false;
+    for (int64_t i = 0; i < r.numel(); ++i) {
+      ASSERT_GE(p[i], l);
+      ASSERT_LT(p[i], h);
+      neg = neg || p[i] < 0;
+      pos = pos || p[i] >= 0;
+    }
+    // Ranges that reach far past 0 on a side reach that side with 4096 draws.
+    if (l < -(int64_t(1) << 60)) EXPECT_TRUE(neg) << l << " " << h;
+    if (h > (int64_t(1) << 60)) EXPECT_TRUE(pos) << l << " " << h;
+  }
+}

@@ -142,14 +142,15 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions
     std::lock_guard<std::mutex> g(gen().mu);
     seed = gen().seed;
   }
-  uint64_t range = static_cast<uint64_t>(high - low);
+  // In uint64: high - low overflows int64 for ranges over 2^63 (randint(-2^62, 2^62) is one).
+  const uint64_t range = static_cast<uint64_t>(high) - static_cast<uint64_t>(low);
   int64_t* p = buf.data_ptr<int64_t>();
 #pragma omp parallel for if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
     uint32_t r[4];
     Philox::draw(seed, base + static_cast<uint64_t>(i), r);
     uint64_t v = (static_cast<uint64_t>(r[0]) << 32) | r[1];
-    p[i] = low + static_cast<int64_t>(v % range);
+    p[i] = static_cast<int64_t>(static_cast<uint64_t>(low) + v % range);  // < high: no wrap past it
   }
   TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
   return buf.view(sizes).to(TensorOptions().dtype(opts.dtype()).device(opts.device()));
