@@ -7,21 +7,13 @@
 #include <cstdio>
 
 #include "harness.h"
+#include "models.h"
 
 using namespace tensor;
 using bench::median_seconds;
 namespace F = tensor::nn::functional;
 
 namespace {
-
-struct MLP : nn::Module {
-  MLP()
-      : fc1(register_module("fc1", nn::Linear(784, 1024))),
-        fc2(register_module("fc2", nn::Linear(1024, 1024))),
-        fc3(register_module("fc3", nn::Linear(1024, 10))) {}
-  Tensor forward(const Tensor& x) { return fc3(relu(fc2(relu(fc1(x))))); }
-  nn::Linear fc1, fc2, fc3;
-};
 
 // The CNN of examples/fashion_mnist.
 struct CNN : nn::Module {
@@ -40,9 +32,9 @@ struct CNN : nn::Module {
 };
 
 double mlp_step() {
-  MLP net;
-  optim::SGD opt(net.parameters(), optim::SGDOptions(0.01).momentum(0.9));
-  Tensor x = rand({128, 784}), y = randint(0, 10, {128});
+  bench::MLP net;
+  optim::SGD opt(net.parameters(), bench::mlp_sgd_options());
+  Tensor x = rand({bench::MLP::kBatch, bench::MLP::kIn}), y = randint(0, bench::MLP::kClasses, {bench::MLP::kBatch});
   return median_seconds([&] {
     opt.zero_grad();
     F::cross_entropy(net.forward(x), y).backward();

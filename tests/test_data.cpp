@@ -1,6 +1,6 @@
 // tensor::data: IDX reading (plain and gzipped, real Fashion-MNIST and hand-written files, corrupt
 // and truncated files), datasets, samplers, and the DataLoader (batches, order, determinism across
-// worker counts, drop_last, exceptions from workers, early destruction, bounded prefetch).
+// worker counts, drop_last, exceptions from workers, early destruction, bounded prefetch, seek).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -552,6 +552,45 @@ TEST(DataLoader, EarlyDestructionAndRestartAreClean) {
   EXPECT_TRUE(stale == loader.end());
   EXPECT_THROW(*stale, tensor::Error);
   EXPECT_THROW(++stale, tensor::Error);
+}
+
+TEST(DataLoader, SeekResumesAnEpochWithoutBuildingTheSkippedBatches) {
+  // An uninterrupted run's epochs 0..2 (37 samples, batches of 5: 8 batches, the last of 2).
+  auto ds = std::make_shared<CountingDataset>(37, /*sleep_us=*/20);
+  data::DataLoader straight(ds, data::DataLoaderOptions(5).shuffle(true).seed(3));
+  using Batches = std::vector<std::vector<int64_t>>;
+  std::vector<Batches> want;
+  for (int e = 0; e < 3; ++e) want.push_back(run_epoch(straight));
+  for (size_t workers : {0, 1, 3}) {
+    for (size_t batch : {0, 1, 5, 7, 8}) {
+      // A fresh loader, as in a resumed process: epoch 1 from `batch` on, then epoch 2.
+      data::DataLoader resumed(ds, data::DataLoaderOptions(5).shuffle(true).seed(3).num_workers(workers));
+      resumed.seek(1, batch);
+      EXPECT_EQ(resumed.epoch(), 1u);
+      ds->calls = 0;
+      auto rest = run_epoch(resumed);
+      EXPECT_EQ(rest, Batches(want[1].begin() + static_cast<long>(batch), want[1].end()))
+          << workers << " workers, batch " << batch;
+      size_t built = 0;
+      for (const auto& b : rest) built += b.size();
+      EXPECT_EQ(ds->calls.load(), built) << "skipped batches were built";
+      EXPECT_EQ(resumed.epoch(), 2u);
+      EXPECT_EQ(run_epoch(resumed), want[2]);
+    }
+  }
+  // Seeking mid-epoch stops the epoch in progress; then the sought epoch runs.
+  data::DataLoader loader(ds, data::DataLoaderOptions(5).shuffle(true).seed(3).num_workers(2));
+  auto it = loader.begin();
+  loader.seek(0, 6);
+  EXPECT_TRUE(it == loader.end());
+  EXPECT_EQ(run_epoch(loader), Batches(want[0].begin() + 6, want[0].end()));
+  // Past the last batch: begin() throws, and the loader goes on from the following epoch.
+  loader.seek(2, 9);
+  expect_error([&] { loader.begin(); }, {"seek to batch 9 of epoch 2", "only 8 batches"});
+  EXPECT_EQ(loader.epoch(), 3u);
+  data::RandomSampler sampler(3);
+  auto order = sampler.indices(37, 3);
+  EXPECT_EQ(run_epoch(loader)[0], std::vector<int64_t>(order.begin(), order.begin() + 5));
 }
 
 TEST(DataLoader, OptionsAndSamplersAreChecked) {

@@ -137,8 +137,16 @@ class TENSOR_API DataLoader {
   Iterator end();
   /// Batches per epoch.
   size_t size() const;
-  /// Epochs started so far.
+  /// Epochs started so far (after seek(e, b), e until the next begin()).
   uint64_t epoch() const;
+  /// Makes the next begin() run epoch `epoch` (numbered as the sampler numbers them: 0, 1, ...)
+  /// from its batch `batch` on, without building batches 0 .. batch - 1; the epochs after it are
+  /// epoch + 1, epoch + 2, ... A run resumed from a checkpoint taken after `batch` batches of
+  /// `epoch` thus gets the batches an uninterrupted run would have got, in the same order, given
+  /// the same dataset, sampler, batch_size and drop_last. Stops an unfinished epoch. begin()
+  /// throws tensor::Error if `batch` is beyond the epoch's number of batches; `batch` equal to
+  /// it gives an epoch with no batches left.
+  void seek(uint64_t epoch, size_t batch = 0);
   const DataLoaderOptions& options() const;
   Dataset& dataset() const;
 

@@ -4,6 +4,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "src/core/Check.h"
 #include "tensor/autograd/autograd.h"
@@ -29,7 +30,7 @@ struct DataLoader::Impl {
     uint64_t id = 0;
     std::vector<size_t> order;
     size_t num_batches = 0;
-    size_t consumed = 0;  // batches handed to the consumer so far
+    size_t consumed = 0;  // batches handed to the consumer (or skipped by seek) so far
     bool has_current = false;
     Example current;
     // Shared with the workers, under mu.
@@ -45,6 +46,7 @@ struct DataLoader::Impl {
   std::shared_ptr<Sampler> sampler;
   DataLoaderOptions options;
   uint64_t epochs_started = 0;
+  size_t first_batch = 0;  // where the next epoch starts (seek); batches before it are never built
   std::unique_ptr<Epoch> epoch;
 
   size_t num_batches(size_t n) const {
@@ -116,8 +118,14 @@ struct DataLoader::Impl {
     for (size_t i : e->order)
       TENSOR_CHECK(i < n, "DataLoader: the sampler returned index {} for a dataset of {} samples", i, n);
     e->num_batches = num_batches(e->order.size());
+    const size_t skip = std::exchange(first_batch, 0);
+    TENSOR_CHECK(skip <= e->num_batches, "DataLoader: seek to batch {} of epoch {}, which has only {} batches", skip,
+                 e->id, e->num_batches);
+    // Skipping is starting the claim and consume counters at `skip`: batch k's indices are a
+    // function of k alone (Note [DataLoader prefetch]), so nothing before it is built.
+    e->consumed = e->next_claim = skip;
     epoch = std::move(e);
-    for (size_t w = 0; w < options.num_workers() && w < epoch->num_batches; ++w)
+    for (size_t w = 0; w < options.num_workers() && w < epoch->num_batches - epoch->consumed; ++w)
       epoch->threads.emplace_back(&Impl::worker, this, epoch.get());
     advance();
   }
@@ -188,6 +196,12 @@ size_t DataLoader::size() const { return impl_->num_batches(impl_->dataset->size
 uint64_t DataLoader::epoch() const { return impl_->epochs_started; }
 const DataLoaderOptions& DataLoader::options() const { return impl_->options; }
 Dataset& DataLoader::dataset() const { return *impl_->dataset; }
+
+void DataLoader::seek(uint64_t epoch, size_t batch) {
+  impl_->stop_epoch();
+  impl_->epochs_started = epoch;
+  impl_->first_batch = batch;
+}
 
 Example& DataLoader::Iterator::operator*() const {
   TENSOR_CHECK(!loader_->impl_->at_end(epoch_),
