@@ -70,7 +70,8 @@ struct TENSOR_API Schema {
 };
 
 /// Parses a schema string; throws tensor::Error quoting the schema and saying what is wrong
-/// (and where) when it is malformed. `default_ns` is used when the name has no "ns::".
+/// (and where) when it is malformed. `default_ns` is used when the name has no "ns::"; it must
+/// be empty or an identifier.
 TENSOR_API Schema parse_schema(std::string_view text, std::string_view default_ns = {});
 
 // ---------------------------------------------------------------------------------------
