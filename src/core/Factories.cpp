@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "src/core/Check.h"
+#include "src/core/Sizes.h"
 #include "src/cuda/CUDAHooks.h"
 #include "src/autograd/AutogradMeta.h"
 #include "tensor/cuda/cuda.h"
@@ -48,12 +49,10 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions
 Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
   check_sizes(sizes, "empty");
   ScalarType dt = o.dtype();
-  int64_t span = 1, n = 1, nbytes = 0;
-  for (int64_t s : sizes) {
-    TENSOR_CHECK(!__builtin_mul_overflow(span, s == 0 ? 1 : s, &span),
-                 "empty: size {} is too large: its strides overflow int64", detail::shape_str(sizes));
-    n *= s;  // at most span
-  }
+  TENSOR_CHECK(detail::contiguous_strides_fit(sizes), "empty: size {} is too large: its strides overflow int64",
+               detail::shape_str(sizes));
+  int64_t n = 1, nbytes = 0;
+  for (int64_t s : sizes) n *= s;  // fits: at most the product checked above
   TENSOR_CHECK(!__builtin_mul_overflow(n, element_size(dt), &nbytes),
                "empty: size {} of {} needs more than 2^63 bytes", detail::shape_str(sizes), dt);
   Device dev = resolve_device(o.device());

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "src/core/Check.h"
+#include "src/core/Sizes.h"
 #include "src/data/Gather.h"
 #include "tensor/data.h"
 #include "tensor/ops.h"
@@ -101,11 +102,8 @@ IdxFile read_idx_file(const std::string& path) {
                  path, tensor::detail::shape_str(out.dims));
   }
   // The strides must fit in int64 even when a size is 0 (Note [Sizes that fit] in Factories.cpp).
-  uint64_t span = 1;
-  for (int64_t v : out.dims)
-    TENSOR_CHECK(!__builtin_mul_overflow(span, uint64_t(std::max<int64_t>(v, 1)), &span) &&
-                     span <= uint64_t(std::numeric_limits<int64_t>::max()),
-                 "read_idx: '{}' declares sizes {} too large to hold", path, tensor::detail::shape_str(out.dims));
+  TENSOR_CHECK(tensor::detail::contiguous_strides_fit(out.dims), "read_idx: '{}' declares sizes {} too large to hold",
+               path, tensor::detail::shape_str(out.dims));
   uint64_t expected;
   TENSOR_CHECK(!__builtin_mul_overflow(numel, uint64_t(element_size(out.type->dtype)), &expected) &&
                    expected <= uint64_t(std::numeric_limits<int64_t>::max()),

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "src/core/Check.h"
+#include "src/core/Sizes.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/io.h"
 #include "tensor/ops.h"
@@ -221,14 +222,11 @@ Entry parse_entry(const std::string& path, const std::string& name, const nlohma
   }
   const std::string shape = tensor::detail::shape_str(e.shape);
   // The strides must fit in int64 even when a size is 0 (Note [Sizes that fit] in Factories.cpp).
-  uint64_t numel = 1, span = 1;
-  for (int64_t v : e.shape) {
-    if (__builtin_mul_overflow(span, static_cast<uint64_t>(std::max<int64_t>(v, 1)), &span) ||
-        span > uint64_t(std::numeric_limits<int64_t>::max()))
-      corrupt(path, fmt::format("the shape {} of tensor '{}' overflows int64 (its element count or strides)", shape,
-                                name));
-    numel *= static_cast<uint64_t>(v);  // at most span
-  }
+  if (!tensor::detail::contiguous_strides_fit(e.shape))
+    corrupt(path,
+            fmt::format("the shape {} of tensor '{}' overflows int64 (its element count or strides)", shape, name));
+  uint64_t numel = 1;
+  for (int64_t v : e.shape) numel *= static_cast<uint64_t>(v);  // fits: at most the product checked above
   uint64_t nbytes;
   if (__builtin_mul_overflow(numel, static_cast<uint64_t>(element_size(e.dtype->type)), &nbytes))
     corrupt(path, fmt::format("the shape {} of tensor '{}' overflows 64 bits", shape, name));
