@@ -12,9 +12,11 @@ namespace tensor::optable {
 
 // Note [Op table]
 // One table drives the elementwise tests, as ggml's test-backend-ops does: an entry names the
-// op, how to call it, a float64 reference for one element, the input domain, the dtypes it
-// supports and whether it is differentiable. tests/test_ops.cpp checks values against the
-// reference; tests/test_gradcheck.cpp checks gradients by finite differences. Adding an op
+// op, how to call it, a float64 reference for one element, the input domain and the dtypes it
+// is tested in. tests/test_ops.cpp checks values against the reference; tests/test_gradcheck.cpp
+// checks gradients by finite differences of every row whose op records a derivative, in
+// float64 and, when the op list (kernels/OpList.h) says the op accepts complex, in complex128.
+// tests/test_op_list.cpp fails when a public op of the op list has no row here. Adding an op
 // means adding a row here.
 
 struct UnaryCase {
@@ -23,6 +25,7 @@ struct UnaryCase {
   std::function<double(double)> ref;
   double lo, hi;                 // input domain
   std::vector<ScalarType> dtypes;
+  bool bool_out = false;
 };
 struct BinaryCase {
   std::string name;
@@ -72,6 +75,9 @@ inline std::vector<UnaryCase> unary_cases() {
       {"sign", [](auto& a) { return tensor::sign(a); }, [](double x) { return double((x > 0) - (x < 0)); /* NaN -> 0, as PyTorch */ }, -5, 5, {kFloat32, kFloat64, kInt32, kInt64}},
       {"reciprocal", [](auto& a) { return tensor::reciprocal(a); }, [](double x) { return 1 / x; }, 0.1, 10, kFloats},
       {"square", [](auto& a) { return tensor::square(a); }, [](double x) { return x * x; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
+      {"logical_not", [](auto& a) { return tensor::logical_not(a); }, [](double x) { return double(x == 0); }, -2, 2, {kFloat32, kFloat64, kInt32, kInt64}, true},
+      {"bitwise_not", [](auto& a) { return tensor::bitwise_not(a); }, [](double x) { return double(~int64_t(x)); }, -9, 9, {kInt32, kInt64, kInt8}},
+      {"isnan", [](auto& a) { return tensor::isnan(a); }, [](double x) { return double(std::isnan(x)); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32}, true},
   };
 }
 

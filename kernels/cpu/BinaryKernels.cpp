@@ -102,23 +102,9 @@ HWY_INLINE auto scalar_fn(T a, T b) {
   else if constexpr (Op == BinaryOp::BitXor) { if constexpr (std::is_same_v<T, bool>) return a != b; else return static_cast<T>(a ^ b); }
 }
 
-constexpr unsigned groups_for(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add: case BinaryOp::Sub: case BinaryOp::Mul: case BinaryOp::Eq: case BinaryOp::Ne:
-    case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr: case BinaryOp::LogicalXor: return kGroupAll;
-    case BinaryOp::Div: return kGroupFloating | kGroupComplex;
-    case BinaryOp::Pow: return kGroupInt | kGroupFloating | kGroupComplex;
-    case BinaryOp::DivTrunc: case BinaryOp::DivFloor: case BinaryOp::Remainder: case BinaryOp::Fmod:
-      return kGroupInt | kGroupFloating;
-    case BinaryOp::Atan2: return kGroupFloating;
-    case BinaryOp::BitAnd: case BinaryOp::BitOr: case BinaryOp::BitXor: return kGroupBool | kGroupInt;
-    default: return kGroupReal;  // maximum, minimum, ordered comparisons
-  }
-}
-
 template <BinaryOp Op>
 void run_op(const TensorIterator& iter, const Scalar& alpha, const char* name) {
-  visit_dtype<groups_for(Op)>(iter.dtype(1), name, [&](auto tag) {
+  visit_dtype<info(Op).dtypes>(iter.dtype(1), name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using OT = opmath_t<T>;
     using R = decltype(scalar_fn<Op>(OT{}, OT{}));
@@ -141,11 +127,9 @@ void run_op(const TensorIterator& iter, const Scalar& alpha, const char* name) {
 }
 
 using RunFn = void (*)(const TensorIterator&, const Scalar&, const char*);
-#define E(name) &run_op<BinaryOp::name>,
-const RunFn kBinaryTable[] = {E(Add) E(Sub) E(Mul) E(Div) E(DivTrunc) E(DivFloor) E(Remainder) E(Fmod) E(Pow)
-                                  E(Maximum) E(Minimum) E(Atan2) E(Eq) E(Ne) E(Lt) E(Le) E(Gt) E(Ge)
-                                      E(LogicalAnd) E(LogicalOr) E(LogicalXor) E(BitAnd) E(BitOr) E(BitXor)};
-#undef E
+#define TENSOR_BINARY_ENTRY(Enum, name, dtypes, result, api) &run_op<BinaryOp::Enum>,
+const RunFn kBinaryTable[] = {TENSOR_BINARY_OPS(TENSOR_BINARY_ENTRY)};
+#undef TENSOR_BINARY_ENTRY
 
 }  // namespace
 
@@ -162,5 +146,16 @@ HWY_EXPORT(BinaryKernelImpl);
 void binary_kernel(const TensorIterator& iter, BinaryOp op, const Scalar& alpha, const char* name) {
   HWY_DYNAMIC_DISPATCH(BinaryKernelImpl)(iter, static_cast<int>(op), alpha, name);
 }
+
+namespace {
+template <BinaryOp Op>
+void binary_entry(const TensorIterator& iter, const Scalar& alpha) {
+  HWY_DYNAMIC_DISPATCH(BinaryKernelImpl)(iter, static_cast<int>(Op), alpha, info(Op).name);
+}
+}  // namespace
+
+#define TENSOR_BINARY_ENTRY(Enum, name, dtypes, result, api) &binary_entry<BinaryOp::Enum>,
+const BinaryKernel kBinaryKernels[oplist::kNumBinary] = {TENSOR_BINARY_OPS(TENSOR_BINARY_ENTRY)};
+#undef TENSOR_BINARY_ENTRY
 }  // namespace tensor::cpu
 #endif

@@ -2,26 +2,21 @@
 // is the output (Note [TensorIterator]); SIMD variants are chosen at run time per ISA.
 #pragma once
 
+#include "kernels/OpList.h"
 #include "src/ops/TensorIterator.h"
 #include "tensor/core/Scalar.h"
 
 namespace tensor::cpu {
 
-enum class BinaryOp : int {
-  Add, Sub, Mul, Div, DivTrunc, DivFloor, Remainder, Fmod, Pow, Maximum, Minimum, Atan2,
-  Eq, Ne, Lt, Le, Gt, Ge, LogicalAnd, LogicalOr, LogicalXor, BitAnd, BitOr, BitXor,
-};
+/// The CPU kernel of each elementwise op, indexed by op (constant-initialized, so usable
+/// from static initializers).
+extern const UnaryKernel kUnaryKernels[oplist::kNumUnary];
+extern const BinaryKernel kBinaryKernels[oplist::kNumBinary];
 
-enum class UnaryOp : int {
-  Neg, Abs, Exp, Exp2, Log, Log2, Log10, Log1p, Expm1, Sqrt, Rsqrt, Sin, Cos, Tan, Asin, Acos, Atan,
-  Sinh, Cosh, Tanh, Sigmoid, Relu, Gelu, Silu, Erf, Floor, Ceil, Round, Trunc, Sign, Reciprocal,
-  Square, LogicalNot, BitNot, IsNan, Conj,
-};
-
-/// out = op(a, b); Add and Sub use out = a +/- alpha * b. Comparisons write bool. `name`
-/// is the public op name for errors about unsupported dtypes.
+/// out = op(a, b) with the loops alone (no oneDNN); Add and Sub use out = a +/- alpha * b.
+/// Comparisons write bool. `name` is the op name for errors about unsupported dtypes.
 void binary_kernel(const TensorIterator& iter, BinaryOp op, const Scalar& alpha, const char* name);
-/// out = op(a).
+/// out = op(a) with the loops alone (no oneDNN).
 void unary_kernel(const TensorIterator& iter, UnaryOp op, const char* name);
 /// out = in converted to out's dtype (every pair of the 12 dtypes).
 void copy_kernel(const TensorIterator& iter);

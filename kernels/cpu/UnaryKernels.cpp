@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "kernels/cpu/Elementwise.h"
+#include "src/cpu/Eltwise.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/UnaryKernels.cpp"
@@ -170,24 +171,10 @@ HWY_INLINE bool vec_unary(const T* in, T* out, int64_t n) {
   else return false;
 }
 
-// The dtypes each op accepts (PyTorch's); the front end promotes integers for float math.
-constexpr unsigned groups_for(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Square: return kGroupInt | kGroupFloating | kGroupComplex;
-    case UnaryOp::Relu: case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc:
-      return kGroupInt | kGroupFloating;
-    case UnaryOp::Gelu: case UnaryOp::Silu: case UnaryOp::Erf: return kGroupFloating;
-    case UnaryOp::Sign: return kGroupReal;
-    case UnaryOp::LogicalNot: case UnaryOp::IsNan: case UnaryOp::Conj: return kGroupAll;
-    case UnaryOp::BitNot: return kGroupBool | kGroupInt;
-    default: return kGroupFloating | kGroupComplex;
-  }
-}
-
 template <UnaryOp Op>
 void run_op(const TensorIterator& iter, const char* name) {
   ScalarType in_t = iter.dtype(1), out_t = iter.dtype(0);
-  visit_dtype<groups_for(Op)>(in_t, name, [&](auto tag) {
+  visit_dtype<info(Op).dtypes>(in_t, name, [&](auto tag) {
     using T = typename decltype(tag)::type;
     using OT = opmath_t<T>;
     using R = decltype(scalar_fn<Op>(OT{}));
@@ -212,17 +199,8 @@ void run_op(const TensorIterator& iter, const char* name) {
 }
 
 using RunFn = void (*)(const TensorIterator&, const char*);
-#define TENSOR_UNARY_ENTRY(name) &run_op<UnaryOp::name>,
-const RunFn kUnaryTable[] = {
-    TENSOR_UNARY_ENTRY(Neg) TENSOR_UNARY_ENTRY(Abs) TENSOR_UNARY_ENTRY(Exp) TENSOR_UNARY_ENTRY(Exp2)
-    TENSOR_UNARY_ENTRY(Log) TENSOR_UNARY_ENTRY(Log2) TENSOR_UNARY_ENTRY(Log10) TENSOR_UNARY_ENTRY(Log1p)
-    TENSOR_UNARY_ENTRY(Expm1) TENSOR_UNARY_ENTRY(Sqrt) TENSOR_UNARY_ENTRY(Rsqrt) TENSOR_UNARY_ENTRY(Sin)
-    TENSOR_UNARY_ENTRY(Cos) TENSOR_UNARY_ENTRY(Tan) TENSOR_UNARY_ENTRY(Asin) TENSOR_UNARY_ENTRY(Acos)
-    TENSOR_UNARY_ENTRY(Atan) TENSOR_UNARY_ENTRY(Sinh) TENSOR_UNARY_ENTRY(Cosh) TENSOR_UNARY_ENTRY(Tanh)
-    TENSOR_UNARY_ENTRY(Sigmoid) TENSOR_UNARY_ENTRY(Relu) TENSOR_UNARY_ENTRY(Gelu) TENSOR_UNARY_ENTRY(Silu)
-    TENSOR_UNARY_ENTRY(Erf) TENSOR_UNARY_ENTRY(Floor) TENSOR_UNARY_ENTRY(Ceil) TENSOR_UNARY_ENTRY(Round)
-    TENSOR_UNARY_ENTRY(Trunc) TENSOR_UNARY_ENTRY(Sign) TENSOR_UNARY_ENTRY(Reciprocal) TENSOR_UNARY_ENTRY(Square)
-    TENSOR_UNARY_ENTRY(LogicalNot) TENSOR_UNARY_ENTRY(BitNot) TENSOR_UNARY_ENTRY(IsNan) TENSOR_UNARY_ENTRY(Conj)};
+#define TENSOR_UNARY_ENTRY(Enum, name, dtypes, result, api) &run_op<UnaryOp::Enum>,
+const RunFn kUnaryTable[] = {TENSOR_UNARY_OPS(TENSOR_UNARY_ENTRY)};
 #undef TENSOR_UNARY_ENTRY
 
 }  // namespace
@@ -234,9 +212,27 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace tensor::cpu {
+static_assert(oplist::B == kGroupBool && oplist::I == kGroupInt && oplist::F == kGroupFloating &&
+              oplist::C == kGroupComplex, "the op list's dtype columns must be DtypeGroups bits");
+
 HWY_EXPORT(UnaryKernelImpl);
 void unary_kernel(const TensorIterator& iter, UnaryOp op, const char* name) {
   HWY_DYNAMIC_DISPATCH(UnaryKernelImpl)(iter, static_cast<int>(op), name);
 }
+
+namespace {
+// The CPU kernel of one op: oneDNN where it is faster (Note [oneDNN eltwise]), else the loops.
+template <UnaryOp Op>
+void unary_entry(const TensorIterator& iter) {
+  if constexpr (Op == UnaryOp::Gelu || Op == UnaryOp::Tanh || Op == UnaryOp::Sigmoid) {
+    if (onednn_unary(iter, Op)) return;
+  }
+  HWY_DYNAMIC_DISPATCH(UnaryKernelImpl)(iter, static_cast<int>(Op), info(Op).name);
+}
+}  // namespace
+
+#define TENSOR_UNARY_ENTRY(Enum, name, dtypes, result, api) &unary_entry<UnaryOp::Enum>,
+const UnaryKernel kUnaryKernels[oplist::kNumUnary] = {TENSOR_UNARY_OPS(TENSOR_UNARY_ENTRY)};
+#undef TENSOR_UNARY_ENTRY
 }  // namespace tensor::cpu
 #endif

@@ -335,187 +335,6 @@ void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>&
   set_view_history(self, base, pos);
 }
 
-namespace {
-using cpu::BinaryOp;
-using cpu::UnaryOp;
-
-
-// ---------------------------------------------------------------------------------------
-// Note [Derivatives table]
-// One entry per differentiable op: its node name, which of its inputs and output the formula
-// needs saved, and the formula, written with public ops so that backward is differentiable
-// itself (create_graph). Gradients are vector-Jacobian products of the incoming gradient;
-// complex gradients follow the conjugate Wirtinger convention (log: grad / conj(self)).
-// Broadcast inputs get their gradients summed back to their shapes by FormulaNode::apply.
-// Ops listed as non-differentiable produce outputs that do not require grad.
-// ---------------------------------------------------------------------------------------
-struct Entry {
-  const char* name;
-  bool save_a, save_b, save_out;
-  BackwardFn fn;
-};
-
-#define GRAD TENSOR_GRAD
-// Saved slots: 0 = first input, 1 = second input (binary) , last = output.
-#define A n.saved(0)
-#define B n.saved(1)
-#define OUT2 n.saved(2)
-#define X n.saved(0)
-#define OUT1 n.saved(1)
-
-Entry binary_entry(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Add: return {"AddBackward0", false, false, false, GRAD(return {g, g * n.scalars[0]};)};
-    case BinaryOp::Sub: return {"SubBackward0", false, false, false, GRAD(return {g, -(g * n.scalars[0])};)};
-    case BinaryOp::Mul: return {"MulBackward0", true, true, false, GRAD(
-        return {n.needs_input_grad(0) ? g * cj(B) : Tensor(), n.needs_input_grad(1) ? g * cj(A) : Tensor()};)};
-    case BinaryOp::Div: return {"DivBackward0", false, true, true, GRAD(
-        Tensor b = B;
-        Tensor ga = g / cj(b);
-        return {ga, n.needs_input_grad(1) ? -ga * cj(OUT2) : Tensor()};)};
-    case BinaryOp::Pow: return {"PowBackward1", true, true, true, GRAD(
-        Tensor a = A, b = B;
-        return {n.needs_input_grad(0) ? g * b * a.pow(b - 1) : Tensor(),
-                n.needs_input_grad(1) ? g * OUT2 * a.log() : Tensor()};)};
-    case BinaryOp::Maximum: return {"MaximumBackward0", true, true, false, GRAD(
-        Tensor a = A, b = B;
-        Tensor wa = a.gt(b).to(g.dtype()) + a.eq(b).to(g.dtype()) * 0.5;
-        return {g * wa, g * (1 - wa)};)};
-    case BinaryOp::Minimum: return {"MinimumBackward0", true, true, false, GRAD(
-        Tensor a = A, b = B;
-        Tensor wa = a.lt(b).to(g.dtype()) + a.eq(b).to(g.dtype()) * 0.5;
-        return {g * wa, g * (1 - wa)};)};
-    case BinaryOp::Atan2: return {"Atan2Backward0", true, true, false, GRAD(
-        Tensor a = A, b = B;
-        Tensor r = g / (a * a + b * b);
-        return {r * b, -r * a};)};
-    case BinaryOp::Remainder: return {"RemainderBackward0", true, true, false, GRAD(
-        return {g, -g * div(A, B, "floor")};)};
-    case BinaryOp::Fmod: return {"FmodBackward0", true, true, false, GRAD(
-        return {g, -g * div(A, B, "trunc")};)};
-    default: return {nullptr, false, false, false, nullptr};  // not differentiable (bool or integer results)
-  }
-}
-
-Entry unary_entry(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: return {"NegBackward0", false, false, false, GRAD(return {-g};)};
-    case UnaryOp::Abs: return {"AbsBackward0", true, false, false, GRAD(
-        Tensor x = X;
-        if (!x.is_complex()) return {g * x.sign()};
-        Tensor mag = x.abs();  // complex: g * sgn(x) = g * x / |x|, 0 at 0
-        Tensor safe = where(mag.eq(0), 1.0, mag);
-        return {g * (x / safe) * mag.ne(0).to(mag.dtype())};)};
-    case UnaryOp::Exp: return {"ExpBackward0", false, false, true, GRAD(return {g * cj(OUT1)};)};
-    case UnaryOp::Exp2: return {"Exp2Backward0", false, false, true, GRAD(return {g * OUT1 * std::log(2.0)};)};
-    case UnaryOp::Log: return {"LogBackward0", true, false, false, GRAD(return {g / cj(X)};)};
-    case UnaryOp::Log2: return {"Log2Backward0", true, false, false, GRAD(return {g / (X * std::log(2.0))};)};
-    case UnaryOp::Log10: return {"Log10Backward0", true, false, false, GRAD(return {g / (X * std::log(10.0))};)};
-    case UnaryOp::Log1p: return {"Log1pBackward0", true, false, false, GRAD(return {g / (X + 1)};)};
-    case UnaryOp::Expm1: return {"Expm1Backward0", false, false, true, GRAD(return {g * (OUT1 + 1)};)};
-    case UnaryOp::Sqrt: return {"SqrtBackward0", false, false, true, GRAD(return {g / (2 * cj(OUT1))};)};
-    case UnaryOp::Rsqrt: return {"RsqrtBackward0", false, false, true, GRAD(Tensor y = OUT1; return {g * y * y * y * -0.5};)};
-    case UnaryOp::Sin: return {"SinBackward0", true, false, false, GRAD(return {g * cj(X.cos())};)};
-    case UnaryOp::Cos: return {"CosBackward0", true, false, false, GRAD(return {-g * cj(X.sin())};)};
-    case UnaryOp::Tan: return {"TanBackward0", false, false, true, GRAD(Tensor y = OUT1; return {g * (1 + y * y)};)};
-    case UnaryOp::Asin: return {"AsinBackward0", true, false, false, GRAD(Tensor x = X; return {g / (1 - x * x).sqrt()};)};
-    case UnaryOp::Acos: return {"AcosBackward0", true, false, false, GRAD(Tensor x = X; return {-g / (1 - x * x).sqrt()};)};
-    case UnaryOp::Atan: return {"AtanBackward0", true, false, false, GRAD(Tensor x = X; return {g / (1 + x * x)};)};
-    case UnaryOp::Sinh: return {"SinhBackward0", true, false, false, GRAD(return {g * X.cosh()};)};
-    case UnaryOp::Cosh: return {"CoshBackward0", true, false, false, GRAD(return {g * X.sinh()};)};
-    case UnaryOp::Tanh: return {"TanhBackward0", false, false, true, GRAD(Tensor y = cj(OUT1); return {g * (1 - y * y)};)};
-    case UnaryOp::Sigmoid: return {"SigmoidBackward0", false, false, true, GRAD(Tensor y = cj(OUT1); return {g * y * (1 - y)};)};
-    // Note [Fused relu backward]
-    // libtorch's rule: grad where out > 0, else 0 (a NaN output passes grad through). Without a
-    // graph being built (the usual backward) one fused pass, ops::threshold_backward, replaces
-    // gt + to + mul (three passes, two temporaries): ReluBackward0 on (64, 32, 28, 28) float,
-    // one thread, 1.6 ms -> 0.66 ms. With create_graph the same rule as a differentiable where
-    // (slower: where with a scalar operand is not a fast kernel yet).
-    case UnaryOp::Relu: return {"ReluBackward0", false, false, true, GRAD(
-        Tensor y = OUT1;
-        if (!GradMode::is_enabled() && g.is_cpu() && y.is_cpu() && g.dtype() == y.dtype() &&
-            is_floating_point(g.dtype()))
-          return {ops::threshold_backward(g, y, 0)};
-        return {where(y.le(0), 0.0, g)};)};
-    case UnaryOp::Gelu: return {"GeluBackward0", true, false, false, GRAD(
-        Tensor x = X;
-        Tensor cdf = ((x * M_SQRT1_2).erf() + 1) * 0.5;
-        Tensor pdf = (x * x * -0.5).exp() * (0.5 * M_2_SQRTPI * M_SQRT1_2);
-        return {g * (cdf + x * pdf)};)};
-    case UnaryOp::Silu: return {"SiluBackward0", true, false, false, GRAD(
-        Tensor x = X;
-        Tensor s = x.sigmoid();
-        return {g * s * (1 + x * (1 - s))};)};
-    case UnaryOp::Erf: return {"ErfBackward0", true, false, false, GRAD(Tensor x = X; return {g * (x * x * -1).exp() * M_2_SQRTPI};)};
-    case UnaryOp::Reciprocal: return {"ReciprocalBackward0", false, false, true, GRAD(Tensor y = cj(OUT1); return {-g * y * y};)};
-    case UnaryOp::Square: return {"PowBackward0", true, false, false, GRAD(return {g * cj(X) * 2};)};
-    case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::Sign:
-      return {"ZeroGradBackward", false, false, false, GRAD(return {zeros_like(g)};)};
-    default: return {nullptr, false, false, false, nullptr};  // bool outputs, conj (internal)
-  }
-}
-
-template <class F>
-std::shared_ptr<FormulaNode> make_node(const Entry& e, F&& add_inputs) {
-  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
-  add_inputs(*node);
-  return node;
-}
-
-// ---- binary ----
-template <BinaryOp Op>
-Tensor ag_binary(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::binary_op(Op).functional(a, b, alpha);
-  }
-  static const Entry e = binary_entry(Op);
-  if (!e.fn || !is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
-  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
-  node->add_input(a);
-  node->add_input(b);
-  node->save(e.save_a ? a : Tensor());
-  node->save(e.save_b ? b : Tensor());
-  node->save(e.save_out ? out : Tensor(), true);
-  node->scalars.push_back(alpha);
-  set_history(out, node);
-  return out;
-}
-
-template <BinaryOp Op>
-Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
-  static const Entry e = binary_entry(Op);
-  const char* name = ops::binary_name(Op);
-  bool rec = e.fn && is_differentiable(self.dtype()) && any_requires_grad({&self, &b});
-  Tensor before;
-  Edge old;
-  InputMeta old_meta{DimVector(self.sizes()), self.dtype()};
-  if (rec) {
-    check_inplace(self, name);
-    old = self.requires_grad() ? gradient_edge(self) : Edge{};
-    // The old values are cloned with their history (CloneBackward), so the formula's use
-    // of them is differentiable and double backward reaches self's old history.
-    if (e.save_a) before = self.clone();
-  }
-  {
-    BelowAutograd below;
-    ops::binary_op(Op).inplace(self, b, alpha);
-  }
-  if (!rec) return self;
-  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
-  node->add_edge(old, old_meta);
-  node->add_input(b);
-  node->save(before);
-  node->save(e.save_b ? b : Tensor());
-  node->save(e.save_out ? self : Tensor(), true);
-  node->scalars.push_back(alpha);
-  set_inplace_history(self, node);
-  return self;
-}
-
-}  // namespace
-
 // Note [Differentiable copy_]
 // copy_ is not a dispatcher op (it is the primitive every kernel uses), so it records here,
 // only when called above autograd: kernels below autograd run with the Autograd key excluded
@@ -534,7 +353,7 @@ Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
     BelowAutograd below;
     self.copy_(src, non_blocking);
   }
-  auto node = std::make_shared<FormulaNode>("CopyBackwards", GRAD(
+  auto node = std::make_shared<FormulaNode>("CopyBackwards", TENSOR_GRAD(
       const InputMeta& m = n.input_meta(1);
       Tensor gs;
       if (n.needs_input_grad(1)) {
@@ -549,69 +368,6 @@ Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
 }
 
 namespace {
-
-template <BinaryOp Op>
-Tensor& ag_binary_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  TENSOR_CHECK(!any_requires_grad({&a, &b}) || !is_differentiable(out.dtype()) || !binary_entry(Op).fn,
-               "{}_out: functions with out=... arguments don't support automatic differentiation, but one of the "
-               "arguments requires grad", ops::binary_name(Op));
-  BelowAutograd below;
-  return ops::binary_op(Op).out(out, a, b, alpha);
-}
-
-// ---- unary ----
-template <UnaryOp Op>
-Tensor ag_unary(const Tensor& x) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::unary_op(Op).functional(x);
-  }
-  static const Entry e = unary_entry(Op);
-  if (!e.fn || !is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
-  node->add_input(x);
-  node->save(e.save_a ? x : Tensor());
-  node->save(e.save_out ? out : Tensor(), true);
-  set_history(out, node);
-  return out;
-}
-
-template <UnaryOp Op>
-Tensor& ag_unary_inplace(Tensor& self) {
-  static const Entry e = unary_entry(Op);
-  bool rec = e.fn && is_differentiable(self.dtype()) && self.requires_grad();
-  Tensor before;
-  Edge old;
-  InputMeta old_meta{DimVector(self.sizes()), self.dtype()};
-  if (rec) {
-    check_inplace(self, ops::unary_name(Op));
-    old = gradient_edge(self);
-    // The old values are cloned with their history (CloneBackward), so the formula's use
-    // of them is differentiable and double backward reaches self's old history.
-    if (e.save_a) before = self.clone();
-  }
-  {
-    BelowAutograd below;
-    ops::unary_op(Op).inplace(self);
-  }
-  if (!rec) return self;
-  auto node = std::make_shared<FormulaNode>(e.name, e.fn);
-  node->add_edge(old, old_meta);
-  node->save(before);
-  node->save(e.save_out ? self : Tensor(), true);
-  set_inplace_history(self, node);
-  return self;
-}
-
-template <UnaryOp Op>
-Tensor& ag_unary_out(Tensor& out, const Tensor& x) {
-  TENSOR_CHECK(!x.requires_grad() || !unary_entry(Op).fn,
-               "{}_out: functions with out=... arguments don't support automatic differentiation, but the input "
-               "requires grad", ops::unary_name(Op));
-  BelowAutograd below;
-  return ops::unary_op(Op).out(out, x);
-}
 
 // ---- reductions ----
 // Dims of a reduction, wrapped and sorted; empty means all dims.
@@ -635,7 +391,7 @@ Tensor ag_sum(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<Sca
     out = ops::reduce_ops().sum(x, dims, keepdim, dt);
   }
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("SumBackward1", GRAD(
+  auto node = std::make_shared<FormulaNode>("SumBackward1", TENSOR_GRAD(
       return {expand_reduced(g, n.input_meta(0), n.ints, n.scalars[0].to_bool())};));
   node->add_input(x);
   node->ints = reduced_dims(dims, x.dim());
@@ -651,7 +407,7 @@ Tensor ag_mean(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<Sc
     out = ops::reduce_ops().mean(x, dims, keepdim, dt);
   }
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("MeanBackward1", GRAD(
+  auto node = std::make_shared<FormulaNode>("MeanBackward1", TENSOR_GRAD(
       const InputMeta& m = n.input_meta(0);
       int64_t count = 1;
       if (n.ints.empty()) for (int64_t s : m.sizes) count *= s;
@@ -672,7 +428,7 @@ Tensor ag_index_select(const Tensor& x, int64_t dim, const Tensor& index) {
     out = ops::index_select_op()(x, dim, index);
   }
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("IndexSelectBackward0", GRAD(
+  auto node = std::make_shared<FormulaNode>("IndexSelectBackward0", TENSOR_GRAD(
       const InputMeta& m = n.input_meta(0);
       return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], n.saved(0), g)};));
   node->add_input(x);
@@ -689,7 +445,7 @@ Tensor ag_where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     out = ops::where_op()(cond, a, b);
   }
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
-  auto node = std::make_shared<FormulaNode>("WhereBackward0", GRAD(
+  auto node = std::make_shared<FormulaNode>("WhereBackward0", TENSOR_GRAD(
       Tensor c = n.saved(0);
       return {n.needs_input_grad(0) ? where(c, g, 0.0) : Tensor(), n.needs_input_grad(1) ? where(c, 0.0, g) : Tensor()};));
   node->add_input(a);
@@ -707,7 +463,7 @@ Tensor ag_clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::opt
   }
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
   // The gradient passes where lo <= x <= hi (PyTorch's clamp_backward).
-  auto node = std::make_shared<FormulaNode>("ClampBackward1", GRAD(
+  auto node = std::make_shared<FormulaNode>("ClampBackward1", TENSOR_GRAD(
       Tensor x = n.saved(0);
       Tensor keep = ones_like(x, TensorOptions(kBool));
       if (n.ints[0]) keep = keep.logical_and(x.ge(n.scalars[0]));
@@ -720,31 +476,6 @@ Tensor ag_clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::opt
   set_history(out, node);
   return out;
 }
-
-#undef A
-#undef B
-#undef OUT2
-#undef X
-#undef OUT1
-
-template <BinaryOp Op>
-void register_binary() {
-  auto& d = ops::binary_op(Op);
-  d.functional.set(DispatchKey::Autograd, &ag_binary<Op>);
-  d.inplace.set(DispatchKey::Autograd, &ag_binary_inplace<Op>);
-  d.out.set(DispatchKey::Autograd, &ag_binary_out<Op>);
-}
-template <UnaryOp Op>
-void register_unary() {
-  auto& d = ops::unary_op(Op);
-  d.functional.set(DispatchKey::Autograd, &ag_unary<Op>);
-  d.inplace.set(DispatchKey::Autograd, &ag_unary_inplace<Op>);
-  d.out.set(DispatchKey::Autograd, &ag_unary_out<Op>);
-}
-template <int... I>
-void register_all_binary(std::integer_sequence<int, I...>) { (register_binary<static_cast<BinaryOp>(I)>(), ...); }
-template <int... I>
-void register_all_unary(std::integer_sequence<int, I...>) { (register_unary<static_cast<UnaryOp>(I)>(), ...); }
 
 }  // namespace
 
@@ -760,8 +491,7 @@ void register_sort_derivatives();
 void ensure_autograd_kernels() {
   static std::once_flag once;
   std::call_once(once, [] {
-    register_all_binary(std::make_integer_sequence<int, ops::kNumBinaryOps>{});
-    register_all_unary(std::make_integer_sequence<int, ops::kNumUnaryOps>{});
+    register_elementwise_derivatives();
     ops::reduce_ops().sum.set(DispatchKey::Autograd, &ag_sum);
     ops::reduce_ops().mean.set(DispatchKey::Autograd, &ag_mean);
     ops::index_select_op().set(DispatchKey::Autograd, &ag_index_select);
@@ -808,13 +538,13 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
   BackwardFn fn = nullptr;
   switch (kind) {
     case ViewKind::Select:
-      fn = GRAD(
+      fn = TENSOR_GRAD(
           const InputMeta& m = n.input_meta(0);
           Tensor idx = tensor::tensor({n.ints[1]});
           return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], idx, g.unsqueeze(n.ints[0]))};);
       break;
     case ViewKind::Slice:
-      fn = GRAD(
+      fn = TENSOR_GRAD(
           const InputMeta& m = n.input_meta(0);
           Tensor idx = arange(n.ints[1], n.ints[1] + n.ints[3] * n.ints[2], n.ints[2]);
           return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], idx, g)};);
@@ -822,40 +552,40 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
     case ViewKind::View:
     case ViewKind::Squeeze:
     case ViewKind::Unsqueeze:
-      fn = GRAD(return {g.reshape(n.input_meta(0).sizes)};);
+      fn = TENSOR_GRAD(return {g.reshape(n.input_meta(0).sizes)};);
       break;
     case ViewKind::Transpose:
-      fn = GRAD(return {g.transpose(n.ints[0], n.ints[1])};);
+      fn = TENSOR_GRAD(return {g.transpose(n.ints[0], n.ints[1])};);
       break;
     case ViewKind::Permute:
-      fn = GRAD(
+      fn = TENSOR_GRAD(
           DimVector inv(n.ints.size(), 0);
           for (size_t i = 0; i < n.ints.size(); ++i) inv[n.ints[i]] = static_cast<int64_t>(i);
           return {g.permute(inv)};);
       break;
     case ViewKind::Expand:
-      fn = GRAD(return {sum_to(g, n.input_meta(0).sizes)};);
+      fn = TENSOR_GRAD(return {sum_to(g, n.input_meta(0).sizes)};);
       break;
     case ViewKind::Clone:
-      fn = GRAD(return {g};);
+      fn = TENSOR_GRAD(return {g};);
       break;
     case ViewKind::ToCopy:
-      fn = GRAD(return {g.to(n.input_meta(0).dtype)};);
+      fn = TENSOR_GRAD(return {g.to(n.input_meta(0).dtype)};);
       break;
     // For a real output r of complex z, z.grad = dL/dx + i dL/dy (PyTorch's convention).
     case ViewKind::Real:
-      fn = GRAD(return {g.to(n.input_meta(0).dtype)};);
+      fn = TENSOR_GRAD(return {g.to(n.input_meta(0).dtype)};);
       break;
     case ViewKind::Imag:
-      fn = GRAD(return {g.to(n.input_meta(0).dtype) * complex128(0, 1)};);
+      fn = TENSOR_GRAD(return {g.to(n.input_meta(0).dtype) * complex128(0, 1)};);
       break;
     case ViewKind::Conj:
-      fn = GRAD(return {g.conj()};);
+      fn = TENSOR_GRAD(return {g.conj()};);
       break;
     default:
       // Recorded by positions in Tensor::as_strided (Note [as_strided backward]); only meta
       // tensors, which never run backward, come here.
-      fn = GRAD(TENSOR_ERROR("as_strided: no derivative for meta tensors"););
+      fn = TENSOR_GRAD(TENSOR_ERROR("as_strided: no derivative for meta tensors"););
       break;
   }
   auto node = std::make_shared<FormulaNode>(names[static_cast<int>(kind)], fn);

@@ -110,6 +110,8 @@ class BelowAutograd {
   DispatchKeySet prev_;
 };
 
+/// Fill the Autograd slots of the elementwise ops from the derivatives table (Derivatives.cpp).
+void register_elementwise_derivatives();
 /// Fill the Autograd slots of the reduction ops (ReduceDerivatives.cpp) and of the indexing,
 /// joining and selection ops (IndexDerivatives.cpp); called once by ensure_autograd_kernels.
 void register_reduce_derivatives();

@@ -1,4 +1,5 @@
 // Internal fused activation backward ops (ops::threshold_backward).
+#include "kernels/cpu/Elementwise.h"
 #include "src/core/Check.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/TensorIterator.h"

@@ -1,6 +1,7 @@
 // Front ends of the elementwise ops: dtype rules, checks, and the dispatcher tables.
 #include "src/ops/ElementwiseOps.h"
-#include "src/cpu/Eltwise.h"
+
+#include "kernels/cpu/Elementwise.h"
 #include "src/autograd/Functions.h"
 
 #include "tensor/autograd/autograd.h"
@@ -8,42 +9,40 @@
 
 namespace tensor {
 namespace ops {
-using cpu::BinaryOp;
-using cpu::UnaryOp;
+
+// Note [Front ends and backend kernels]
+// An op's dispatcher slots for the backend keys (CPU, CUDA, Meta) each hold an instance of
+// the same front end: argument checks, type promotion, the output's shape and dtype, and the
+// output's allocation, all in a TensorIterator. The Meta instance stops there (that is all a
+// meta tensor needs); the CPU and CUDA instances then call that backend's kernel for the op,
+// looked up in a per-backend table. The front end never names a backend: a new backend fills
+// its table (register_kernel), and the op's slot for its key starts routing to it. CPU's table
+// is built in (constant-initialized in kernels/cpu, so it needs no static initializer); a
+// backend without a kernel for an op has an empty slot, and the dispatcher says so.
 
 namespace {
 
-constexpr const char* kBinaryNames[] = {
-    "add", "sub", "mul", "div", "div", "div", "remainder", "fmod", "pow", "maximum", "minimum", "atan2",
-    "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or",
-    "bitwise_xor"};
-constexpr const char* kUnaryNames[] = {
-    "neg", "abs", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "sin", "cos", "tan",
-    "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu", "gelu", "silu", "erf", "floor", "ceil",
-    "round", "trunc", "sign", "reciprocal", "square", "logical_not", "bitwise_not", "isnan", "conj_physical"};
+constexpr int backend_index(DispatchKey k) { return k == DispatchKey::CUDA ? 1 : 0; }
 
-constexpr bool bool_output(BinaryOp op) { return op >= BinaryOp::Eq && op <= BinaryOp::LogicalXor; }
-constexpr bool int_to_float(BinaryOp op) { return op == BinaryOp::Div || op == BinaryOp::Atan2; }
-constexpr bool int_to_float(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: case UnaryOp::Abs: case UnaryOp::Relu: case UnaryOp::Floor: case UnaryOp::Ceil:
-    case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::Sign: case UnaryOp::Square: case UnaryOp::LogicalNot:
-    case UnaryOp::BitNot: case UnaryOp::IsNan: case UnaryOp::Conj: return false;
-    default: return true;
-  }
-}
+// The per-backend kernel tables, indexed by backend_index then by op.
+UnaryKernel g_cuda_unary[kNumUnaryOps] = {};
+BinaryKernel g_cuda_binary[kNumBinaryOps] = {};
+const UnaryKernel* const g_unary_kernels[] = {cpu::kUnaryKernels, g_cuda_unary};
+const BinaryKernel* const g_binary_kernels[] = {cpu::kBinaryKernels, g_cuda_binary};
+
+using oplist::Result;
 
 template <BinaryOp Op>
 void configure(TensorIterator& it) {
-  it.name(kBinaryNames[static_cast<int>(Op)]);
-  if constexpr (bool_output(Op)) it.output_dtype(kBool);
-  if constexpr (int_to_float(Op)) it.promote_integer_inputs_to_float();
+  it.name(info(Op).name);
+  if constexpr (info(Op).result == Result::Bool) it.output_dtype(kBool);
+  if constexpr (info(Op).result == Result::ToFloat) it.promote_integer_inputs_to_float();
 }
 
 // Checks that depend on values or on the computed dtype, before any kernel runs.
-template <BinaryOp Op>
+template <BinaryOp Op, DispatchKey K>
 void check(const TensorIterator& it, const Tensor& b, const Scalar& alpha) {
-  const char* name = kBinaryNames[static_cast<int>(Op)];
+  const char* name = info(Op).name;
   ScalarType t = it.common_dtype();
   if constexpr (Op == BinaryOp::Sub) {
     TENSOR_CHECK(t != kBool, "sub: subtraction of two bool tensors is not supported; use logical_xor or bitwise_xor");
@@ -54,9 +53,9 @@ void check(const TensorIterator& it, const Tensor& b, const Scalar& alpha) {
     TENSOR_CHECK(is_complex(t) || !alpha.is_complex(), "{}: for non-complex input tensors (dtype {}), argument alpha must "
                  "not be a complex number", name, t);
   }
-  if constexpr (Op == BinaryOp::DivTrunc || Op == BinaryOp::DivFloor || Op == BinaryOp::Remainder ||
-                Op == BinaryOp::Fmod) {
-    if (is_integral(t, true) && !it.is_meta() && b.numel() > 0)
+  if constexpr (K != DispatchKey::Meta && (Op == BinaryOp::DivTrunc || Op == BinaryOp::DivFloor ||
+                                           Op == BinaryOp::Remainder || Op == BinaryOp::Fmod)) {
+    if (is_integral(t, true) && b.numel() > 0)
       TENSOR_CHECK(!b.eq(0).any().template item<bool>(), "{}: integer division by zero (divisor of shape {}, dtype {})",
                    name, detail::shape_str(b.sizes()), b.dtype());
   }
@@ -67,62 +66,65 @@ void check(const TensorIterator& it, const Tensor& b, const Scalar& alpha) {
   }
 }
 
-template <BinaryOp Op>
+// The backend's kernel for op, or the dispatcher's "no kernel" error (Meta runs none).
+template <DispatchKey K, class Kernel, class Op>
+Kernel kernel_for(const Kernel* const (&tables)[2], Op op) {
+  if constexpr (K == DispatchKey::Meta) return nullptr;
+  Kernel k = tables[backend_index(K)][static_cast<int>(op)];
+  if (__builtin_expect(k == nullptr, 0)) dispatch::no_kernel(info(op).name, K);
+  return k;
+}
+
+template <BinaryOp Op, DispatchKey K>
 Tensor binary_fn(const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  BinaryKernel kernel = kernel_for<K>(g_binary_kernels, Op);
   TensorIterator it;
   configure<Op>(it);
   it.add_output().add_input(a).add_input(b);
   it.build();
-  check<Op>(it, b, alpha);
-  if (!it.is_meta()) cpu::binary_kernel(it, Op, alpha, kBinaryNames[static_cast<int>(Op)]);
+  check<Op, K>(it, b, alpha);
+  if constexpr (K != DispatchKey::Meta) kernel(it, alpha);
   return it.output();
 }
 
-template <BinaryOp Op>
+template <BinaryOp Op, DispatchKey K>
 Tensor& binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
+  BinaryKernel kernel = kernel_for<K>(g_binary_kernels, Op);
   TensorIterator it;
   configure<Op>(it);
   it.add_output(self).add_input(self).add_input(b).inplace();
   it.build();
-  check<Op>(it, b, alpha);
-  if (!it.is_meta()) {
-    cpu::binary_kernel(it, Op, alpha, kBinaryNames[static_cast<int>(Op)]);
+  check<Op, K>(it, b, alpha);
+  if constexpr (K != DispatchKey::Meta) {
+    kernel(it, alpha);
     it.finish();
   }
   self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 
-template <BinaryOp Op>
+template <BinaryOp Op, DispatchKey K>
 Tensor& binary_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) {
+  BinaryKernel kernel = kernel_for<K>(g_binary_kernels, Op);
   TensorIterator it;
   configure<Op>(it);
   it.add_output(out).add_input(a).add_input(b);
   it.build();
-  check<Op>(it, b, alpha);
-  if (!it.is_meta()) {
-    cpu::binary_kernel(it, Op, alpha, kBinaryNames[static_cast<int>(Op)]);
+  check<Op, K>(it, b, alpha);
+  if constexpr (K != DispatchKey::Meta) {
+    kernel(it, alpha);
     it.finish();
   }
   out.unsafeGetTensorImpl()->bump_version();
   return out;
 }
 
-/// The CPU kernel of a unary op: oneDNN where it is faster (Note [oneDNN eltwise]), else the loops.
-template <UnaryOp Op>
-void run_unary(const TensorIterator& it) {
-  if constexpr (Op == UnaryOp::Gelu || Op == UnaryOp::Tanh || Op == UnaryOp::Sigmoid) {
-    if (cpu::onednn_unary(it, Op)) return;
-  }
-  cpu::unary_kernel(it, Op, kUnaryNames[static_cast<int>(Op)]);
-}
-
 template <UnaryOp Op>
 void configure(TensorIterator& it, const Tensor& a) {
-  it.name(kUnaryNames[static_cast<int>(Op)]);
-  if constexpr (Op == UnaryOp::LogicalNot || Op == UnaryOp::IsNan) it.output_dtype(kBool);
-  if constexpr (int_to_float(Op)) it.promote_integer_inputs_to_float();
-  if constexpr (Op == UnaryOp::Abs) {
+  it.name(info(Op).name);
+  if constexpr (info(Op).result == Result::Bool) it.output_dtype(kBool);
+  if constexpr (info(Op).result == Result::ToFloat) it.promote_integer_inputs_to_float();
+  if constexpr (info(Op).result == Result::ToReal) {
     if (is_complex(a.dtype())) it.output_dtype(to_real_type(a.dtype()));
   }
   if constexpr (Op == UnaryOp::Neg) {
@@ -131,83 +133,120 @@ void configure(TensorIterator& it, const Tensor& a) {
   }
 }
 
-template <UnaryOp Op>
+template <UnaryOp Op, DispatchKey K>
 Tensor unary_fn(const Tensor& a) {
+  UnaryKernel kernel = kernel_for<K>(g_unary_kernels, Op);
   TensorIterator it;
   configure<Op>(it, a);
   it.add_output().add_input(a);
   it.build();
-  if (!it.is_meta()) run_unary<Op>(it);
+  if constexpr (K != DispatchKey::Meta) kernel(it);
   return it.output();
 }
 
-template <UnaryOp Op>
+template <UnaryOp Op, DispatchKey K>
 Tensor& unary_inplace(Tensor& self) {
+  UnaryKernel kernel = kernel_for<K>(g_unary_kernels, Op);
   TensorIterator it;
   configure<Op>(it, self);
   it.add_output(self).add_input(self).inplace();
   it.build();
-  if (!it.is_meta()) {
-    run_unary<Op>(it);
+  if constexpr (K != DispatchKey::Meta) {
+    kernel(it);
     it.finish();
   }
   self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
 
-template <UnaryOp Op>
+template <UnaryOp Op, DispatchKey K>
 Tensor& unary_out(Tensor& out, const Tensor& a) {
+  UnaryKernel kernel = kernel_for<K>(g_unary_kernels, Op);
   TensorIterator it;
   configure<Op>(it, a);
   it.add_output(out).add_input(a);
   it.build();
-  if (!it.is_meta()) {
-    run_unary<Op>(it);
+  if constexpr (K != DispatchKey::Meta) {
+    kernel(it);
     it.finish();
   }
   out.unsafeGetTensorImpl()->bump_version();
   return out;
 }
 
-using dispatch::backend_def;
+// Built-in tables, constant-initialized: the CPU and Meta slots hold their front-end instances;
+// the CUDA slot is filled when a CUDA kernel is registered.
+template <class Fn>
+constexpr dispatch::OpDef<Fn> backend_defs(const char* name, Fn* cpu, Fn* meta) {
+  dispatch::OpDef<Fn> d{name, {}};
+  d.kernels[static_cast<int>(DispatchKey::CPU)] = cpu;
+  d.kernels[static_cast<int>(DispatchKey::Meta)] = meta;
+  return d;
+}
+// Kind: Binary or Unary; kind: binary or unary.
+#define TENSOR_DEFS(Kind, kind, Enum)                                                                       \
+  Kind##OpDefs{backend_defs<Kind##Fn>(info(Kind##Op::Enum).name, &kind##_fn<Kind##Op::Enum, DispatchKey::CPU>,   \
+                                     &kind##_fn<Kind##Op::Enum, DispatchKey::Meta>),                           \
+               backend_defs<Kind##InplaceFn>(info(Kind##Op::Enum).name,                                       \
+                                             &kind##_inplace<Kind##Op::Enum, DispatchKey::CPU>,               \
+                                             &kind##_inplace<Kind##Op::Enum, DispatchKey::Meta>),             \
+               backend_defs<Kind##OutFn>(info(Kind##Op::Enum).name, &kind##_out<Kind##Op::Enum, DispatchKey::CPU>, \
+                                         &kind##_out<Kind##Op::Enum, DispatchKey::Meta>)},
+#define TENSOR_BINARY_DEFS(Enum, name, dtypes, result, api) TENSOR_DEFS(Binary, binary, Enum)
+#define TENSOR_UNARY_DEFS(Enum, name, dtypes, result, api) TENSOR_DEFS(Unary, unary, Enum)
+BinaryOpDefs g_binary[] = {TENSOR_BINARY_OPS(TENSOR_BINARY_DEFS)};
+UnaryOpDefs g_unary[] = {TENSOR_UNARY_OPS(TENSOR_UNARY_DEFS)};
 
-#define BINARY_DEFS(Op)                                                   \
-  BinaryOpDefs{backend_def<BinaryFn>(kBinaryNames[int(BinaryOp::Op)], &binary_fn<BinaryOp::Op>),        \
-               backend_def<BinaryInplaceFn>(kBinaryNames[int(BinaryOp::Op)], &binary_inplace<BinaryOp::Op>), \
-               backend_def<BinaryOutFn>(kBinaryNames[int(BinaryOp::Op)], &binary_out<BinaryOp::Op>)},
-#define UNARY_DEFS(Op)                                                    \
-  UnaryOpDefs{backend_def<UnaryFn>(kUnaryNames[int(UnaryOp::Op)], &unary_fn<UnaryOp::Op>),           \
-              backend_def<UnaryInplaceFn>(kUnaryNames[int(UnaryOp::Op)], &unary_inplace<UnaryOp::Op>), \
-              backend_def<UnaryOutFn>(kUnaryNames[int(UnaryOp::Op)], &unary_out<UnaryOp::Op>)},
-
-BinaryOpDefs g_binary[] = {
-    BINARY_DEFS(Add) BINARY_DEFS(Sub) BINARY_DEFS(Mul) BINARY_DEFS(Div) BINARY_DEFS(DivTrunc) BINARY_DEFS(DivFloor)
-    BINARY_DEFS(Remainder) BINARY_DEFS(Fmod) BINARY_DEFS(Pow) BINARY_DEFS(Maximum) BINARY_DEFS(Minimum)
-    BINARY_DEFS(Atan2) BINARY_DEFS(Eq) BINARY_DEFS(Ne) BINARY_DEFS(Lt) BINARY_DEFS(Le) BINARY_DEFS(Gt) BINARY_DEFS(Ge)
-    BINARY_DEFS(LogicalAnd) BINARY_DEFS(LogicalOr) BINARY_DEFS(LogicalXor) BINARY_DEFS(BitAnd) BINARY_DEFS(BitOr)
-    BINARY_DEFS(BitXor)};
-UnaryOpDefs g_unary[] = {
-    UNARY_DEFS(Neg) UNARY_DEFS(Abs) UNARY_DEFS(Exp) UNARY_DEFS(Exp2) UNARY_DEFS(Log) UNARY_DEFS(Log2) UNARY_DEFS(Log10)
-    UNARY_DEFS(Log1p) UNARY_DEFS(Expm1) UNARY_DEFS(Sqrt) UNARY_DEFS(Rsqrt) UNARY_DEFS(Sin) UNARY_DEFS(Cos)
-    UNARY_DEFS(Tan) UNARY_DEFS(Asin) UNARY_DEFS(Acos) UNARY_DEFS(Atan) UNARY_DEFS(Sinh) UNARY_DEFS(Cosh)
-    UNARY_DEFS(Tanh) UNARY_DEFS(Sigmoid) UNARY_DEFS(Relu) UNARY_DEFS(Gelu) UNARY_DEFS(Silu) UNARY_DEFS(Erf)
-    UNARY_DEFS(Floor) UNARY_DEFS(Ceil) UNARY_DEFS(Round) UNARY_DEFS(Trunc) UNARY_DEFS(Sign) UNARY_DEFS(Reciprocal)
-    UNARY_DEFS(Square) UNARY_DEFS(LogicalNot) UNARY_DEFS(BitNot) UNARY_DEFS(IsNan) UNARY_DEFS(Conj)};
-#undef BINARY_DEFS
-#undef UNARY_DEFS
+// The CUDA instances, installed by register_kernel.
+struct BinaryCudaFns { BinaryFn* fn; BinaryInplaceFn* inplace; BinaryOutFn* out; };
+struct UnaryCudaFns { UnaryFn* fn; UnaryInplaceFn* inplace; UnaryOutFn* out; };
+#define TENSOR_CUDA_FNS(Kind, kind, Enum) \
+  {&kind##_fn<Kind##Op::Enum, DispatchKey::CUDA>, &kind##_inplace<Kind##Op::Enum, DispatchKey::CUDA>, \
+   &kind##_out<Kind##Op::Enum, DispatchKey::CUDA>},
+#define TENSOR_BINARY_CUDA(Enum, name, dtypes, result, api) TENSOR_CUDA_FNS(Binary, binary, Enum)
+#define TENSOR_UNARY_CUDA(Enum, name, dtypes, result, api) TENSOR_CUDA_FNS(Unary, unary, Enum)
+constexpr BinaryCudaFns kBinaryCuda[] = {TENSOR_BINARY_OPS(TENSOR_BINARY_CUDA)};
+constexpr UnaryCudaFns kUnaryCuda[] = {TENSOR_UNARY_OPS(TENSOR_UNARY_CUDA)};
+#undef TENSOR_BINARY_CUDA
+#undef TENSOR_UNARY_CUDA
+#undef TENSOR_CUDA_FNS
+#undef TENSOR_BINARY_DEFS
+#undef TENSOR_UNARY_DEFS
+#undef TENSOR_DEFS
 static_assert(sizeof(g_binary) / sizeof(g_binary[0]) == kNumBinaryOps);
 static_assert(sizeof(g_unary) / sizeof(g_unary[0]) == kNumUnaryOps);
+
+void check_backend(DispatchKey backend, const char* name) {
+  TENSOR_CHECK(backend == DispatchKey::CUDA, "register_kernel({}): only CUDA kernels can be registered; CPU's are built "
+               "in and Meta runs the front end alone, got {}", name, to_string(backend));
+}
 
 }  // namespace
 
 BinaryOpDefs& binary_op(BinaryOp op) { return g_binary[static_cast<int>(op)]; }
 UnaryOpDefs& unary_op(UnaryOp op) { return g_unary[static_cast<int>(op)]; }
-const char* binary_name(BinaryOp op) { return kBinaryNames[static_cast<int>(op)]; }
-const char* unary_name(UnaryOp op) { return kUnaryNames[static_cast<int>(op)]; }
+
+void register_kernel(DispatchKey backend, BinaryOp op, BinaryKernel kernel) {
+  check_backend(backend, binary_name(op));
+  const int i = static_cast<int>(op);
+  g_cuda_binary[i] = kernel;
+  g_binary[i].functional.set(backend, kBinaryCuda[i].fn);
+  g_binary[i].inplace.set(backend, kBinaryCuda[i].inplace);
+  g_binary[i].out.set(backend, kBinaryCuda[i].out);
+}
+
+void register_kernel(DispatchKey backend, UnaryOp op, UnaryKernel kernel) {
+  check_backend(backend, unary_name(op));
+  const int i = static_cast<int>(op);
+  g_cuda_unary[i] = kernel;
+  g_unary[i].functional.set(backend, kUnaryCuda[i].fn);
+  g_unary[i].inplace.set(backend, kUnaryCuda[i].inplace);
+  g_unary[i].out.set(backend, kUnaryCuda[i].out);
+}
 
 }  // namespace ops
 
-// ---- public API ----
+// ---- public API: generated from the op list's `api` column ----
 using ops::binary_op;
 using ops::unary_op;
 using cpu::BinaryOp;
@@ -228,7 +267,7 @@ Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const { return tensor::
 Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { return binary_op(BinaryOp::Sub).inplace(*this, o, alpha); }
 Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { return sub_(wrapped_scalar(o), alpha); }
 
-#define TENSOR_BINARY_PUBLIC(name, Op)                                                                             \
+#define TENSOR_BINARY_API_Full(name, Op)                                                                           \
   Tensor name(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Op).functional(a, b, 1); }            \
   Tensor name(const Tensor& a, const Scalar& b) { return binary_op(BinaryOp::Op).functional(a, wrapped_scalar(b), 1); } \
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Op).out(out, a, b, 1); } \
@@ -236,27 +275,14 @@ Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { return sub_(wrapped
   Tensor Tensor::name(const Scalar& o) const { return tensor::name(*this, o); }                                    \
   Tensor& Tensor::name##_(const Tensor& o) { return binary_op(BinaryOp::Op).inplace(*this, o, 1); }                \
   Tensor& Tensor::name##_(const Scalar& o) { return binary_op(BinaryOp::Op).inplace(*this, wrapped_scalar(o), 1); }
-TENSOR_BINARY_PUBLIC(mul, Mul)
-TENSOR_BINARY_PUBLIC(div, Div)
-TENSOR_BINARY_PUBLIC(remainder, Remainder)
-TENSOR_BINARY_PUBLIC(fmod, Fmod)
-TENSOR_BINARY_PUBLIC(pow, Pow)
-TENSOR_BINARY_PUBLIC(maximum, Maximum)
-TENSOR_BINARY_PUBLIC(minimum, Minimum)
-TENSOR_BINARY_PUBLIC(atan2, Atan2)
-TENSOR_BINARY_PUBLIC(eq, Eq)
-TENSOR_BINARY_PUBLIC(ne, Ne)
-TENSOR_BINARY_PUBLIC(lt, Lt)
-TENSOR_BINARY_PUBLIC(le, Le)
-TENSOR_BINARY_PUBLIC(gt, Gt)
-TENSOR_BINARY_PUBLIC(ge, Ge)
-TENSOR_BINARY_PUBLIC(logical_and, LogicalAnd)
-TENSOR_BINARY_PUBLIC(logical_or, LogicalOr)
-TENSOR_BINARY_PUBLIC(logical_xor, LogicalXor)
-TENSOR_BINARY_PUBLIC(bitwise_and, BitAnd)
-TENSOR_BINARY_PUBLIC(bitwise_or, BitOr)
-TENSOR_BINARY_PUBLIC(bitwise_xor, BitXor)
-#undef TENSOR_BINARY_PUBLIC
+#define TENSOR_BINARY_API_Alpha(name, Op)
+#define TENSOR_BINARY_API_Internal(name, Op)
+#define TENSOR_BINARY_API(Enum, name, dtypes, result, api) TENSOR_BINARY_API_##api(name, Enum)
+TENSOR_BINARY_OPS(TENSOR_BINARY_API)
+#undef TENSOR_BINARY_API
+#undef TENSOR_BINARY_API_Full
+#undef TENSOR_BINARY_API_Alpha
+#undef TENSOR_BINARY_API_Internal
 
 Tensor pow(const Scalar& base, const Tensor& exponent) { return pow(wrapped_scalar(base), exponent); }
 
@@ -267,52 +293,20 @@ Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
   TENSOR_ERROR("div: rounding_mode must be \"trunc\", \"floor\" or empty, got \"{}\"", rounding_mode);
 }
 
-#define TENSOR_UNARY_PUBLIC(name, Op)                                                                 \
-  Tensor name(const Tensor& a) { return unary_op(UnaryOp::Op).functional(a); }                        \
-  Tensor& name##_out(Tensor& out, const Tensor& a) { return unary_op(UnaryOp::Op).out(out, a); }
-#define TENSOR_UNARY_METHOD(name, Op)                                                  \
-  Tensor Tensor::name() const { return tensor::name(*this); }                         \
+#define TENSOR_UNARY_API_Fn(name, Op)                                                               \
+  Tensor name(const Tensor& a) { return unary_op(UnaryOp::Op).functional(a); }                      \
+  Tensor& name##_out(Tensor& out, const Tensor& a) { return unary_op(UnaryOp::Op).out(out, a); }    \
+  Tensor Tensor::name() const { return tensor::name(*this); }
+#define TENSOR_UNARY_API_Full(name, Op) \
+  TENSOR_UNARY_API_Fn(name, Op)         \
   Tensor& Tensor::name##_() { return unary_op(UnaryOp::Op).inplace(*this); }
-#define TENSOR_UNARY_BOTH(name, Op) TENSOR_UNARY_PUBLIC(name, Op) TENSOR_UNARY_METHOD(name, Op)
-TENSOR_UNARY_BOTH(neg, Neg)
-TENSOR_UNARY_BOTH(abs, Abs)
-TENSOR_UNARY_BOTH(exp, Exp)
-TENSOR_UNARY_BOTH(exp2, Exp2)
-TENSOR_UNARY_BOTH(log, Log)
-TENSOR_UNARY_BOTH(log2, Log2)
-TENSOR_UNARY_BOTH(log10, Log10)
-TENSOR_UNARY_BOTH(log1p, Log1p)
-TENSOR_UNARY_BOTH(expm1, Expm1)
-TENSOR_UNARY_BOTH(sqrt, Sqrt)
-TENSOR_UNARY_BOTH(rsqrt, Rsqrt)
-TENSOR_UNARY_BOTH(sin, Sin)
-TENSOR_UNARY_BOTH(cos, Cos)
-TENSOR_UNARY_BOTH(tan, Tan)
-TENSOR_UNARY_BOTH(asin, Asin)
-TENSOR_UNARY_BOTH(acos, Acos)
-TENSOR_UNARY_BOTH(atan, Atan)
-TENSOR_UNARY_BOTH(sinh, Sinh)
-TENSOR_UNARY_BOTH(cosh, Cosh)
-TENSOR_UNARY_BOTH(tanh, Tanh)
-TENSOR_UNARY_BOTH(sigmoid, Sigmoid)
-TENSOR_UNARY_BOTH(relu, Relu)
-TENSOR_UNARY_BOTH(gelu, Gelu)
-TENSOR_UNARY_BOTH(silu, Silu)
-TENSOR_UNARY_BOTH(erf, Erf)
-TENSOR_UNARY_BOTH(floor, Floor)
-TENSOR_UNARY_BOTH(ceil, Ceil)
-TENSOR_UNARY_BOTH(round, Round)
-TENSOR_UNARY_BOTH(trunc, Trunc)
-TENSOR_UNARY_BOTH(sign, Sign)
-TENSOR_UNARY_BOTH(reciprocal, Reciprocal)
-TENSOR_UNARY_BOTH(square, Square)
-TENSOR_UNARY_BOTH(logical_not, LogicalNot)
-TENSOR_UNARY_BOTH(bitwise_not, BitNot)
-TENSOR_UNARY_PUBLIC(isnan, IsNan)
-#undef TENSOR_UNARY_BOTH
-#undef TENSOR_UNARY_METHOD
-#undef TENSOR_UNARY_PUBLIC
-Tensor Tensor::isnan() const { return tensor::isnan(*this); }
+#define TENSOR_UNARY_API_Internal(name, Op)
+#define TENSOR_UNARY_API(Enum, name, dtypes, result, api) TENSOR_UNARY_API_##api(name, Enum)
+TENSOR_UNARY_OPS(TENSOR_UNARY_API)
+#undef TENSOR_UNARY_API
+#undef TENSOR_UNARY_API_Fn
+#undef TENSOR_UNARY_API_Full
+#undef TENSOR_UNARY_API_Internal
 
 // ---- operators ----
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }

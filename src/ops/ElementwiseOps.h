@@ -1,11 +1,14 @@
 // Internal: dispatcher tables of the elementwise ops, so that wrapping layers (autograd,
-// profiler, CUDA) can fill their slots.
+// profiler, autocast) can fill their slots and backends can register kernels.
 #pragma once
 
-#include "kernels/cpu/Elementwise.h"
+#include "kernels/OpList.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
+
+using cpu::BinaryOp;
+using cpu::UnaryOp;
 
 using BinaryFn = Tensor(const Tensor&, const Tensor&, const Scalar&);
 using BinaryInplaceFn = Tensor&(Tensor&, const Tensor&, const Scalar&);
@@ -14,9 +17,10 @@ using UnaryFn = Tensor(const Tensor&);
 using UnaryInplaceFn = Tensor&(Tensor&);
 using UnaryOutFn = Tensor&(Tensor&, const Tensor&);
 
-constexpr int kNumBinaryOps = static_cast<int>(cpu::BinaryOp::BitXor) + 1;
-constexpr int kNumUnaryOps = static_cast<int>(cpu::UnaryOp::Conj) + 1;
+constexpr int kNumBinaryOps = oplist::kNumBinary;
+constexpr int kNumUnaryOps = oplist::kNumUnary;
 
+/// One elementwise op's three entry points (functional, in-place, out=).
 struct BinaryOpDefs {
   dispatch::OpDef<BinaryFn> functional;
   dispatch::OpDef<BinaryInplaceFn> inplace;
@@ -28,6 +32,18 @@ struct UnaryOpDefs {
   dispatch::OpDef<UnaryOutFn> out;
 };
 
+BinaryOpDefs& binary_op(BinaryOp op);
+UnaryOpDefs& unary_op(UnaryOp op);
+/// Public name of an op ("add", "exp", ...).
+inline const char* binary_name(BinaryOp op) { return info(op).name; }
+inline const char* unary_name(UnaryOp op) { return info(op).name; }
+
+/// Registers a backend's kernel for one op (Note [Front ends and backend kernels]): the op's
+/// backend slots then run the shared front end and this kernel. `backend` is CUDA; the CPU
+/// kernels are built in (kernels/cpu).
+void register_kernel(DispatchKey backend, UnaryOp op, UnaryKernel kernel);
+void register_kernel(DispatchKey backend, BinaryOp op, BinaryKernel kernel);
+
 using WhereFn = Tensor(const Tensor&, const Tensor&, const Tensor&);
 using ClampFn = Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
 dispatch::OpDef<WhereFn>& where_op();
@@ -36,11 +52,5 @@ dispatch::OpDef<ClampFn>& clamp_op();
 /// libtorch's threshold_backward: self <= threshold ? 0 : grad, in one pass (CPU, floating
 /// dtypes; not recorded by autograd). ReluBackward0 uses it when no graph is being built.
 Tensor threshold_backward(const Tensor& grad, const Tensor& self, const Scalar& threshold);
-
-BinaryOpDefs& binary_op(cpu::BinaryOp op);
-UnaryOpDefs& unary_op(cpu::UnaryOp op);
-/// Public name of an op ("add", "exp", ...).
-const char* binary_name(cpu::BinaryOp op);
-const char* unary_name(cpu::UnaryOp op);
 
 }  // namespace tensor::ops

@@ -1,0 +1,55 @@
+// The op list (kernels/OpList.h, Note [One op list]) against the op table (tests/op_table.h,
+// Note [Op table]): every public elementwise op has a row, so the value tests, the gradient
+// checks and the complex gradient checks, which iterate the table, reach every op.
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include <set>
+#include <string>
+
+#include "kernels/OpList.h"
+#include "tests/op_table.h"
+
+using namespace tensor;
+
+TEST(OpList, EveryPublicOpHasATestRow) {
+  std::set<std::string> unary, binary;
+  for (const auto& c : optable::unary_cases()) unary.insert(c.name);
+  for (const auto& c : optable::binary_cases()) binary.insert(c.name);
+  for (const auto& o : oplist::kUnary)
+    if (o.api != oplist::Api::Internal) EXPECT_TRUE(unary.count(o.name)) << o.name << " has no row in unary_cases()";
+  for (const auto& o : oplist::kBinary)
+    if (o.api != oplist::Api::Internal) EXPECT_TRUE(binary.count(o.name)) << o.name << " has no row in binary_cases()";
+}
+
+TEST(OpList, TableRowsNameOpsOfTheList) {
+  // A row whose name is not in the list would test nothing the list knows of (a typo).
+  std::set<std::string> names;
+  for (const auto& o : oplist::kUnary) names.insert(o.name);
+  for (const auto& o : oplist::kBinary) names.insert(o.name);
+  for (const auto& c : optable::unary_cases()) EXPECT_TRUE(names.count(c.name)) << c.name;
+  for (const auto& c : optable::binary_cases())
+    EXPECT_TRUE(names.count(c.name) || c.name == "add_alpha") << c.name;
+}
+
+TEST(OpList, DtypeColumnMatchesTheKernels) {
+  // The dtype column is what the kernels accept: one dtype inside and one outside each op's set.
+  for (const auto& c : optable::unary_cases()) {
+    const oplist::OpInfo* info = nullptr;
+    for (const auto& o : oplist::kUnary)
+      if (c.name == o.name && o.api != oplist::Api::Internal) info = &o;
+    ASSERT_NE(info, nullptr) << c.name;
+    Tensor z = tensor::ones({2}, kComplex64);
+    if (info->dtypes & oplist::C) EXPECT_NO_THROW((void)c.fn(z)) << c.name << " accepts complex";
+    else EXPECT_THROW((void)c.fn(z), Error) << c.name << " rejects complex";
+  }
+  for (const auto& c : optable::binary_cases()) {
+    const oplist::OpInfo* info = nullptr;
+    for (const auto& o : oplist::kBinary)
+      if (c.name == o.name && o.api != oplist::Api::Internal) info = &o;
+    if (!info) continue;  // add_alpha
+    Tensor z = tensor::ones({2}, kComplex64);
+    if (info->dtypes & oplist::C) EXPECT_NO_THROW((void)c.fn(z, z)) << c.name << " accepts complex";
+    else EXPECT_THROW((void)c.fn(z, z), Error) << c.name << " rejects complex";
+  }
+}
