@@ -78,6 +78,10 @@
   X(Maximum, maximum, B | I | F, Same, Full)                  \
   X(Minimum, minimum, B | I | F, Same, Full)                  \
   X(Atan2, atan2, F, ToFloat, Full)                           \
+  X(Hypot, hypot, F, ToFloat, Full)                           \
+  X(Logaddexp, logaddexp, F, ToFloat, Full)                   \
+  X(Xlogy, xlogy, F, ToFloat, Full)                           \
+  X(Copysign, copysign, F, ToFloat, Full)                     \
   X(Eq, eq, B | I | F | C, Bool, Full)                        \
   X(Ne, ne, B | I | F | C, Bool, Full)                        \
   X(Lt, lt, B | I | F, Bool, Full)                            \

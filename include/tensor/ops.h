@@ -102,6 +102,14 @@ TENSOR_BINARY_FREE(pow)
 TENSOR_BINARY_FREE(maximum)
 TENSOR_BINARY_FREE(minimum)
 TENSOR_BINARY_FREE(atan2)
+/// sqrt(a^2 + b^2) without overflow or underflow in between.
+TENSOR_BINARY_FREE(hypot)
+/// log(exp(a) + exp(b)), computed stably.
+TENSOR_BINARY_FREE(logaddexp)
+/// a * log(b), and 0 where a is 0 (unless b is NaN).
+TENSOR_BINARY_FREE(xlogy)
+/// The magnitude of a with the sign of b (signed zeros included).
+TENSOR_BINARY_FREE(copysign)
 TENSOR_BINARY_FREE(eq)
 TENSOR_BINARY_FREE(ne)
 TENSOR_BINARY_FREE(lt)
@@ -117,6 +125,8 @@ TENSOR_BINARY_FREE(bitwise_xor)
 #undef TENSOR_BINARY_FREE
 /// Scalar base to a tensor power.
 TENSOR_API Tensor pow(const Scalar& base, const Tensor& exponent);
+/// xlogy with a Scalar first argument.
+TENSOR_API Tensor xlogy(const Scalar& self, const Tensor& other);
 /// Division with rounding_mode "trunc" or "floor" (empty: true division).
 TENSOR_API Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode);
 

@@ -88,6 +88,17 @@ HWY_INLINE auto scalar_fn(T a, T b) {
   } else if constexpr (Op == BinaryOp::Maximum) return is_nan_v(a) ? a : is_nan_v(b) ? b : (a > b ? a : b);
   else if constexpr (Op == BinaryOp::Minimum) return is_nan_v(a) ? a : is_nan_v(b) ? b : (a < b ? a : b);
   else if constexpr (Op == BinaryOp::Atan2) return std::atan2(a, b);
+  else if constexpr (Op == BinaryOp::Hypot) return std::hypot(a, b);
+  else if constexpr (Op == BinaryOp::Logaddexp) {
+    // log(e^a + e^b) = max + log1p(e^-|a-b|); equal infinities would give inf - inf = NaN.
+    if (std::isinf(a) && a == b) return a;
+    T m = std::max(a, b);
+    return m + std::log1p(std::exp(-std::fabs(a - b)));
+  } else if constexpr (Op == BinaryOp::Xlogy) {
+    // 0 * log(y) is 0 for every y but NaN, as PyTorch (and SciPy) define it.
+    if (std::isnan(b)) return b;
+    return a == T(0) ? T(0) : a * std::log(b);
+  } else if constexpr (Op == BinaryOp::Copysign) return std::copysign(a, b);
   else if constexpr (Op == BinaryOp::Eq) return a == b;
   else if constexpr (Op == BinaryOp::Ne) return a != b;
   else if constexpr (Op == BinaryOp::Lt) return a < b;

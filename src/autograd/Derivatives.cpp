@@ -163,6 +163,11 @@ constexpr Row unary_row(UnaryOp op) {
   return not_differentiable();
 }
 
+// copysign's gradient for self: the sign flip result / self, 0 where self is 0 (PyTorch's rule).
+Tensor copysign_ratio(const Tensor& self, const Tensor& result) {
+  return where(self.eq(0), 0.0, result / self);
+}
+
 constexpr Row binary_row(BinaryOp op) {
   switch (op) {
     case BinaryOp::Add: return holo("AddBackward0", kNone, D(1.0), D(v.alpha));
@@ -171,7 +176,7 @@ constexpr Row binary_row(BinaryOp op) {
     case BinaryOp::Div: return holo("DivBackward0", kOther | kResult, D(v.other.reciprocal()), D(-v.result / v.other));
     case BinaryOp::Pow: return holo("PowBackward1", kSelf | kOther | kResult, D(v.other * v.self.pow(v.other - 1)),
                                     D(v.result * v.self.log()));
-    // Real-only ops (maximum ... fmod accept no complex): their partials are real.
+    // Real-only ops (atan2 ... copysign accept no complex): their partials are real.
     case BinaryOp::Maximum: return holo("MaximumBackward0", kSelf | kOther,
                                         D(v.self.gt(v.other).to(v.self.dtype()) + v.self.eq(v.other).to(v.self.dtype()) * 0.5),
                                         D(v.other.gt(v.self).to(v.self.dtype()) + v.self.eq(v.other).to(v.self.dtype()) * 0.5));
@@ -182,6 +187,15 @@ constexpr Row binary_row(BinaryOp op) {
                                       D(-v.self / (v.self * v.self + v.other * v.other)));
     case BinaryOp::Remainder: return holo("RemainderBackward0", kSelf | kOther, D(1.0), D(-div(v.self, v.other, "floor")));
     case BinaryOp::Fmod: return holo("FmodBackward0", kSelf | kOther, D(1.0), D(-div(v.self, v.other, "trunc")));
+    case BinaryOp::Hypot: return holo("HypotBackward0", kSelf | kOther | kResult, D(v.self / v.result), D(v.other / v.result));
+    case BinaryOp::Logaddexp: return holo("LogaddexpBackward0", kSelf | kOther, D(((v.other - v.self).exp() + 1).reciprocal()),
+                                          D(((v.self - v.other).exp() + 1).reciprocal()));
+    // Real-only. d/dself is log(other), written as PyTorch's xlogy(grad, other) so that a zero
+    // grad gives 0 even where log(other) is -inf, and 0 where self == 0 and other <= 0.
+    case BinaryOp::Xlogy: return Row{"XlogyBackward0", kSelf | kOther, {nullptr, D(v.self / v.other)},
+                                     {VJP(where(v.self.eq(0).logical_and(v.other.le(0)), 0.0, xlogy(g, v.other))), nullptr}};
+    case BinaryOp::Copysign: return holo("CopysignBackward0", kSelf | kResult, D(copysign_ratio(v.self, v.result)),
+                                         D(zeros_like(v.result)));
     // Bool or integer results.
     case BinaryOp::DivTrunc: case BinaryOp::DivFloor: case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt:
     case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr:

@@ -285,6 +285,7 @@ TENSOR_BINARY_OPS(TENSOR_BINARY_API)
 #undef TENSOR_BINARY_API_Internal
 
 Tensor pow(const Scalar& base, const Tensor& exponent) { return pow(wrapped_scalar(base), exponent); }
+Tensor xlogy(const Scalar& self, const Tensor& other) { return xlogy(wrapped_scalar(self), other); }
 
 Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
   if (rounding_mode.empty()) return div(a, b);
