@@ -1,6 +1,7 @@
 // The derivatives table of the elementwise ops (Note [Derivatives table]) and the one
 // recording template that turns its rows into Autograd kernels (Note [Recording template]).
 #include <cmath>
+#include <mutex>
 
 #include "src/autograd/Functions.h"
 #include "src/ops/ElementwiseOps.h"
@@ -384,15 +385,75 @@ void register_unary() {
   d.out.set(DispatchKey::Autograd, &ag_unary_out<Op>);
 }
 
+// ---- where and clamp: elementwise, but with a bool condition or optional bounds ----
+Tensor ag_where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::where_op()(cond, a, b);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
+  auto node = std::make_shared<FormulaNode>("WhereBackward0", TENSOR_GRAD(
+      Tensor c = n.saved(0);
+      return {n.needs_input_grad(0) ? where(c, g, 0.0) : Tensor(), n.needs_input_grad(1) ? where(c, 0.0, g) : Tensor()};));
+  node->add_input(a);
+  node->add_input(b);
+  node->save(cond);
+  set_history(out, node);
+  return out;
+}
+
+Tensor ag_clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::clamp_op()(x, lo, hi);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
+  // The gradient passes where lo <= x <= hi (PyTorch's clamp_backward).
+  auto node = std::make_shared<FormulaNode>("ClampBackward1", TENSOR_GRAD(
+      Tensor x = n.saved(0);
+      Tensor keep = ones_like(x, TensorOptions(kBool));
+      if (n.ints[0]) keep = keep.logical_and(x.ge(n.scalars[0]));
+      if (n.ints[1]) keep = keep.logical_and(x.le(n.scalars[1]));
+      return {g * keep.to(g.dtype())};));
+  node->add_input(x);
+  node->save(x);
+  node->ints = {lo.has_value(), hi.has_value()};
+  node->scalars = {lo.value_or(Scalar(0)), hi.value_or(Scalar(0))};
+  set_history(out, node);
+  return out;
+}
+
 }  // namespace
 
 void register_elementwise_derivatives() {
+  ops::where_op().set(DispatchKey::Autograd, &ag_where);
+  ops::clamp_op().set(DispatchKey::Autograd, &ag_clamp);
 #define TENSOR_REGISTER_BINARY(Enum, name, dtypes, result, api) register_binary<BinaryOp::Enum>();
 #define TENSOR_REGISTER_UNARY(Enum, name, dtypes, result, api) register_unary<UnaryOp::Enum>();
   TENSOR_BINARY_OPS(TENSOR_REGISTER_BINARY)
   TENSOR_UNARY_OPS(TENSOR_REGISTER_UNARY)
 #undef TENSOR_REGISTER_BINARY
 #undef TENSOR_REGISTER_UNARY
+}
+
+// Note [Lazy autograd registration]
+// Built-in op tables are constant-initialized with their backend kernels. Their Autograd slots
+// are filled here, once, when the first tensor starts requiring grad: until then no call can
+// carry the Autograd key, so programs that never use autograd never pay for it, and nothing
+// depends on static initializers (static linking works).
+void ensure_autograd_kernels() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    register_elementwise_derivatives();
+    register_reduce_derivatives();
+    register_index_derivatives();
+    register_sort_derivatives();
+    register_linalg_derivatives();
+    register_conv_derivatives();
+    register_pool_norm_derivatives();
+  });
 }
 
 }  // namespace tensor::autograd

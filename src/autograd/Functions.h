@@ -121,6 +121,8 @@ void register_index_derivatives();
 void register_linalg_derivatives();
 void register_conv_derivatives();
 void register_pool_norm_derivatives();
+/// The same for sort and topk (SortDerivatives.cpp).
+void register_sort_derivatives();
 
 /// True when Tensor::copy_ must record (Note [Differentiable copy_]); record_copy_ then does
 /// the copy and records it.

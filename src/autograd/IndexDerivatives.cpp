@@ -105,7 +105,7 @@ Tensor ag_scatter(const Tensor& x, int64_t dim, const Tensor& index, const Tenso
   return out;
 }
 
-// In-place variants follow ag_binary_inplace (Functions.cpp): the node's first edge is self's
+// In-place variants follow ag_binary_inplace (Derivatives.cpp): the node's first edge is self's
 // history before the write. The formulas need neither self's old values nor the output.
 template <bool Add>
 Tensor& ag_scatter_inplace(Tensor& self, int64_t dim, const Tensor& index, const Tensor& src) {
@@ -132,7 +132,7 @@ Tensor& ag_scatter_inplace(Tensor& self, int64_t dim, const Tensor& index, const
   return self;
 }
 
-// ---- index_add_ (index_add is in Functions.cpp) ----
+// ---- index_add and index_add_ ----
 Tensor ag_index_add(const Tensor& x, int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
   Tensor out;
   {
@@ -272,9 +272,27 @@ Tensor ag_stack(TensorList tensors, int64_t dim) {
 
 #undef GRAD
 
+Tensor ag_index_select(const Tensor& x, int64_t dim, const Tensor& index) {
+  Tensor out;
+  {
+    BelowAutograd below;
+    out = ops::index_select_op()(x, dim, index);
+  }
+  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
+  auto node = std::make_shared<FormulaNode>("IndexSelectBackward0", TENSOR_GRAD(
+      const InputMeta& m = n.input_meta(0);
+      return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], n.saved(0), g)};));
+  node->add_input(x);
+  node->save(index);
+  node->ints.push_back(x.dim() == 0 ? 0 : (dim < 0 ? dim + x.dim() : dim));
+  set_history(out, node);
+  return out;
+}
+
 }  // namespace
 
 void register_index_derivatives() {
+  ops::index_select_op().set(DispatchKey::Autograd, &ag_index_select);
   ops::gather_op().set(DispatchKey::Autograd, &ag_gather);
   ops::scatter_op().set(DispatchKey::Autograd, &ag_scatter<false>);
   ops::scatter_add_op().set(DispatchKey::Autograd, &ag_scatter<true>);

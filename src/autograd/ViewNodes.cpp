@@ -1,130 +1,25 @@
-// The derivatives table (Note [Derivatives table]) and the Autograd kernels that record it.
+// The hand-written nodes (Note [Hand-written nodes]): views, in-place writes through views
+// (CopySlices) and copy_. Everything else records from the derivatives table.
 #include "src/autograd/Functions.h"
 
 #include <cmath>
-#include <mutex>
 
-#include "src/ops/ElementwiseOps.h"
-#include "src/ops/IndexOps.h"
-#include "src/ops/ReduceOps.h"
 #include "tensor/ops.h"
 
 namespace tensor::autograd {
 
-// Note [Saved outputs]
-// A node that saves its own output would keep itself alive through the output's grad_fn.
-// Outputs are therefore saved as an alias without history plus a weak pointer to the node;
-// unpacking rebuilds a tensor with that grad_fn, so double backward still sees the graph.
-// Every saved tensor remembers its version: an in-place write after saving is an error.
-
-SavedVariable::SavedVariable(const Tensor& t, bool is_output, std::weak_ptr<Node> producer)
-    : is_output_(is_output), defined_(t.defined()) {
-  if (!t.defined()) return;
-  version_ = t._version();
-  requires_grad_ = t.requires_grad();
-  if (is_output) {
-    data_ = t.detach();
-    grad_fn_ = std::move(producer);
-    output_nr_ = 0;
-    return;
-  }
-  AutogradMeta* m = t.unsafeGetTensorImpl()->autograd_meta();
-  if (!m || !m->view_base_.defined()) {
-    // A tensor without history is saved as an alias: a later in-place write may give t a
-    // history that reaches this node (buf.copy_(buf * w)), and the saved value must not own it.
-    data_ = requires_grad_ ? t : t.detach();
-    return;
-  }
-  // Note [Saved views]
-  // A view keeps its root base alive (view_base_), and an in-place write through another view
-  // of that base makes the base's grad_fn the CopySlices node that owns this saved tensor:
-  // saving the view itself would close a cycle node -> view -> base -> CopySlices -> node
-  // (y.narrow(0, 0, 2).mul_(y.narrow(0, 2, 2)) leaked it). PyTorch's SavedVariable also keeps
-  // the data apart from the history; here the view is saved as an alias of its memory (same
-  // storage and version counter) carrying only the view's history at save time (grad_fn, or
-  // the leaf's accumulator), without the base. Tensors without history are saved as plain
-  // aliases for the same reason (a write may give them a history later).
-  refresh_view_history(t);  // the history the view's values have now
-  data_ = t.detach();
-  if (m->grad_fn_ || m->requires_grad_) {
-    AutogradMeta& am = materialize_meta(data_);
-    am.grad_fn_ = m->grad_fn_;
-    am.output_nr_ = m->output_nr_;
-    am.requires_grad_ = m->requires_grad_;
-    std::lock_guard<std::mutex> lock(m->mutex_);  // Note [Concurrent backward]
-    am.grad_accumulator_ = m->grad_accumulator_;
-  }
-}
-
-Tensor SavedVariable::unpack(const char* node_name) const {
-  if (!defined_) return Tensor();
-  TENSOR_CHECK(!was_reset_,
-               "{}: trying to backward through the graph a second time (or directly access saved tensors after they "
-               "have already been freed). Saved intermediate values of the graph are freed when you call .backward() "
-               "or autograd::grad(). Pass retain_graph=true if you need to backward through the graph a second time",
-               node_name);
-  TENSOR_CHECK(data_._version() == version_,
-               "{}: one of the variables needed for gradient computation has been modified by an inplace operation: "
-               "[{}] is at version {}; expected version {} instead",
-               node_name, data_.describe(), data_._version(), version_);
-  if (!is_output_) return data_;
-  Tensor t = data_.detach();
-  if (auto fn = grad_fn_.lock()) set_history(t, fn, output_nr_);
-  return t;
-}
-
-void FormulaNode::add_input(const Tensor& t) {
-  Edge e = (t.defined() && t.requires_grad()) ? gradient_edge(t) : Edge{};
-  mutable_next_edges().push_back(e);
-  input_meta_.push_back(t.defined() ? InputMeta{DimVector(t.sizes()), t.dtype()} : InputMeta{});
-}
-
-void FormulaNode::add_edge(const Edge& e, const InputMeta& m) {
-  mutable_next_edges().push_back(e);
-  input_meta_.push_back(m);
-}
-
-variable_list FormulaNode::apply(variable_list&& grads) {
-  variable_list out = fn_(*this, grads[0]);
-  // Gradients must match their inputs' shapes and dtypes (a formula bug otherwise).
-  for (size_t i = 0; i < out.size() && i < input_meta_.size(); ++i) {
-    if (!out[i].defined() || !needs_input_grad(i)) {
-      if (!needs_input_grad(i)) out[i] = Tensor();
-      continue;
-    }
-    const InputMeta& m = input_meta_[i];
-    if (out[i].sizes() != m.sizes.ref()) out[i] = sum_to(out[i], m.sizes);
-    TENSOR_CHECK(out[i].sizes() == m.sizes.ref(), "{} returned a gradient of shape {} for input {} of shape {}", name_,
-                 detail::shape_str(out[i].sizes()), i, detail::shape_str(m.sizes));
-    if (out[i].dtype() != m.dtype) out[i] = out[i].to(m.dtype);
-  }
-  return out;
-}
-
-FormulaNode::~FormulaNode() {
-  for (auto& s : saved_) defer_release(s.take());
-}
-
-void FormulaNode::release_variables() {
-  for (auto& s : saved_) s.reset();
-}
-
-bool any_requires_grad(std::initializer_list<const Tensor*> ts) {
-  for (const Tensor* t : ts)
-    if (t->defined() && t->requires_grad()) return true;
-  return false;
-}
-
-Tensor sum_to(const Tensor& grad, IntArrayRef sizes) {
-  if (grad.sizes() == sizes) return grad;
-  int64_t lead = grad.dim() - static_cast<int64_t>(sizes.size());
-  std::vector<int64_t> dims;
-  for (int64_t i = 0; i < lead; ++i) dims.push_back(i);
-  for (size_t i = 0; i < sizes.size(); ++i)
-    if (sizes[i] == 1 && grad.size(lead + static_cast<int64_t>(i)) != 1) dims.push_back(lead + static_cast<int64_t>(i));
-  Tensor r = dims.empty() ? grad : grad.sum(dims, /*keepdim=*/true);
-  return r.reshape(sizes);
-}
+// Note [Hand-written nodes]
+// The derivatives table (Derivatives.cpp) records ops whose outputs are new tensors. What it
+// cannot express is here, in one place:
+//   - views (record_view, record_positions_view): the output aliases its base, so the node
+//     must also remember the base for later in-place writes (Note [In-place on views]);
+//   - in-place writes through a view (CopySlices, set_inplace_history): the write changes the
+//     base's history, not only the view's;
+//   - copy_ (record_copy_): the primitive every kernel uses, so it records only above
+//     autograd (Note [Differentiable copy_]);
+//   - the outputs of multi-output views (split, chunk, unbind: mark_multi_output_views).
+// Multi-output ops that are not views (sort, topk, max/min with indices) record one node with
+// several outputs in their area's derivatives file.
 
 // Note [Positions in a base]
 // A geometry (sizes, strides, storage offset) over a base's storage reads storage elements; a
@@ -365,145 +260,6 @@ Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
   node->add_input(src);
   set_inplace_history(self, node);
   return self;
-}
-
-namespace {
-
-// ---- reductions ----
-// Dims of a reduction, wrapped and sorted; empty means all dims.
-DimVector reduced_dims(IntArrayRef dims, int64_t ndim) {
-  DimVector d;
-  for (int64_t x : dims) d.push_back(x < 0 ? x + std::max<int64_t>(ndim, 1) : x);
-  std::sort(d.begin(), d.end());
-  return d;
-}
-Tensor expand_reduced(const Tensor& g, const InputMeta& m, IntArrayRef dims, bool keepdim) {
-  Tensor gg = g;
-  if (!keepdim && !dims.empty() && !m.sizes.empty())
-    for (int64_t d : dims) gg = gg.unsqueeze(d);
-  return gg.expand(m.sizes);
-}
-
-Tensor ag_sum(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dt) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::reduce_ops().sum(x, dims, keepdim, dt);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("SumBackward1", TENSOR_GRAD(
-      return {expand_reduced(g, n.input_meta(0), n.ints, n.scalars[0].to_bool())};));
-  node->add_input(x);
-  node->ints = reduced_dims(dims, x.dim());
-  node->scalars.push_back(keepdim);
-  set_history(out, node);
-  return out;
-}
-
-Tensor ag_mean(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dt) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::reduce_ops().mean(x, dims, keepdim, dt);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("MeanBackward1", TENSOR_GRAD(
-      const InputMeta& m = n.input_meta(0);
-      int64_t count = 1;
-      if (n.ints.empty()) for (int64_t s : m.sizes) count *= s;
-      else for (int64_t d : n.ints) count *= m.sizes[d];
-      return {expand_reduced(g, m, n.ints, n.scalars[0].to_bool()) / static_cast<double>(count)};));
-  node->add_input(x);
-  node->ints = reduced_dims(dims, x.dim());
-  node->scalars.push_back(keepdim);
-  set_history(out, node);
-  return out;
-}
-
-// ---- indexing ----
-Tensor ag_index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::index_select_op()(x, dim, index);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("IndexSelectBackward0", TENSOR_GRAD(
-      const InputMeta& m = n.input_meta(0);
-      return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], n.saved(0), g)};));
-  node->add_input(x);
-  node->save(index);
-  node->ints.push_back(x.dim() == 0 ? 0 : (dim < 0 ? dim + x.dim() : dim));
-  set_history(out, node);
-  return out;
-}
-
-Tensor ag_where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::where_op()(cond, a, b);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
-  auto node = std::make_shared<FormulaNode>("WhereBackward0", TENSOR_GRAD(
-      Tensor c = n.saved(0);
-      return {n.needs_input_grad(0) ? where(c, g, 0.0) : Tensor(), n.needs_input_grad(1) ? where(c, 0.0, g) : Tensor()};));
-  node->add_input(a);
-  node->add_input(b);
-  node->save(cond);
-  set_history(out, node);
-  return out;
-}
-
-Tensor ag_clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::clamp_op()(x, lo, hi);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  // The gradient passes where lo <= x <= hi (PyTorch's clamp_backward).
-  auto node = std::make_shared<FormulaNode>("ClampBackward1", TENSOR_GRAD(
-      Tensor x = n.saved(0);
-      Tensor keep = ones_like(x, TensorOptions(kBool));
-      if (n.ints[0]) keep = keep.logical_and(x.ge(n.scalars[0]));
-      if (n.ints[1]) keep = keep.logical_and(x.le(n.scalars[1]));
-      return {g * keep.to(g.dtype())};));
-  node->add_input(x);
-  node->save(x);
-  node->ints = {lo.has_value(), hi.has_value()};
-  node->scalars = {lo.value_or(Scalar(0)), hi.value_or(Scalar(0))};
-  set_history(out, node);
-  return out;
-}
-
-}  // namespace
-
-/// Fills the Autograd slots of sort and topk (SortDerivatives.cpp). Declared here, not in
-/// Functions.h, to keep the header (included by every derivatives file) unchanged.
-void register_sort_derivatives();
-
-// Note [Lazy autograd registration]
-// Built-in op tables are constant-initialized with their backend kernels. Their Autograd slots
-// are filled here, once, when the first tensor starts requiring grad: until then no call can
-// carry the Autograd key, so programs that never use autograd never pay for it, and nothing
-// depends on static initializers (static linking works).
-void ensure_autograd_kernels() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    register_elementwise_derivatives();
-    ops::reduce_ops().sum.set(DispatchKey::Autograd, &ag_sum);
-    ops::reduce_ops().mean.set(DispatchKey::Autograd, &ag_mean);
-    ops::index_select_op().set(DispatchKey::Autograd, &ag_index_select);
-    ops::where_op().set(DispatchKey::Autograd, &ag_where);
-    ops::clamp_op().set(DispatchKey::Autograd, &ag_clamp);
-    register_reduce_derivatives();
-    register_index_derivatives();
-    register_sort_derivatives();
-    register_linalg_derivatives();
-    register_conv_derivatives();
-    register_pool_norm_derivatives();
-  });
 }
 
 // Note [Views by positions]
