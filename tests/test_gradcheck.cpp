@@ -193,6 +193,21 @@ TEST(GradCheck, ComplexFollowsConjugateWirtinger) {
     Tensor z = cinput({2, 3});
     check(std::string("complex ") + name, [&] { return autograd::gradcheck(f, {z}); });
   }
+  // The rows written as for real numbers (Note [Recording template]): the template conjugates.
+  const std::pair<const char*, F> products[] = {
+      {"mm", [](const auto& v) { return v[0].mm(v[1]); }},
+      {"bmm", [](const auto& v) { return v[0].unsqueeze(0).bmm(v[1].unsqueeze(0)); }},
+      {"addmm complex alpha beta", [](const auto& v) {
+         return tensor::addmm(v[0].narrow(1, 0, 2), v[0], v[1], complex128(0.5, -1), complex128(2, 0.5)); }},
+      {"linear", [](const auto& v) { return tensor::linear(v[0], v[1].t(), v[1].select(0, 0)); }},
+      {"where", [](const auto& v) { return tensor::where(v[0].real().narrow(1, 0, 2) > 0.8, v[0].narrow(1, 0, 2), v[1].narrow(0, 0, 2)); }},
+      {"index_select mean", [](const auto& v) { return v[0].index_select(1, tensor::tensor({2, 0, 2})).mean({1}) * v[1].sum(); }},
+  };
+  for (const auto& [name, f] : products) {
+    Tensor a = cinput({2, 3}), b = cinput({3, 2});
+    check(std::string("complex ") + name, [&] { return autograd::gradcheck(f, {a, b}); });
+    check(std::string("complex ") + name + " second order", [&] { return autograd::gradgradcheck(f, {a, b}); });
+  }
   // A real input feeding a complex computation, and the seed's log convention: grad / conj(z).
   Tensor r = (tensor::rand({3}, kFloat64) + 0.5).requires_grad_();
   check("real into complex", [&] {

@@ -1,10 +1,14 @@
 // The derivatives table of the elementwise ops (Note [Derivatives table]) and the one
 // recording template that turns its rows into Autograd kernels (Note [Recording template]).
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
-#include "src/autograd/Functions.h"
+#include "src/autograd/Record.h"
 #include "src/ops/ElementwiseOps.h"
+#include "src/ops/IndexOps.h"
+#include "src/ops/LinalgOps.h"
+#include "src/ops/ReduceOps.h"
 #include "tensor/ops.h"
 
 namespace tensor::autograd {
@@ -385,57 +389,119 @@ void register_unary() {
   d.out.set(DispatchKey::Autograd, &ag_unary_out<Op>);
 }
 
-// ---- where and clamp: elementwise, but with a bool condition or optional bounds ----
-Tensor ag_where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::where_op()(cond, a, b);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
-  auto node = std::make_shared<FormulaNode>("WhereBackward0", TENSOR_GRAD(
-      Tensor c = n.saved(0);
-      return {n.needs_input_grad(0) ? where(c, g, 0.0) : Tensor(), n.needs_input_grad(1) ? where(c, 0.0, g) : Tensor()};));
-  node->add_input(a);
-  node->add_input(b);
-  node->save(cond);
-  set_history(out, node);
-  return out;
-}
-
-Tensor ag_clamp(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::clamp_op()(x, lo, hi);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  // The gradient passes where lo <= x <= hi (PyTorch's clamp_backward).
-  auto node = std::make_shared<FormulaNode>("ClampBackward1", TENSOR_GRAD(
-      Tensor x = n.saved(0);
-      Tensor keep = ones_like(x, TensorOptions(kBool));
-      if (n.ints[0]) keep = keep.logical_and(x.ge(n.scalars[0]));
-      if (n.ints[1]) keep = keep.logical_and(x.le(n.scalars[1]));
-      return {g * keep.to(g.dtype())};));
-  node->add_input(x);
-  node->save(x);
-  node->ints = {lo.has_value(), hi.has_value()};
-  node->scalars = {lo.value_or(Scalar(0)), hi.value_or(Scalar(0))};
-  set_history(out, node);
-  return out;
-}
-
 }  // namespace
 
 void register_elementwise_derivatives() {
-  ops::where_op().set(DispatchKey::Autograd, &ag_where);
-  ops::clamp_op().set(DispatchKey::Autograd, &ag_clamp);
 #define TENSOR_REGISTER_BINARY(Enum, name, dtypes, result, api) register_binary<BinaryOp::Enum>();
 #define TENSOR_REGISTER_UNARY(Enum, name, dtypes, result, api) register_unary<UnaryOp::Enum>();
   TENSOR_BINARY_OPS(TENSOR_REGISTER_BINARY)
   TENSOR_UNARY_OPS(TENSOR_REGISTER_UNARY)
 #undef TENSOR_REGISTER_BINARY
 #undef TENSOR_REGISTER_UNARY
+}
+
+
+// ---------------------------------------------------------------------------------------
+// The rows of the other ops (Note [Recording template]): one TENSOR_ROW per op, written as for
+// real numbers when `holomorphic` is true (the template applies the complex convention).
+// ---------------------------------------------------------------------------------------
+namespace {
+
+// Reduced dims, wrapped and sorted, for an input of `ndim` dims; empty means all dims.
+DimVector sorted_dims(IntArrayRef dims, size_t ndim) {
+  DimVector d;
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(ndim), 1);
+  for (int64_t x : dims) d.push_back(x < 0 ? x + n : x);
+  std::sort(d.begin(), d.end());
+  return d;
+}
+// A reduction's gradient broadcast back over the input's shape.
+Tensor expand_reduced(const Tensor& g, const InputMeta& m, IntArrayRef dims, bool keepdim) {
+  const DimVector d = sorted_dims(dims, m.sizes.size());
+  Tensor gg = g;
+  if (!keepdim && !d.empty() && !m.sizes.empty())
+    for (int64_t x : d) gg = gg.unsqueeze(x);
+  return gg.expand(m.sizes);
+}
+int64_t reduced_count(const InputMeta& m, IntArrayRef dims) {
+  int64_t count = 1;
+  if (dims.empty()) for (int64_t s : m.sizes) count *= s;
+  else for (int64_t x : sorted_dims(dims, m.sizes.size())) count *= m.sizes[x];
+  return count;
+}
+int64_t wrap_dim(int64_t dim, size_t ndim) { return ndim == 0 ? 0 : (dim < 0 ? dim + static_cast<int64_t>(ndim) : dim); }
+// grad * s, skipping the multiply for s == 1.
+Tensor times(const Tensor& grad, const Scalar& s) {
+  if (!s.is_complex() && s.to_double() == 1.0) return grad;
+  return grad * s;
+}
+
+// ---- elementwise with a condition or bounds ----
+TENSOR_ROW(Where, ops::where_op(), "WhereBackward0", arg(0), true,
+    (const Tensor& condition, const Tensor& self, const Tensor& other),
+    return {Tensor(), n.needs_input_grad(1) ? where(condition, grad, 0.0) : Tensor(),
+            n.needs_input_grad(2) ? where(condition, 0.0, grad) : Tensor()};)
+// The gradient passes where min <= self <= max (PyTorch's clamp_backward); real dtypes only.
+TENSOR_ROW(Clamp, ops::clamp_op(), "ClampBackward1", arg(0), true,
+    (const Tensor& self, const std::optional<Scalar>& min, const std::optional<Scalar>& max),
+    Tensor keep = ones_like(self, TensorOptions(kBool));
+    if (min) keep = keep.logical_and(self.ge(*min));
+    if (max) keep = keep.logical_and(self.le(*max));
+    return {grad * keep.to(grad.dtype())};)
+
+// ---- reductions ----
+TENSOR_ROW(Sum, ops::reduce_ops().sum, "SumBackward1", 0, true,
+    (const Tensor& self, IntArrayRef dim, bool keepdim, const std::optional<ScalarType>& dtype),
+    return {expand_reduced(grad, n.input_meta(0), dim, keepdim)};)
+TENSOR_ROW(Mean, ops::reduce_ops().mean, "MeanBackward1", 0, true,
+    (const Tensor& self, IntArrayRef dim, bool keepdim, const std::optional<ScalarType>& dtype),
+    const InputMeta& m = n.input_meta(0);
+    return {expand_reduced(grad, m, dim, keepdim) / static_cast<double>(reduced_count(m, dim))};)
+
+// ---- indexing ----
+TENSOR_ROW(IndexSelect, ops::index_select_op(), "IndexSelectBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index),
+    const InputMeta& m = n.input_meta(0);
+    Tensor zero = zeros(m.sizes, TensorOptions(grad.dtype()).device(grad.device()));
+    return {zero.index_add(wrap_dim(dim, m.sizes.size()), index, grad), Tensor()};)
+
+// ---- matrix products: grad_a = grad b^T, grad_b = a^T grad (as for real numbers) ----
+TENSOR_ROW(Mm, ops::linalg_ops().mm, "MmBackward0", arg(0) | arg(1), true,
+    (const Tensor& self, const Tensor& mat2),
+    return {n.needs_input_grad(0) ? grad.mm(mat2.t()) : Tensor(), n.needs_input_grad(1) ? self.t().mm(grad) : Tensor()};)
+TENSOR_ROW(Bmm, ops::linalg_ops().bmm, "BmmBackward0", arg(0) | arg(1), true,
+    (const Tensor& self, const Tensor& mat2),
+    return {n.needs_input_grad(0) ? grad.bmm(mat2.transpose(-2, -1)) : Tensor(),
+            n.needs_input_grad(1) ? self.transpose(-2, -1).bmm(grad) : Tensor()};)
+// self's gradient is summed back to its (broadcast) shape by FormulaNode::apply.
+TENSOR_ROW(Addmm, ops::linalg_ops().addmm, "AddmmBackward0", arg(1) | arg(2), true,
+    (const Tensor& self, const Tensor& mat1, const Tensor& mat2, const Scalar& beta, const Scalar& alpha),
+    return {n.needs_input_grad(0) ? times(grad, beta) : Tensor(),
+            n.needs_input_grad(1) ? times(grad.mm(mat2.t()), alpha) : Tensor(),
+            n.needs_input_grad(2) ? times(mat1.t().mm(grad), alpha) : Tensor()};)
+// Leading dims of input and grad are flattened for the weight's and bias's gradients.
+TENSOR_ROW(Linear, ops::linalg_ops().linear, "LinearBackward0", arg(0) | arg(1), true,
+    (const Tensor& input, const Tensor& weight, const Tensor& bias),
+    Tensor g2 = grad.dim() == 2 ? grad : grad.reshape({-1, grad.size(-1)});
+    Tensor gx, gw, gb;
+    if (n.needs_input_grad(0)) gx = grad.matmul(weight);
+    if (n.needs_input_grad(1)) gw = g2.t().mm(input.dim() == 2 ? input : input.reshape({-1, input.size(-1)}));
+    if (n.needs_input_grad(2)) gb = g2.sum({0}).reshape(n.input_meta(2).sizes);
+    return {gx, gw, gb};)
+
+}  // namespace
+
+void register_rows();
+void register_rows() {
+  register_row<WhereRow>();
+  register_row<ClampRow>();
+  register_row<SumRow>();
+  register_row<MeanRow>();
+  register_row<IndexSelectRow>();
+  register_row<MmRow>();
+  register_row<BmmRow>();
+  register_row<AddmmRow>();
+  register_row<LinearRow>();
 }
 
 // Note [Lazy autograd registration]
@@ -447,10 +513,10 @@ void ensure_autograd_kernels() {
   static std::once_flag once;
   std::call_once(once, [] {
     register_elementwise_derivatives();
+    register_rows();
     register_reduce_derivatives();
     register_index_derivatives();
     register_sort_derivatives();
-    register_linalg_derivatives();
     register_conv_derivatives();
     register_pool_norm_derivatives();
   });

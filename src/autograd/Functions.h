@@ -44,7 +44,7 @@ class FormulaNode;
 using BackwardFn = variable_list (*)(FormulaNode& node, const Tensor& grad);
 
 /// One node per recorded op call; its formula comes from the derivatives table.
-class FormulaNode final : public Node {
+class FormulaNode : public Node {
  public:
   FormulaNode(const char* name, BackwardFn fn) : name_(name), fn_(fn) {}
   ~FormulaNode() override;
@@ -116,9 +116,8 @@ void register_elementwise_derivatives();
 /// joining and selection ops (IndexDerivatives.cpp); called once by ensure_autograd_kernels.
 void register_reduce_derivatives();
 void register_index_derivatives();
-/// The same for the oneDNN-backed ops: matmul family (LinalgDerivatives.cpp), convolutions
-/// (ConvDerivatives.cpp), pooling and normalization (PoolNormDerivatives.cpp).
-void register_linalg_derivatives();
+/// The same for the oneDNN-backed ops: convolutions (ConvDerivatives.cpp), pooling and
+/// normalization (PoolNormDerivatives.cpp).
 void register_conv_derivatives();
 void register_pool_norm_derivatives();
 /// The same for sort and topk (SortDerivatives.cpp).

@@ -272,27 +272,9 @@ Tensor ag_stack(TensorList tensors, int64_t dim) {
 
 #undef GRAD
 
-Tensor ag_index_select(const Tensor& x, int64_t dim, const Tensor& index) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::index_select_op()(x, dim, index);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("IndexSelectBackward0", TENSOR_GRAD(
-      const InputMeta& m = n.input_meta(0);
-      return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], n.saved(0), g)};));
-  node->add_input(x);
-  node->save(index);
-  node->ints.push_back(x.dim() == 0 ? 0 : (dim < 0 ? dim + x.dim() : dim));
-  set_history(out, node);
-  return out;
-}
-
 }  // namespace
 
 void register_index_derivatives() {
-  ops::index_select_op().set(DispatchKey::Autograd, &ag_index_select);
   ops::gather_op().set(DispatchKey::Autograd, &ag_gather);
   ops::scatter_op().set(DispatchKey::Autograd, &ag_scatter<false>);
   ops::scatter_add_op().set(DispatchKey::Autograd, &ag_scatter<true>);

@@ -412,64 +412,10 @@ Tensor ag_softmax(const Tensor& x, int64_t dim, std::optional<ScalarType> dt) {
 
 #undef GRAD
 
-// ---- sum and mean ----
-// Dims of a reduction, wrapped and sorted; empty means all dims.
-DimVector sorted_dims(IntArrayRef dims, int64_t ndim) {
-  DimVector d;
-  for (int64_t x : dims) d.push_back(x < 0 ? x + std::max<int64_t>(ndim, 1) : x);
-  std::sort(d.begin(), d.end());
-  return d;
-}
-Tensor expand_reduced(const Tensor& g, const InputMeta& m, IntArrayRef dims, bool keepdim) {
-  Tensor gg = g;
-  if (!keepdim && !dims.empty() && !m.sizes.empty())
-    for (int64_t d : dims) gg = gg.unsqueeze(d);
-  return gg.expand(m.sizes);
-}
-
-Tensor ag_sum(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dt) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::reduce_ops().sum(x, dims, keepdim, dt);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("SumBackward1", TENSOR_GRAD(
-      return {expand_reduced(g, n.input_meta(0), n.ints, n.scalars[0].to_bool())};));
-  node->add_input(x);
-  node->ints = sorted_dims(dims, x.dim());
-  node->scalars.push_back(keepdim);
-  set_history(out, node);
-  return out;
-}
-
-Tensor ag_mean(const Tensor& x, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dt) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::reduce_ops().mean(x, dims, keepdim, dt);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
-  auto node = std::make_shared<FormulaNode>("MeanBackward1", TENSOR_GRAD(
-      const InputMeta& m = n.input_meta(0);
-      int64_t count = 1;
-      if (n.ints.empty()) for (int64_t s : m.sizes) count *= s;
-      else for (int64_t d : n.ints) count *= m.sizes[d];
-      return {expand_reduced(g, m, n.ints, n.scalars[0].to_bool()) / static_cast<double>(count)};));
-  node->add_input(x);
-  node->ints = sorted_dims(dims, x.dim());
-  node->scalars.push_back(keepdim);
-  set_history(out, node);
-  return out;
-}
-
-
 }  // namespace
 
 void register_reduce_derivatives() {
   auto& r = ops::reduce_ops();
-  r.sum.set(DispatchKey::Autograd, &ag_sum);
-  r.mean.set(DispatchKey::Autograd, &ag_mean);
   r.prod.set(DispatchKey::Autograd, &ag_prod);
   r.max_all.set(DispatchKey::Autograd, &ag_minmax_all<true>);
   r.min_all.set(DispatchKey::Autograd, &ag_minmax_all<false>);

@@ -61,6 +61,7 @@ template <class Sig> struct OpDef;
 /// One op's kernel table.
 template <class R, class... A>
 struct OpDef<R(A...)> {
+  using Signature = R(A...);
   using Fn = R (*)(A...);
   const char* name;
   Fn kernels[kNumDispatchKeys] = {};
