@@ -2,7 +2,7 @@
 // is the output (Note [TensorIterator]); SIMD variants are chosen at run time per ISA.
 #pragma once
 
-#include "src/ops/TensorIterator.h"
+#include "src/core/TensorIterator.h"
 #include "tensor/core/Scalar.h"
 
 namespace tensor::cpu {

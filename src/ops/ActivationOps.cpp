@@ -1,7 +1,7 @@
 // Internal fused activation backward ops (ops::threshold_backward).
 #include "src/core/Check.h"
 #include "src/ops/ElementwiseOps.h"
-#include "src/ops/TensorIterator.h"
+#include "src/core/TensorIterator.h"
 
 namespace tensor::ops {
 
