@@ -1,6 +1,6 @@
 // Front ends of the elementwise ops: dtype rules, checks, and the dispatcher tables.
 #include "src/ops/ElementwiseOps.h"
-#include "src/cpu/Eltwise.h"
+#include "src/cpu/OneDNNEltwise.h"
 #include "src/autograd/Functions.h"
 
 #include "tensor/autograd/autograd.h"
