@@ -1,4 +1,4 @@
-// Activation cases (Note [oneDNN eltwise] in src/cpu/Eltwise.cpp): exact and tanh GELU, tanh and
+// Activation cases (Note [oneDNN eltwise] in src/cpu/OneDNNEltwise.cpp): exact and tanh GELU, tanh and
 // sigmoid on 16M floats and a mid size (256K), each beside its libtorch twin (torch_eltwise.cpp).
 #include <tensor/tensor.h>
 

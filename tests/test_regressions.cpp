@@ -49,7 +49,7 @@ TEST(Regression, AddIntegerWithFloatingAlphaMustThrow) {
   EXPECT_THROW(sub(a, b, 0.5), Error);
 }
 
-// No memory-overlap check anywhere in TensorIterator::build (src/ops/TensorIterator.cpp:73)
+// No memory-overlap check anywhere in TensorIterator::build (src/core/TensorIterator.cpp:73)
 // nor in the copy_ memcpy fast path (src/core/Copy.cpp:96, memcpy on overlapping ranges is UB).
 // PyTorch raises "unsupported operation: some elements of the input tensor and the
 // written-to tensor refer to a single memory location" for partial overlap.

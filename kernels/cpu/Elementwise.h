@@ -3,7 +3,7 @@
 #pragma once
 
 #include "kernels/OpList.h"
-#include "src/ops/TensorIterator.h"
+#include "src/core/TensorIterator.h"
 #include "tensor/core/Scalar.h"
 
 namespace tensor::cpu {

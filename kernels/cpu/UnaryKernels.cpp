@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "kernels/cpu/Elementwise.h"
-#include "src/cpu/Eltwise.h"
+#include "src/cpu/OneDNNEltwise.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/UnaryKernels.cpp"

@@ -48,11 +48,3 @@ AutogradMeta& materialize_meta(const Tensor& t);
 void ensure_autograd_kernels();
 
 }  // namespace tensor::autograd
-
-namespace tensor::detail {
-/// Applies the requires_grad part of factory options to a freshly made tensor.
-inline Tensor apply_factory_options(Tensor t, const TensorOptions& o) {
-  if (o.requires_grad()) t.requires_grad_(true);
-  return t;
-}
-}  // namespace tensor::detail

@@ -2,7 +2,7 @@
 #include <cstring>
 
 #include "kernels/cpu/Elementwise.h"
-#include "src/autograd/Functions.h"
+#include "src/core/AutogradHooks.h"
 #include "src/core/Check.h"
 #include "src/cuda/CUDAHooks.h"
 #include "tensor/ops.h"
@@ -67,8 +67,8 @@ bool try_transpose_copy(Tensor& dst, const Tensor& src) {
 
 Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) {
   TENSOR_CHECK(defined() && src.defined(), "copy_: both tensors must be defined");
-  if ((requires_grad() || src.requires_grad()) && autograd::copy_needs_recording(*this, src))
-    return autograd::record_copy_(*this, src, non_blocking);
+  if ((requires_grad() || src.requires_grad()) && autograd_hooks::copy_needs_recording(*this, src))
+    return autograd_hooks::record_copy_(*this, src, non_blocking);
   Device dd = device(), sd = src.device();
   if (dd.is_meta() || sd.is_meta()) {
     TENSOR_CHECK(dd.is_meta(), "copy_: cannot copy from a meta tensor (it has no data) into a {} tensor", dd.str());
@@ -147,7 +147,7 @@ Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
   if (!copy && t == dtype() && d == device()) return *this;
   Tensor out = empty(sizes(), TensorOptions().dtype(t).device(d));
   out.copy_(*this, non_blocking);
-  if (requires_grad()) autograd::record_view(out, *this, autograd::ViewKind::ToCopy, {});
+  if (requires_grad()) autograd_hooks::record_view(out, *this, autograd_hooks::ViewKind::ToCopy, {});
   return out;
 }
 Tensor Tensor::to(ScalarType t, bool nb, bool copy) const { return to(TensorOptions().dtype(t), nb, copy); }
@@ -158,14 +158,14 @@ Tensor Tensor::contiguous() const {
   if (is_contiguous() && !is_conj()) return *this;
   Tensor out = empty(sizes(), options());
   out.copy_(*this);
-  if (requires_grad()) autograd::record_view(out, *this, autograd::ViewKind::Clone, {});
+  if (requires_grad()) autograd_hooks::record_view(out, *this, autograd_hooks::ViewKind::Clone, {});
   return out;
 }
 
 Tensor Tensor::clone() const {
   Tensor out = empty(sizes(), options());
   out.copy_(*this);
-  if (requires_grad()) autograd::record_view(out, *this, autograd::ViewKind::Clone, {});
+  if (requires_grad()) autograd_hooks::record_view(out, *this, autograd_hooks::ViewKind::Clone, {});
   return out;
 }
 

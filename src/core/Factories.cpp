@@ -4,7 +4,7 @@
 #include "src/core/Check.h"
 #include "src/core/Sizes.h"
 #include "src/cuda/CUDAHooks.h"
-#include "src/autograd/AutogradMeta.h"
+#include "src/core/FactoryOptions.h"
 #include "tensor/cuda/cuda.h"
 #include "tensor/ops.h"
 

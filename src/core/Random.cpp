@@ -4,7 +4,7 @@
 
 #include "src/core/RandomState.h"
 #include "src/core/Check.h"
-#include "src/autograd/AutogradMeta.h"
+#include "src/core/FactoryOptions.h"
 #include "src/core/DtypeVisit.h"
 #include "tensor/ops.h"
 

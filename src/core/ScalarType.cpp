@@ -19,7 +19,7 @@ std::ostream& operator<<(std::ostream& os, ScalarType t) { return os << to_strin
 // promote_types is PyTorch's lattice: bool < integers < floating < complex by category;
 // within integers the smallest type holding both ranges (uint8 with int8 gives int16);
 // float16 with bfloat16 gives float32; complex takes the wider of its own precision and the
-// other operand's. result_type (src/ops/TensorIterator.cpp) layers PyTorch's three
+// other operand's. result_type (src/core/TensorIterator.cpp) layers PyTorch's three
 // priorities on top: dimensioned tensors, then 0-dim tensors, then wrapped numbers, where a
 // lower priority only wins by being of a higher category.
 ScalarType promote_types(ScalarType a, ScalarType b) {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "src/autograd/AutogradMeta.h"
+#include "src/core/AutogradHooks.h"
 #include "src/core/Check.h"
 
 namespace tensor {
@@ -73,8 +73,10 @@ void TensorImpl::refresh() {
   is_contiguous_ = c;
 }
 
-void TensorImpl::set_autograd_meta(std::unique_ptr<autograd::AutogradMeta> m) { autograd_meta_ = std::move(m); }
+void TensorImpl::set_autograd_meta(std::unique_ptr<autograd::AutogradMeta> m) { autograd_meta_.reset(m.release()); }
 
-bool TensorImpl::requires_grad() const { return autograd_meta_ && autograd_meta_->requires_grad(); }
+bool TensorImpl::requires_grad() const {
+  return autograd_meta_ && autograd_hooks::meta_requires_grad(*autograd_meta_);
+}
 
 }  // namespace tensor

@@ -1,8 +1,9 @@
 // View and shape ops: new TensorImpls over the same storage (Note [Views share storage]).
 #include <numeric>
 
-#include "src/autograd/Functions.h"
+#include "src/core/AutogradHooks.h"
 #include "src/core/Check.h"
+#include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -24,11 +25,11 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   return Tensor(std::move(impl));
 }
 
-using autograd::ViewKind;
+using autograd_hooks::ViewKind;
 // Records the view for autograd when the base requires grad (cheap check first).
 Tensor track(Tensor out, const Tensor& base, ViewKind kind, IntArrayRef params = {}) {
-  if (base.requires_grad()) autograd::record_view(out, base, kind, params);
-  else if (kind != ViewKind::Real && kind != ViewKind::Imag) autograd::remember_view_base(out, base);
+  if (base.requires_grad()) autograd_hooks::record_view(out, base, kind, params);
+  else if (kind != ViewKind::Real && kind != ViewKind::Imag) autograd_hooks::remember_view_base(out, base);
   return out;
 }
 
@@ -37,10 +38,10 @@ Tensor track(Tensor out, const Tensor& base, ViewKind kind, IntArrayRef params =
 // index_add'ed back there (Note [Views by positions] in src/autograd/ViewNodes.cpp).
 template <class ViewFn>
 Tensor track_by_positions(Tensor out, const Tensor& base, const ViewFn& same_view) {
-  if (!base.requires_grad()) autograd::remember_view_base(out, base);
+  if (!base.requires_grad()) autograd_hooks::remember_view_base(out, base);
   if (!base.requires_grad() || !autograd::GradMode::is_enabled()) return out;
   Tensor pos = same_view(arange(base.numel(), TensorOptions(kInt64)).view(base.sizes()));
-  autograd::record_positions_view(out, base, pos);
+  autograd_hooks::record_positions_view(out, base, pos);
   return out;
 }
 
@@ -350,8 +351,8 @@ Tensor Tensor::as_strided(IntArrayRef sz, IntArrayRef st, std::optional<int64_t>
   // Note [as_strided backward]
   // The view's gradient goes to the input elements it reads (Note [Positions in a base]); then
   // it is one "by positions" (Note [Views by positions]).
-  Tensor pos = autograd::positions_in(*this, sz, st, off, "as_strided");
-  autograd::record_positions_view(out, *this, pos);
+  Tensor pos = autograd_hooks::positions_in(*this, sz, st, off, "as_strided");
+  autograd_hooks::record_positions_view(out, *this, pos);
   return out;
 }
 

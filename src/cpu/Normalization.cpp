@@ -1,7 +1,7 @@
 // oneDNN batch and layer normalization (float32 and bfloat16 data; scale, shift and statistics
 // in float32), forward and backward, each primitive cached under every parameter (Note
 // [Primitive cache] in src/cpu/OneDNN.h). group_norm has no oneDNN 2.6 primitive: it runs the
-// loops of src/cpu/PoolNormRef.cpp (Note [group_norm without oneDNN] in src/ops/PoolNormOps.cpp).
+// loops of kernels/cpu/PoolNormKernels.cpp (Note [group_norm without oneDNN] in src/ops/PoolNormOps.cpp).
 #include "src/cpu/OneDNN.h"
 #include "src/ops/PoolNormOps.h"
 #include "tensor/ops.h"

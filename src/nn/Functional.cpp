@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
-#include "src/cpu/Eltwise.h"
+#include "src/cpu/OneDNNEltwise.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/linalg.h"
 #include "tensor/ops.h"

@@ -2,7 +2,7 @@
 #include "kernels/cpu/Elementwise.h"
 #include "src/core/Check.h"
 #include "src/ops/ElementwiseOps.h"
-#include "src/ops/TensorIterator.h"
+#include "src/core/TensorIterator.h"
 
 namespace tensor::ops {
 

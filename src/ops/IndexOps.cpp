@@ -1,10 +1,9 @@
 // Indexing ops along a dim: index_select, gather, scatter, scatter_add, index_add,
-// masked_fill, masked_select, nonzero, where(cond). Checks first, then loops over raw data
-// (Note [Index loop geometry] in IndexOps.h).
+// masked_fill, masked_select, nonzero, where(cond). The front ends check every argument and
+// every index, then allocate and call the CPU loops of kernels/cpu/IndexKernels.cpp.
 #include "src/ops/IndexOps.h"
 
-#include <cstring>
-
+#include "kernels/cpu/IndexKernels.h"
 #include "src/core/DtypeVisit.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
@@ -23,8 +22,6 @@ namespace {
 using detail::shape_str;
 using detail::wrap_dim;
 using index_detail::check_cpu_or_meta;
-using index_detail::Geometry;
-using index_detail::visit_element_size;
 
 // ---- shared checks ----
 
@@ -35,42 +32,13 @@ void check_index_dtype(const Tensor& index, const char* op, bool allow_int32) {
                allow_int32 ? " or int32" : "", index.dtype(), shape_str(index.sizes()));
 }
 
-template <class F>
-void visit_index_dtype(ScalarType t, F&& f) {
-  if (t == kInt32)
-    f(TypeTag<int32_t>{});
-  else
-    f(TypeTag<int64_t>{});
-}
-
-/// A geometry that walks one tensor in row-major order (operand 0 only).
-Geometry geometry_of(const Tensor& t) {
-  Geometry g;
-  for (int64_t d = 0; d < t.dim(); ++d) g.add_dim(t.size(d), t.stride(d), 0, 0);
-  return g;
-}
-
 // Every index value must lie in [0, size) before anything is written (these ops, unlike
 // Tensor::index, do not wrap negative indices, as PyTorch). Names the op, the first bad
 // value, the dim and the shape of the indexed tensor.
 void check_index_range(const Tensor& index, int64_t size, int64_t dim, IntArrayRef self_shape, const char* op) {
   if (!index.is_cpu() || index.numel() == 0) return;
-  Geometry g = geometry_of(index);
-  g.coalesce();
-  bool bad = false;
   int64_t bad_value = 0;
-  visit_index_dtype(index.dtype(), [&](auto tag) {
-    using I = typename decltype(tag)::type;
-    const I* p = index.data_ptr<I>();
-    auto f = [&](int64_t a, int64_t, int64_t) {
-      int64_t v = static_cast<int64_t>(p[a]);
-      if (!bad && (v < 0 || v >= size)) {
-        bad = true;
-        bad_value = v;
-      }
-    };
-    index_detail::for_each(g, f, /*parallel=*/false);
-  });
+  const bool bad = !cpu::index_values_in_range(index, size, bad_value);
   TENSOR_CHECK(!bad, "{}: index {} is out of bounds for dim {} with size {} (self shape {}, index shape {})", op,
                bad_value, dim, size, shape_str(self_shape), shape_str(index.sizes()));
 }
@@ -116,17 +84,6 @@ bool try_broadcast(IntArrayRef a, IntArrayRef b, DimVector& out) {
   return true;
 }
 
-/// dst (+)= v in the op's compute type (float for half types, logical or for bool).
-template <class T>
-inline void add_into(T& dst, T v) {
-  if constexpr (std::is_same_v<T, bool>) {
-    dst = dst || v;
-  } else {
-    using M = opmath_t<T>;
-    dst = convert<T>(static_cast<M>(convert<M>(dst) + convert<M>(v)));
-  }
-}
-
 
 // ---- index_select ----
 
@@ -152,41 +109,7 @@ Tensor index_select_kernel(const Tensor& self_in, int64_t dim, const Tensor& ind
   check_index_range(index, self.size(dim), dim, self.sizes(), op);
   if (out.is_meta() || index.is_meta() || out.numel() == 0) return out;
 
-  const int64_t es = self.element_size();
-  const int64_t n = index.numel(), idx_stride = index.dim() == 1 ? index.stride(0) : 0;
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; ++d) outer *= self.size(d);
-  for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= self.size(d);
-  visit_index_dtype(index.dtype(), [&](auto itag) {
-    using I = typename decltype(itag)::type;
-    const I* ip = index.data_ptr<I>();
-    if (self.is_contiguous() && inner > 1) {
-      // Contiguous fast path: every selected slice is `inner` consecutive elements.
-      const char* src = static_cast<const char*>(self.data_ptr());
-      char* dst = static_cast<char*>(out.data_ptr());
-      const int64_t src_size = self.size(dim), rows = outer * n, bytes = inner * es;
-#pragma omp parallel for if (rows * inner >= tensor::detail::kGrain && !omp_in_parallel())
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t o = r / n, i = r % n;
-        int64_t v = static_cast<int64_t>(ip[i * idx_stride]);
-        std::memcpy(dst + r * bytes, src + (o * src_size + v) * bytes, static_cast<size_t>(bytes));
-      }
-      return;
-    }
-    Geometry g;
-    for (int64_t d = 0; d < self.dim(); ++d)
-      g.add_dim(out.size(d), out.stride(d), d == dim ? idx_stride : 0, d == dim ? 0 : self.stride(d));
-    g.coalesce();
-    const int64_t sd = self.stride(dim);
-    visit_element_size(es, [&](auto etag) {
-      using E = typename decltype(etag)::type;
-      E* o = static_cast<E*>(out.data_ptr());
-      const E* s = static_cast<const E*>(self.data_ptr());
-      index_detail::for_each(
-          g, [=](int64_t a, int64_t b, int64_t c) { o[a] = s[c + static_cast<int64_t>(ip[b]) * sd]; },
-          /*parallel=*/true);
-    });
-  });
+  cpu::index_select(self, dim, index, out);
   return out;
 }
 
@@ -211,20 +134,7 @@ Tensor gather_kernel(const Tensor& self_in, int64_t dim, const Tensor& index) {
   check_index_range(index, self.size(dim), dim, self_in.sizes(), op);
   if (out.is_meta() || index.is_meta() || out.numel() == 0) return out;
 
-  Tensor out1 = as_1d(out);
-  Geometry g;
-  for (int64_t d = 0; d < idx.dim(); ++d)
-    g.add_dim(idx.size(d), out1.stride(d), idx.stride(d), d == dim ? 0 : self.stride(d));
-  g.coalesce();
-  const int64_t sd = self.stride(dim);
-  const int64_t* ip = idx.data_ptr<int64_t>();
-  visit_element_size(self.element_size(), [&](auto etag) {
-    using E = typename decltype(etag)::type;
-    E* o = static_cast<E*>(out.data_ptr());
-    const E* s = static_cast<const E*>(self.data_ptr());
-    index_detail::for_each(
-        g, [=](int64_t a, int64_t b, int64_t c) { o[a] = s[c + ip[b] * sd]; }, /*parallel=*/true);
-  });
+  cpu::gather(self, dim, idx, as_1d(out));
   return out;
 }
 
@@ -265,30 +175,7 @@ Tensor& scatter_inplace_impl(Tensor& self, int64_t dim, const Tensor& index_in, 
   if (same_storage(src, self)) src = src.clone();
   if (same_storage(idx, self)) idx = idx.clone();
 
-  Geometry g;
-  for (int64_t d = 0; d < idx.dim(); ++d)
-    g.add_dim(idx.size(d), src.stride(d), idx.stride(d), d == dim ? 0 : s1.stride(d));
-  g.coalesce();
-  const int64_t sd = s1.stride(dim);
-  const int64_t* ip = idx.data_ptr<int64_t>();
-  // Serial: duplicate indices write the same element (the last write wins for scatter_).
-  if constexpr (Add) {
-    visit_dtype(self.dtype(), op, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      T* p = static_cast<T*>(s1.data_ptr());
-      const T* sp = static_cast<const T*>(src.data_ptr());
-      index_detail::for_each(
-          g, [=](int64_t a, int64_t b, int64_t c) { add_into(p[c + ip[b] * sd], sp[a]); }, false);
-    });
-  } else {
-    visit_element_size(self.element_size(), [&](auto etag) {
-      using E = typename decltype(etag)::type;
-      E* p = static_cast<E*>(s1.data_ptr());
-      const E* sp = static_cast<const E*>(src.data_ptr());
-      index_detail::for_each(
-          g, [=](int64_t a, int64_t b, int64_t c) { p[c + ip[b] * sd] = sp[a]; }, false);
-    });
-  }
+  cpu::scatter(s1, dim, idx, src, Add, op);
   self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
@@ -341,33 +228,7 @@ Tensor& index_add_impl(Tensor& self, int64_t dim, const Tensor& index_in, const 
   if (same_storage(src, self)) src = src.clone();
   if (same_storage(idx, self)) idx = idx.clone();
 
-  const int64_t idx_stride = idx.dim() == 1 ? idx.stride(0) : 0;
-  Geometry g;
-  for (int64_t d = 0; d < src.dim(); ++d)
-    g.add_dim(src.size(d), src.stride(d), d == dim ? idx_stride : 0, d == dim ? 0 : s1.stride(d));
-  g.coalesce();
-  const int64_t sd = s1.stride(dim);
-  visit_index_dtype(idx.dtype(), [&](auto itag) {
-    using I = typename decltype(itag)::type;
-    const I* ip = idx.data_ptr<I>();
-    visit_dtype(self.dtype(), op, [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      using M = opmath_t<T>;
-      T* p = static_cast<T*>(s1.data_ptr());
-      const T* sp = static_cast<const T*>(src.data_ptr());
-      const M a = alpha.to<M>();
-      index_detail::for_each(
-          g,
-          [=](int64_t x, int64_t b, int64_t c) {
-            T& dst = p[c + static_cast<int64_t>(ip[b]) * sd];
-            if constexpr (std::is_same_v<T, bool>)
-              dst = dst || (a && sp[x]);
-            else
-              dst = convert<T>(static_cast<M>(convert<M>(dst) + a * convert<M>(sp[x])));
-          },
-          /*parallel=*/false);
-    });
-  });
+  cpu::index_add(s1, dim, idx, src, alpha, op);
   self.unsafeGetTensorImpl()->bump_version();
   return self;
 }
@@ -441,18 +302,6 @@ Tensor& masked_fill_inplace_kernel(Tensor& self, const Tensor& mask, const Scala
   return masked_fill_impl(self, mask, value, "masked_fill_");
 }
 
-// ---- nonzero ----
-
-template <class T>
-inline bool is_nonzero(T v) {
-  if constexpr (std::is_same_v<T, bool>)
-    return v;
-  else if constexpr (is_complex_v<T>)
-    return v != T(0);
-  else
-    return static_cast<opmath_t<T>>(v) != opmath_t<T>(0);
-}
-
 // ---- the dispatcher tables ----
 
 using dispatch::backend_def;
@@ -523,29 +372,13 @@ Tensor masked_select(const Tensor& self_in, const Tensor& mask_in) {
     return self_in.reshape({-1}).index_select(0, pos);
   }
   Tensor self = self_in.resolve_conj().expand(shape), mask = mask_in.expand(shape);
-  ops::index_detail::Geometry g;
-  for (int64_t d = 0; d < self.dim(); ++d) g.add_dim(self.size(d), self.stride(d), mask.stride(d), 0);
-  g.coalesce();
-  const bool* mp = mask.numel() ? mask.data_ptr<bool>() : nullptr;
-  int64_t count = 0;
-  auto counter = [&](int64_t, int64_t b, int64_t) { count += mp[b] ? 1 : 0; };
-  ops::index_detail::for_each(g, counter, /*parallel=*/false);
+  const int64_t count = cpu::masked_select_count(self, mask);
   // A spare slot lets the copy loop store every element and advance only on true mask
   // entries, without a branch on the mask.
   Tensor buf = empty({count + 1}, self.options());
   Tensor out = buf.narrow(0, 0, count);
   if (count == 0) return out;
-  ops::index_detail::visit_element_size(self.element_size(), [&](auto etag) {
-    using E = typename decltype(etag)::type;
-    E* o = static_cast<E*>(buf.data_ptr());
-    const E* s = static_cast<const E*>(self.data_ptr());
-    int64_t k = 0;
-    auto writer = [&](int64_t a, int64_t b, int64_t) {
-      o[k] = s[a];
-      k += mp[b] ? 1 : 0;
-    };
-    ops::index_detail::for_each(g, writer, /*parallel=*/false);
-  });
+  cpu::masked_select_fill(self, mask, buf);
   return out;
 }
 
@@ -557,33 +390,14 @@ Tensor nonzero(const Tensor& a_in) {
                "{}: the output size depends on the values, so meta tensors (shape {}) are not supported", op,
                detail::shape_str(a_in.sizes()));
   Tensor a = a_in.resolve_conj();
-  const int64_t nd = a.dim(), numel = a.numel();
-  Tensor out;
-  visit_dtype(a.dtype(), op, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T* p = numel ? static_cast<const T*>(a.data_ptr()) : nullptr;
-    ops::index_detail::Geometry g = ops::geometry_of(a);
-    g.coalesce();
-    int64_t count = 0;
-    auto counter = [&](int64_t x, int64_t, int64_t) { count += ops::is_nonzero(p[x]) ? 1 : 0; };
-    ops::index_detail::for_each(g, counter, /*parallel=*/false);
-    // One spare row lets the second pass write every element's coordinates and advance only
-    // past the nonzero ones, with no branch on the (often random) values.
-    Tensor buf = empty({count + 1, nd}, TensorOptions(kInt64));
-    out = buf.narrow(0, 0, count);
-    if (count == 0 || nd == 0) return;
-    int64_t* o = buf.data_ptr<int64_t>();
-    const int64_t last = nd - 1;
-    ops::index_detail::for_each_row(a.sizes(), a.strides(),
-                                    [&](const int64_t* coords, int64_t base, int64_t n, int64_t stride) {
-                                      for (int64_t i = 0; i < n; ++i) {
-                                        const bool nz = ops::is_nonzero(p[base + i * stride]);
-                                        for (int64_t d = 0; d < last; ++d) o[d] = coords[d];
-                                        o[last] = i;
-                                        o += nz ? nd : 0;
-                                      }
-                                    });
-  });
+  const int64_t nd = a.dim();
+  const int64_t count = cpu::nonzero_count(a, op);
+  // One spare row lets the second pass write every element's coordinates and advance only
+  // past the nonzero ones, with no branch on the (often random) values.
+  Tensor buf = empty({count + 1, nd}, TensorOptions(kInt64));
+  Tensor out = buf.narrow(0, 0, count);
+  if (count == 0 || nd == 0) return out;
+  cpu::nonzero_fill(a, buf, op);
   return out;
 }
 

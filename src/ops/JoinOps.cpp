@@ -1,6 +1,5 @@
 // Joining and splitting: cat, stack (copies into one new tensor), split, chunk, unbind (views).
-#include <cstring>
-
+#include "kernels/cpu/CatKernels.h"
 #include "src/autograd/Functions.h"
 #include "src/ops/IndexOps.h"
 #include "tensor/ops.h"
@@ -17,28 +16,6 @@ using detail::wrap_dim;
 // inputs whatever the other inputs' ranks are: cat({zeros({0}), x}, 1) == x for a 2-D x.
 // They still take part in dtype promotion.
 bool is_legacy_empty(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
-
-// Copies `src` into the [offset, offset + src.size(dim)) slab of the contiguous `out`.
-void copy_into_slab(Tensor& out, const Tensor& src, int64_t dim, int64_t offset) {
-  const int64_t n = src.size(dim);
-  if (n == 0 || src.numel() == 0) return;
-  if (src.is_contiguous() && src.dtype() == out.dtype() && !src.is_conj()) {
-    // Fast path: the slab is `outer` runs of n * inner contiguous elements in both tensors.
-    int64_t outer = 1, inner = 1;
-    for (int64_t d = 0; d < dim; ++d) outer *= out.size(d);
-    for (int64_t d = dim + 1; d < out.dim(); ++d) inner *= out.size(d);
-    const int64_t es = out.element_size();
-    const int64_t run = n * inner * es, out_row = out.size(dim) * inner * es;
-    char* dst = static_cast<char*>(out.data_ptr()) + offset * inner * es;
-    const char* s = static_cast<const char*>(src.data_ptr());
-#pragma omp parallel for if (outer * n * inner >= tensor::detail::kGrain && outer > 1 && !omp_in_parallel())
-    for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row, s + o * run, static_cast<size_t>(run));
-    return;
-  }
-  // General path: strided, type-converting, conj-resolving copy of the elementwise engine.
-  Tensor slab = out.narrow(dim, offset, n);
-  slab.copy_(src);
-}
 
 Tensor cat_impl(TensorList tensors, int64_t dim, const char* op) {
   TENSOR_CHECK(!tensors.empty(), "{}: expected a non-empty list of tensors", op);
@@ -87,7 +64,7 @@ Tensor cat_impl(TensorList tensors, int64_t dim, const char* op) {
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
     if (is_legacy_empty(t)) continue;
-    copy_into_slab(out, t, dim, offset);
+    cpu::cat_copy_slab(out, t, dim, offset);
     offset += t.size(dim);
   }
   return out;

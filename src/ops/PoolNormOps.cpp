@@ -17,7 +17,7 @@ namespace ops {
 namespace {
 
 using cpu::Pool2d;
-namespace ref = cpu::ref;
+namespace loops = cpu::loops;
 namespace dnn = cpu::onednn;
 
 using detail::shape_str;
@@ -126,7 +126,7 @@ Tensor max_pool2d_impl(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRe
     return x.dim() == 3 ? out.squeeze(0) : out;
   }
   Tensor out = empty_row_major_like({g.n, g.c, g.oh, g.ow}, x4, x.options());
-  ref::max_pool2d(x4.contiguous(), g, out, Tensor());
+  loops::max_pool2d(x4.contiguous(), g, out, Tensor());
   return x.dim() == 3 ? out.squeeze(0) : out;
 }
 
@@ -153,7 +153,7 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices_impl(const Tensor& x, IntArra
   const DimVector osz4{g.n, g.c, g.oh, g.ow};
   Tensor out = empty_row_major_like(osz4, x4, x.options());
   Tensor idx = empty_row_major_like(osz4, x4, x.options().dtype(kInt64));
-  ref::max_pool2d(x4.contiguous(), g, out, idx);
+  loops::max_pool2d(x4.contiguous(), g, out, idx);
   if (x.dim() == 3) return {out.squeeze(0), idx.squeeze(0)};
   return {out, idx};
 }
@@ -170,7 +170,7 @@ Tensor max_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, const 
   g.oh = grad.size(-2), g.ow = grad.size(-1);
   Tensor gi = empty(in_sizes, grad.options());
   if (grad.is_meta() || gi.numel() == 0) return gi;
-  ref::max_pool2d_backward(grad.contiguous(), indices.contiguous(), g, gi);
+  loops::max_pool2d_backward(grad.contiguous(), indices.contiguous(), g, gi);
   return gi;
 }
 
@@ -186,7 +186,7 @@ Pool2d avg_geometry(const char* op, IntArrayRef sizes, IntArrayRef k, IntArrayRe
 
 /// oneDNN divides by the kernel size (include padding) or the in-input count (exclude); it
 /// matches libtorch unless a divisor is forced or ceil_mode adds a window past the right
-/// padding under count_include_pad (Note [Average pooling divisors] in PoolNormRef.cpp).
+/// padding under count_include_pad (Note [Average pooling divisors] in kernels/cpu/PoolNormKernels.cpp).
 bool dnn_avg_ok(const Pool2d& g, ScalarType t) {
   if (!dnn::supports(t) || g.divisor != 0) return false;
   if (!g.count_include_pad) return true;
@@ -207,7 +207,7 @@ Tensor avg_pool2d_impl(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRe
     return x.dim() == 3 ? out.squeeze(0) : out;
   }
   Tensor out = empty_row_major_like({g.n, g.c, g.oh, g.ow}, x4, x.options());
-  ref::avg_pool2d(x4.contiguous(), g, out);
+  loops::avg_pool2d(x4.contiguous(), g, out);
   return x.dim() == 3 ? out.squeeze(0) : out;
 }
 
@@ -226,7 +226,7 @@ Tensor avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, IntArr
     return in_sizes.size() == 3 ? gi.squeeze(0) : gi;
   }
   Tensor gi = empty(in_sizes, grad.options());
-  ref::avg_pool2d_backward(g4.contiguous(), g, gi);
+  loops::avg_pool2d_backward(g4.contiguous(), g, gi);
   return gi;
 }
 
@@ -262,7 +262,7 @@ Tensor adaptive_avg_pool2d_impl(const Tensor& x, IntArrayRef output_size) {
   if (x.is_meta() || x.numel() == 0 || g.oh * g.ow == 0) return empty(osz, x.options());
   if (g.oh == 1 && g.ow == 1 && (x.is_contiguous() || x.dim() == 3)) {
     Tensor out = empty(osz, x.options());
-    ref::adaptive_avg_pool2d(x.contiguous(), g, out);
+    loops::adaptive_avg_pool2d(x.contiguous(), g, out);
     return out;
   }
   if (g.oh == 1 && g.ow == 1) return x.mean({-2, -1}, /*keepdim=*/true);
@@ -277,7 +277,7 @@ Tensor adaptive_avg_pool2d_impl(const Tensor& x, IntArrayRef output_size) {
     return x.dim() == 3 ? out.squeeze(0) : out;
   }
   Tensor out = empty(osz, x.options());
-  ref::adaptive_avg_pool2d(x.contiguous(), g, out);
+  loops::adaptive_avg_pool2d(x.contiguous(), g, out);
   return out;
 }
 
@@ -289,7 +289,7 @@ Tensor adaptive_avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_size
   Tensor gi = empty(in_sizes, grad.options());
   if (grad.is_meta() || gi.numel() == 0) return gi;
   if (grad.numel() == 0) return gi.zero_();
-  ref::adaptive_avg_pool2d_backward(grad.contiguous(), g, gi);
+  loops::adaptive_avg_pool2d_backward(grad.contiguous(), g, gi);
   return gi;
 }
 
@@ -305,7 +305,7 @@ Tensor param_as(const Tensor& t, ScalarType st) { return t.defined() ? t.to(st).
 
 // Note [batch_norm kernels]
 // oneDNN 2.6 normalizes plain NCHW tensors with its generic `ncsp_bnorm` kernel, which lost
-// 3.5x to the loops of PoolNormRef.cpp on (8, 64, 56, 56) float32 (eval 0.67 vs 0.22 ms,
+// 3.5x to the loops of kernels/cpu/PoolNormKernels.cpp on (8, 64, 56, 56) float32 (eval 0.67 vs 0.22 ms,
 // training forward 1.20 vs 0.33 ms, forward + backward 2.80 vs 0.79 ms; minimum of 40 calls,
 // interleaved in one process). Its channels-last kernel (`bnorm_jit`, NHWC) is fast (training
 // forward 0.49 ms) and beats a contiguous copy plus the loops. So float32 takes the loops
@@ -362,7 +362,7 @@ NormResult batch_norm_impl(const Tensor& x, const Tensor& w, const Tensor& b, co
     dnn::batch_norm(xl, wf, bf, mean, var, training, eps, out);
   } else {
     out = empty(x.sizes(), x.options());  // NCHW strides, as libtorch (Note [Channels-last layout])
-    ref::batch_norm(x.contiguous(), wf, bf, mean, var, training, eps, out);
+    loops::batch_norm(x.contiguous(), wf, bf, mean, var, training, eps, out);
   }
   if (training && rm.defined()) {
     update_running(rm, mean, momentum, 1.0);
@@ -395,7 +395,7 @@ NormResult batch_norm_backward_impl(const Tensor& grad, const Tensor& x, const T
     if (gw.defined()) gw.zero_();
     return {gx, gw, gb.zero_()};
   }
-  ref::batch_norm_backward(g.contiguous(), x.contiguous(), wf, mean, var, training, eps, gx, gw, gb);
+  loops::batch_norm_backward(g.contiguous(), x.contiguous(), wf, mean, var, training, eps, gx, gw, gb);
   return {gx, gw, gb};
 }
 
@@ -429,7 +429,7 @@ NormResult layer_norm_impl(const Tensor& x, IntArrayRef ns, const Tensor& w, con
   if (x.is_meta() || x.numel() == 0) return {out, mean, var};
   Tensor xc = x.contiguous(), wf = param_as(w, st), bf = param_as(b, st);
   if (dnn::supports(x.scalar_type())) dnn::layer_norm(xc, r.rows, r.cols, wf, bf, eps, out, mean, var);
-  else ref::layer_norm(xc, r.rows, r.cols, wf, bf, eps, out, mean, var);
+  else loops::layer_norm(xc, r.rows, r.cols, wf, bf, eps, out, mean, var);
   return {out, mean, var};
 }
 
@@ -450,13 +450,13 @@ NormResult layer_norm_backward_impl(const Tensor& grad, const Tensor& x, IntArra
   }
   Tensor xc = x.contiguous(), gc = grad.to(x.dtype()).contiguous(), wf = param_as(w, st);
   if (dnn::supports(x.scalar_type())) dnn::layer_norm_backward(gc, xc, r.rows, r.cols, wf, mean, var, eps, gx, gw, gb);
-  else ref::layer_norm_backward(gc, xc, r.rows, r.cols, wf, mean, var, eps, gx, gw, gb);
+  else loops::layer_norm_backward(gc, xc, r.rows, r.cols, wf, mean, var, eps, gx, gw, gb);
   return {gx, shaped(gw), shaped(gb)};
 }
 
 // ---- group_norm ----
 // Note [group_norm without oneDNN]
-// oneDNN 2.6 has no group normalization. group_norm runs the plain loops of PoolNormRef.cpp for
+// oneDNN 2.6 has no group normalization. group_norm runs the plain loops of kernels/cpu/PoolNormKernels.cpp for
 // every dtype: two passes per (sample, group) for the statistics and one fused scale-and-shift
 // pass, float32 stores vectorized with `omp simd`; the backward is libtorch's two-pass form
 // (per-channel sums of g and g * x, then one elementwise pass). A composite of public ops
@@ -481,7 +481,7 @@ NormResult group_norm_impl(const Tensor& x, int64_t groups, const Tensor& w, con
   Tensor out = empty_row_major_like(x.sizes(), x, x.options());
   Tensor mean = empty({x.size(0) * groups}, x.options().dtype(st)), var = empty({x.size(0) * groups}, x.options().dtype(st));
   if (x.is_meta() || x.numel() == 0) return {out, mean, var};
-  ref::group_norm(x.contiguous(), groups, param_as(w, st), param_as(b, st), eps, out, mean, var);
+  loops::group_norm(x.contiguous(), groups, param_as(w, st), param_as(b, st), eps, out, mean, var);
   return {out, mean, var};
 }
 
@@ -499,7 +499,7 @@ NormResult group_norm_backward_impl(const Tensor& grad, const Tensor& x, int64_t
     if (gw.defined()) gw.zero_();
     return {gx, gw, gb.zero_()};
   }
-  ref::group_norm_backward(grad.to(x.dtype()).contiguous(), x.contiguous(), groups, param_as(w, st), mean, var, eps,
+  loops::group_norm_backward(grad.to(x.dtype()).contiguous(), x.contiguous(), groups, param_as(w, st), mean, var, eps,
                            gx, gw, gb);
   return {gx, gw, gb};
 }

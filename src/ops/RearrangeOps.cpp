@@ -6,16 +6,17 @@
 //   repeat     a viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...], copied once
 //              and viewed as [r0 * s0, r1 * s1, ...] (always new memory, as libtorch)
 //   roll       per dim, libtorch's roll_common: cat of the two narrow pieces (one copy per dim)
-// tril/triu (Note [tril/triu row kernel]) and flip are byte-moving CPU kernels, dtype-agnostic,
+// tril/triu (Note [tril/triu row kernel]) and flip are byte-moving CPU kernels, dtype-agnostic
+// (kernels/cpu/RearrangeKernels.cpp),
 // with TrilBackward0/TriuBackward0 = tril/triu(grad) and FlipBackward0 = flip(grad, dims).
 // Recorded tril_/triu_ go through masked_fill_ for its in-place history handling.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/RearrangeKernels.h"
 #include "src/autograd/Functions.h"
 #include "src/core/Check.h"
-#include "src/core/Parallel.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -52,67 +53,6 @@ bool records(const Tensor& a) {
          autograd::is_differentiable(a.dtype()) && a.requires_grad();
 }
 
-// Note [tril/triu row kernel]
-// On CPU each row of the last two dims is one kept column range [lo, hi) and zeros elsewhere:
-// the kept range is copied (memcpy when the row is contiguous) and the rest memset, which is a
-// zero of every dtype (IEEE +0, false, 0 + 0i). Bytes only move, so one kernel serves all dtypes.
-// In place, only the dropped ranges are written. Other devices use where() with a broadcast mask.
-template <int ES>
-void triangle_rows(const Tensor& src, char* dst, int64_t diagonal, bool lower) {
-  const int64_t nd = src.dim(), R = src.size(-2), C = src.size(-1);
-  const int64_t rs = src.stride(-2), cs = src.stride(-1);
-  const bool in_place = dst == nullptr;
-  char* sbase = static_cast<char*>(src.data_ptr());
-  detail::parallel_range(src.numel() / std::max<int64_t>(C, 1), [&](int64_t b, int64_t e) {
-    for (int64_t q = b; q < e; ++q) {
-      int64_t off = (q % R) * rs, rem = q / R;
-      for (int64_t d = nd - 3; d >= 0; --d) {
-        off += (rem % src.size(d)) * src.stride(d);
-        rem /= src.size(d);
-      }
-      const int64_t r = q % R;
-      // Kept columns: tril j <= r + k, triu j >= r + k.
-      const int64_t lo = lower ? 0 : std::clamp<int64_t>(r + diagonal, 0, C);
-      const int64_t hi = lower ? std::clamp<int64_t>(r + diagonal + 1, 0, C) : C;
-      char* s = sbase + off * ES;
-      auto zero = [&](char* row, int64_t stride, int64_t from, int64_t to) {
-        if (from >= to) return;
-        if (stride == 1) {
-          std::memset(row + from * ES, 0, static_cast<size_t>((to - from) * ES));
-        } else {
-          for (int64_t j = from; j < to; ++j) std::memset(row + j * stride * ES, 0, ES);
-        }
-      };
-      if (in_place) {
-        zero(s, cs, 0, lo);
-        zero(s, cs, hi, C);
-        continue;
-      }
-      char* o = dst + q * C * ES;
-      zero(o, 1, 0, lo);
-      if (cs == 1) {
-        if (hi > lo) std::memcpy(o + lo * ES, s + lo * ES, static_cast<size_t>((hi - lo) * ES));
-      } else {
-        for (int64_t j = lo; j < hi; ++j) std::memcpy(o + j * ES, s + j * cs * ES, ES);
-      }
-      zero(o, 1, hi, C);
-    }
-  });
-}
-
-/// dst == nullptr: zero src's dropped elements in place; else write the result to contiguous dst.
-void triangle_cpu(const Tensor& src, char* dst, int64_t diagonal, bool lower) {
-  if (src.numel() == 0) return;
-  switch (src.element_size()) {
-    case 1: triangle_rows<1>(src, dst, diagonal, lower); break;
-    case 2: triangle_rows<2>(src, dst, diagonal, lower); break;
-    case 4: triangle_rows<4>(src, dst, diagonal, lower); break;
-    case 8: triangle_rows<8>(src, dst, diagonal, lower); break;
-    case 16: triangle_rows<16>(src, dst, diagonal, lower); break;
-    default: TENSOR_ERROR("{}: unsupported element size {} ({})", lower ? "tril" : "triu", src.element_size(), src.dtype());
-  }
-}
-
 Tensor triangle(const Tensor& a, int64_t diagonal, bool lower) {
   check_matrix(a, lower ? "tril" : "triu");
   Tensor out;
@@ -121,7 +61,7 @@ Tensor triangle(const Tensor& a, int64_t diagonal, bool lower) {
     if (a.is_cpu()) {
       Tensor src = a.resolve_conj();
       out = empty(a.sizes(), a.options());
-      triangle_cpu(src, static_cast<char*>(out.data_ptr()), diagonal, lower);
+      cpu::tril_triu(src, static_cast<char*>(out.data_ptr()), diagonal, lower);
     } else {
       out = where(triangle_mask(a, diagonal, lower ? Cmp::Le : Cmp::Ge), a, zeros({}, a.options()));
     }
@@ -150,67 +90,11 @@ Tensor& triangle_(Tensor& a, int64_t diagonal, bool lower) {
     return a.masked_fill_(drop, 0);
   }
   if (a.is_cpu()) {
-    triangle_cpu(a, nullptr, diagonal, lower);
+    cpu::tril_triu(a, nullptr, diagonal, lower);
     a.unsafeGetTensorImpl()->bump_version();
     return a;
   }
   return a.masked_fill_(triangle_mask(a, diagonal, lower ? Cmp::Gt : Cmp::Lt), 0);
-}
-
-// ---- flip ----
-
-/// out (contiguous, same sizes) = src with the dims in `flipped` reversed, moving raw elements.
-template <int ES>
-void flip_rows(char* out, const char* src, IntArrayRef sizes, const std::vector<int64_t>& sstride, int64_t rows) {
-  const int64_t nd = static_cast<int64_t>(sizes.size());
-  const int64_t n = sizes[nd - 1], s_last = sstride[nd - 1];
-  detail::parallel_range(rows * n, [&](int64_t b, int64_t e) {
-    // Rows [rb, re) of the output: each is n contiguous elements.
-    const int64_t rb = b / n, re = (e + n - 1) / n;
-    for (int64_t r = rb; r < re; ++r) {
-      int64_t off = 0, rem = r;
-      for (int64_t d = nd - 2; d >= 0; --d) {
-        off += (rem % sizes[d]) * sstride[d];
-        rem /= sizes[d];
-      }
-      const int64_t lo = std::max<int64_t>(b - r * n, 0), hi = std::min<int64_t>(e - r * n, n);
-      char* dst = out + (r * n + lo) * ES;
-      const char* s = src + (off + lo * s_last) * ES;
-      if (s_last == 1) {
-        std::memcpy(dst, s, static_cast<size_t>((hi - lo) * ES));
-      } else {
-        for (int64_t i = lo; i < hi; ++i, dst += ES, s += s_last * ES) std::memcpy(dst, s, ES);
-      }
-    }
-  });
-}
-
-Tensor flip_cpu(const Tensor& src, const std::vector<bool>& flipped) {
-  Tensor out = empty(src.sizes(), src.options());
-  if (src.numel() == 0) return out;
-  if (src.dim() == 0) return out.copy_(src);
-  const int64_t nd = src.dim();
-  std::vector<int64_t> sstride(static_cast<size_t>(nd));
-  const char* base = static_cast<const char*>(src.data_ptr());
-  const int64_t es = src.element_size();
-  for (int64_t d = 0; d < nd; ++d) {
-    sstride[d] = src.stride(d);
-    if (flipped[d]) {
-      base += (src.size(d) - 1) * src.stride(d) * es;
-      sstride[d] = -sstride[d];
-    }
-  }
-  const int64_t rows = src.numel() / src.size(-1);
-  char* o = static_cast<char*>(out.data_ptr());
-  switch (es) {
-    case 1: flip_rows<1>(o, base, src.sizes(), sstride, rows); break;
-    case 2: flip_rows<2>(o, base, src.sizes(), sstride, rows); break;
-    case 4: flip_rows<4>(o, base, src.sizes(), sstride, rows); break;
-    case 8: flip_rows<8>(o, base, src.sizes(), sstride, rows); break;
-    case 16: flip_rows<16>(o, base, src.sizes(), sstride, rows); break;
-    default: TENSOR_ERROR("flip: unsupported element size {} ({})", es, src.dtype());
-  }
-  return out;
 }
 
 }  // namespace
@@ -301,7 +185,9 @@ Tensor flip(const Tensor& a, IntArrayRef dims) {
       }
       if (out.is_same(a)) out = a.clone();
     } else {
-      out = flip_cpu(a.resolve_conj(), flipped);
+      Tensor src = a.resolve_conj();
+      out = empty(src.sizes(), src.options());
+      cpu::flip(src, flipped, out);
     }
   }
   if (records(a)) {

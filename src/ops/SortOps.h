@@ -1,5 +1,6 @@
 // Internal: dispatcher table of sort and topk (argsort is sort's indices), so that wrapping
-// layers (autograd) can fill their slots. CPU and Meta slots: src/ops/SortOps.cpp.
+// layers (autograd) can fill their slots. CPU and Meta slots: src/ops/SortOps.cpp, whose CPU
+// loops are in kernels/cpu/SortKernels.cpp.
 #pragma once
 
 #include <tuple>

@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "src/core/Check.h"
-#include "src/optim/FusedCPU.h"
+#include "kernels/cpu/OptimizerKernels.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -63,10 +63,10 @@ void adam_update(Tensor& p, AdamParamState& st, const O& o, bool decoupled) {
   const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, t));
   const double step_size = lr / bias_correction1;
   const Tensor vmax_or_none = o.amsgrad() ? st.max_exp_avg_sq() : Tensor();
-  if (detail::fused_ok(p, p.grad(), {&st.exp_avg(), &st.exp_avg_sq(), &vmax_or_none})) {
-    detail::adam_fused(p, p.grad(), st.exp_avg(), st.exp_avg_sq(), vmax_or_none,
-                       {lr, beta1, beta2, eps, wd, step_size, bias_correction2_sqrt, o.amsgrad(), o.maximize(),
-                        decoupled});
+  if (cpu::fused_ok(p, p.grad(), {&st.exp_avg(), &st.exp_avg_sq(), &vmax_or_none})) {
+    cpu::adam_fused(p, p.grad(), st.exp_avg(), st.exp_avg_sq(), vmax_or_none,
+                    {lr, beta1, beta2, eps, wd, step_size, bias_correction2_sqrt, o.amsgrad(), o.maximize(),
+                     decoupled});
     return;
   }
   // The reference form (Note [Fused optimizer steps]).

@@ -2,7 +2,7 @@
 #include "tensor/optim/sgd.h"
 
 #include "src/core/Check.h"
-#include "src/optim/FusedCPU.h"
+#include "kernels/cpu/OptimizerKernels.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -73,11 +73,11 @@ Tensor SGD::step(LossClosure closure) {
           if (!slot) slot = std::make_unique<SGDParamState>();
           st = static_cast<SGDParamState*>(slot.get());
         }
-        if (detail::fused_ok(p, p.grad(), {st ? &st->momentum_buffer() : &p})) {
+        if (cpu::fused_ok(p, p.grad(), {st ? &st->momentum_buffer() : &p})) {
           bool first = st && !st->momentum_buffer().defined();
           if (first) st->momentum_buffer(tensor::empty_like(p));
-          detail::sgd_fused(p, p.grad(), st ? st->momentum_buffer() : Tensor(),
-                            {o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), o.maximize(), first});
+          cpu::sgd_fused(p, p.grad(), st ? st->momentum_buffer() : Tensor(),
+                         {o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), o.maximize(), first});
           continue;
         }
         // The reference form (Note [Fused optimizer steps]).

@@ -13,6 +13,13 @@
 namespace tensor {
 
 namespace autograd { struct AutogradMeta; }
+namespace detail {
+/// Deletes the autograd meta a TensorImpl owns. The core cannot see inside it, so autograd
+/// defines this (Note [Autograd hooks] in src/core/AutogradHooks.h).
+struct AutogradMetaDeleter {
+  void operator()(autograd::AutogradMeta* m) const noexcept;
+};
+}  // namespace detail
 
 /// Sizes and strides are stored inline for up to 5 dims. Contiguity is cached and
 /// recomputed whenever the geometry changes.
@@ -77,7 +84,7 @@ class TENSOR_API TensorImpl : public RefCounted {
   bool is_conj_ = false;
   bool is_wrapped_number_ = false;
   bool is_view_ = false;
-  std::unique_ptr<autograd::AutogradMeta> autograd_meta_;
+  std::unique_ptr<autograd::AutogradMeta, detail::AutogradMetaDeleter> autograd_meta_;
 };
 
 }  // namespace tensor

@@ -1,9 +1,11 @@
 // Tensor::index and Tensor::index_put_: Python-style indexing with integers, slices, None,
-// Ellipsis, bools, bool masks and integer tensors (Note [Basic then advanced indexing]).
+// Ellipsis, bools, bool masks and integer tensors (Note [Basic then advanced indexing]). The
+// CPU loops are in kernels/cpu/IndexKernels.cpp.
 #include "tensor/indexing.h"
 
 #include <string_view>
 
+#include "kernels/cpu/IndexKernels.h"
 #include "src/autograd/Functions.h"
 #include "src/ops/IndexOps.h"
 #include "tensor/autograd/autograd.h"
@@ -24,7 +26,7 @@ using detail::shape_str;
 using indexing::TensorIndex;
 using Kind = indexing::TensorIndex::Kind;
 using ops::index_detail::check_cpu_or_meta;
-using ops::index_detail::Geometry;
+using cpu::index_loops::Geometry;
 
 // Note [Basic then advanced indexing]
 // As PyTorch, indexing runs in two passes. The basic pass walks the index list left to right
@@ -179,25 +181,10 @@ struct AdvancedPlan {
 /// indexed tensor's strides of those dims) of the true entries of a bool mask, in row-major
 /// order: the linear form of nonzero(mask).
 Tensor mask_offsets(const Tensor& mask, IntArrayRef strides) {
-  const bool* mp = mask.numel() ? mask.data_ptr<bool>() : nullptr;
-  int64_t count = 0;
-  ops::index_detail::for_each_row(mask.sizes(), mask.strides(),
-                                  [&](const int64_t*, int64_t base, int64_t n, int64_t stride) {
-                                    for (int64_t i = 0; i < n; ++i) count += mp[base + i * stride] ? 1 : 0;
-                                  });
+  const int64_t count = cpu::mask_true_count(mask);
   // A spare slot lets the loop store at every entry and advance only on true ones (no branch).
   Tensor buf = empty({count + 1}, TensorOptions(kInt64));
-  int64_t* o = buf.data_ptr<int64_t>();
-  const int64_t k = mask.dim(), last_stride = strides[static_cast<size_t>(k - 1)];
-  ops::index_detail::for_each_row(mask.sizes(), mask.strides(),
-                                  [&](const int64_t* coords, int64_t base, int64_t n, int64_t stride) {
-                                    int64_t row = 0;
-                                    for (int64_t d = 0; d + 1 < k; ++d) row += coords[d] * strides[d];
-                                    for (int64_t i = 0; i < n; ++i) {
-                                      *o = row + i * last_stride;
-                                      o += mp[base + i * stride] ? 1 : 0;
-                                    }
-                                  });
+  cpu::mask_offsets_fill(mask, strides, buf);
   return buf.narrow(0, 0, count);
 }
 
@@ -259,37 +246,12 @@ AdvancedPlan plan_advanced(const Tensor& src, const std::vector<Tensor>& adv, co
   for (int64_t j : tensors) plan.meta = plan.meta || idx[j].t.is_meta();
   if (!plan.meta) {
     plan.offsets = zeros(B, TensorOptions(kInt64));
-    int64_t* op_data = plan.offsets.data_ptr<int64_t>();
     for (int64_t j : tensors) {
       Tensor e = idx[j].t.expand(B);
-      Geometry g;
-      for (size_t i = 0; i < B.size(); ++i)
-        g.add_dim(B[i], plan.offsets.stride(static_cast<int64_t>(i)), e.stride(static_cast<int64_t>(i)), 0);
-      g.coalesce();
-      const int64_t size = src.size(j), stride = src.stride(j);
-      const bool ready = idx[j].is_offset;
-      bool bad = false;
+      const int64_t size = src.size(j);
       int64_t bad_value = 0;
-      auto fold = [&](auto tag) {
-        using I = typename decltype(tag)::type;
-        const I* ip = e.numel() ? e.data_ptr<I>() : nullptr;
-        auto f = [&](int64_t a, int64_t b, int64_t) {
-          int64_t v = static_cast<int64_t>(ip[b]);
-          if (ready) {
-            op_data[a] += v;
-          } else if (v < -size || v >= size) {
-            if (!bad) bad_value = v;
-            bad = true;
-          } else {
-            op_data[a] += (v < 0 ? v + size : v) * stride;
-          }
-        };
-        ops::index_detail::for_each(g, f, /*parallel=*/false);
-      };
-      if (e.dtype() == kInt32)
-        fold(TypeTag<int32_t>{});
-      else
-        fold(TypeTag<int64_t>{});
+      const bool bad =
+          !cpu::fold_index_offsets(plan.offsets, e, size, src.stride(j), idx[j].is_offset, bad_value);
       TENSOR_CHECK(!bad, "{}: index {} is out of bounds for dim {} with size {} (indexed tensor of shape {})", op,
                    bad_value, j, size, shape_str(src.sizes()));
     }
@@ -395,14 +357,7 @@ Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
   Tensor out = empty(plan.out_shape, src.options());
   if (plan.meta || out.numel() == 0) return out;
   Geometry g = plan_geometry(plan, out);
-  const int64_t* offs = plan.offsets.data_ptr<int64_t>();
-  ops::index_detail::visit_element_size(src.element_size(), [&](auto etag) {
-    using E = typename decltype(etag)::type;
-    E* o = static_cast<E*>(out.data_ptr());
-    const E* s = static_cast<const E*>(src.data_ptr());
-    ops::index_detail::for_each(
-        g, [=](int64_t a, int64_t b, int64_t c) { o[a] = s[c + offs[b]]; }, /*parallel=*/true);
-  });
+  cpu::read_at_offsets(src, out, g, plan.offsets.data_ptr<int64_t>());
   return out;
 }
 
@@ -446,15 +401,8 @@ Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor
   if (value.impl()->storage().get() == impl()->storage().get()) value = value.clone();
   value = value.resolve_conj().expand(plan.out_shape);
   Geometry g = plan_geometry(plan, value);
-  const int64_t* offs = plan.offsets.data_ptr<int64_t>();
-  ops::index_detail::visit_element_size(element_size(), [&](auto etag) {
-    using E = typename decltype(etag)::type;
-    E* d = static_cast<E*>(dst.data_ptr());
-    const E* v = static_cast<const E*>(value.data_ptr());
-    // Serial: with repeated indices the last write wins (accumulate=false).
-    ops::index_detail::for_each(
-        g, [=](int64_t a, int64_t b, int64_t c) { d[c + offs[b]] = v[a]; }, /*parallel=*/false);
-  });
+  // Serial: with repeated indices the last write wins (accumulate=false).
+  cpu::write_at_offsets(dst, value, g, plan.offsets.data_ptr<int64_t>());
   unsafeGetTensorImpl()->bump_version();
   return *this;
 }

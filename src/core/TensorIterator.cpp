@@ -1,4 +1,4 @@
-#include "src/ops/TensorIterator.h"
+#include "src/core/TensorIterator.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
 // oneDNN's eltwise primitive for the unary ops where it beats libtensor's kernels.
-#include "src/cpu/Eltwise.h"
+#include "src/cpu/OneDNNEltwise.h"
 
 #include "src/cpu/OneDNN.h"
 #include "tensor/ops.h"

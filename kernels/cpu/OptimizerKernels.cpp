@@ -1,4 +1,4 @@
-#include "src/optim/FusedCPU.h"
+#include "kernels/cpu/OptimizerKernels.h"
 
 #include <omp.h>
 
@@ -8,7 +8,7 @@
 
 #include "src/core/Parallel.h"
 
-namespace tensor::optim::detail {
+namespace tensor::cpu {
 
 namespace {
 
@@ -148,4 +148,4 @@ void adam_fused(const Tensor& p, const Tensor& grad, const Tensor& m, const Tens
     if (t->defined()) t->unsafeGetTensorImpl()->bump_version();
 }
 
-}  // namespace tensor::optim::detail
+}  // namespace tensor::cpu

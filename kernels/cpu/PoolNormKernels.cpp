@@ -1,4 +1,4 @@
-// Plain-loop pooling and normalization (src/ops/PoolNormOps.h): the float64 path, the fallback
+// Plain-loop pooling and normalization (kernels/cpu/PoolNormKernels.h): the float64 path, the fallback
 // for dtypes and modes oneDNN lacks, and the reference of the tests. Inputs arrive contiguous;
 // weight, bias and statistics arrive in the statistics dtype (float64 for float64 inputs,
 // float32 otherwise). Sums accumulate in double, so the float32 results are as close to the
@@ -14,10 +14,10 @@
 
 #include "src/core/DtypeVisit.h"
 #include "src/core/Parallel.h"
-#include "src/ops/PoolNormOps.h"
+#include "kernels/cpu/PoolNormKernels.h"
 
 namespace tensor::cpu {
-namespace ref {
+namespace loops {
 namespace {
 
 using tensor::detail::kGrain;
@@ -798,5 +798,5 @@ void group_norm_backward(const Tensor& g, const Tensor& x, int64_t groups, const
   });
 }
 
-}  // namespace ref
+}  // namespace loops
 }  // namespace tensor::cpu

@@ -1,4 +1,5 @@
-// Internal: one-pass CPU updates for SGD and Adam(W) on contiguous float32/float64 tensors.
+// Internal: one-pass CPU updates for SGD and Adam(W) on contiguous float32/float64 tensors
+// (kernels/cpu/OptimizerKernels.cpp), called by src/optim/SGD.cpp and src/optim/Adam.cpp.
 // Note [Fused optimizer steps]
 // Written with tensor ops, an Adam step reads and writes the parameter-sized tensors about ten
 // times (and allocates temporaries); these loops do it in one pass per parameter with the same
@@ -9,7 +10,7 @@
 
 #include "tensor/core/Tensor.h"
 
-namespace tensor::optim::detail {
+namespace tensor::cpu {
 
 struct SGDScalars {
   double lr, momentum, dampening, weight_decay;
@@ -31,4 +32,4 @@ void sgd_fused(const Tensor& p, const Tensor& grad, const Tensor& buf, const SGD
 void adam_fused(const Tensor& p, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax,
                 const AdamScalars& s);
 
-}  // namespace tensor::optim::detail
+}  // namespace tensor::cpu

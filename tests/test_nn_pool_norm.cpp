@@ -306,7 +306,7 @@ TEST(NNGroupNorm, ModuleAndFunctional) {
   expect_error([&] { nn::GroupNorm(3, 4); }, {"divisible"});
 }
 
-TEST(NNNormPool, InSequential) {
+TEST(NNPoolNorm, InSequential) {
   manual_seed(7);
   nn::Sequential net(nn::BatchNorm2d(2), nn::MaxPool2d(2), nn::AdaptiveAvgPool2d(1), nn::Flatten(), nn::LayerNorm(std::vector<int64_t>{2}));
   Tensor y = net->forward(randn({3, 2, 4, 4}));

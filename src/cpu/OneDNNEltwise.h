@@ -2,7 +2,7 @@
 // own kernels (Note [oneDNN eltwise]).
 #pragma once
 
-#include "src/ops/TensorIterator.h"
+#include "src/core/TensorIterator.h"
 #include "kernels/cpu/Elementwise.h"
 
 namespace tensor::cpu {

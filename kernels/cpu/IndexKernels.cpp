@@ -1,0 +1,333 @@
+// The CPU loops of the indexing ops: index_select, gather, scatter, scatter_add, index_add,
+// masked_select, nonzero (front ends: src/ops/IndexOps.cpp) and Tensor::index/index_put_ (front
+// ends: src/ops/AdvancedIndexing.cpp), over the strided offset loop of kernels/cpu/IndexLoops.h
+// (Note [Index loop geometry]). Element moves go through an unsigned type as wide as one element,
+// so they need no per-dtype code.
+#include "kernels/cpu/IndexKernels.h"
+
+#include <omp.h>
+
+#include <cstring>
+#include <type_traits>
+
+#include "src/core/DtypeVisit.h"
+#include "src/core/Parallel.h"
+
+namespace tensor::cpu {
+
+namespace {
+using index_loops::Geometry;
+using index_loops::geometry_of;
+using index_loops::visit_element_size;
+
+template <class F>
+void visit_index_dtype(ScalarType t, F&& f) {
+  if (t == kInt32)
+    f(TypeTag<int32_t>{});
+  else
+    f(TypeTag<int64_t>{});
+}
+
+/// dst (+)= v in the op's compute type (float for half types, logical or for bool).
+template <class T>
+inline void add_into(T& dst, T v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    dst = dst || v;
+  } else {
+    using M = opmath_t<T>;
+    dst = convert<T>(static_cast<M>(convert<M>(dst) + convert<M>(v)));
+  }
+}
+
+template <class T>
+inline bool is_nonzero(T v) {
+  if constexpr (std::is_same_v<T, bool>)
+    return v;
+  else if constexpr (is_complex_v<T>)
+    return v != T(0);
+  else
+    return static_cast<opmath_t<T>>(v) != opmath_t<T>(0);
+}
+}  // namespace
+
+bool index_values_in_range(const Tensor& index, int64_t size, int64_t& bad_value) {
+  Geometry g = geometry_of(index);
+  g.coalesce();
+  bool bad = false;
+  visit_index_dtype(index.dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I* p = index.data_ptr<I>();
+    auto f = [&](int64_t a, int64_t, int64_t) {
+      int64_t v = static_cast<int64_t>(p[a]);
+      if (!bad && (v < 0 || v >= size)) {
+        bad = true;
+        bad_value = v;
+      }
+    };
+    index_loops::for_each(g, f, /*parallel=*/false);
+  });
+  return !bad;
+}
+
+void index_select(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
+  const int64_t es = self.element_size();
+  const int64_t n = index.numel(), idx_stride = index.dim() == 1 ? index.stride(0) : 0;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= self.size(d);
+  for (int64_t d = dim + 1; d < self.dim(); ++d) inner *= self.size(d);
+  visit_index_dtype(index.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* ip = index.data_ptr<I>();
+    if (self.is_contiguous() && inner > 1) {
+      // Contiguous fast path: every selected slice is `inner` consecutive elements.
+      const char* src = static_cast<const char*>(self.data_ptr());
+      char* dst = static_cast<char*>(out.data_ptr());
+      const int64_t src_size = self.size(dim), rows = outer * n, bytes = inner * es;
+#pragma omp parallel for if (rows * inner >= tensor::detail::kGrain && !omp_in_parallel())
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t o = r / n, i = r % n;
+        int64_t v = static_cast<int64_t>(ip[i * idx_stride]);
+        std::memcpy(dst + r * bytes, src + (o * src_size + v) * bytes, static_cast<size_t>(bytes));
+      }
+      return;
+    }
+    Geometry g;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      g.add_dim(out.size(d), out.stride(d), d == dim ? idx_stride : 0, d == dim ? 0 : self.stride(d));
+    g.coalesce();
+    const int64_t sd = self.stride(dim);
+    visit_element_size(es, [&](auto etag) {
+      using E = typename decltype(etag)::type;
+      E* o = static_cast<E*>(out.data_ptr());
+      const E* s = static_cast<const E*>(self.data_ptr());
+      index_loops::for_each(
+          g, [=](int64_t a, int64_t b, int64_t c) { o[a] = s[c + static_cast<int64_t>(ip[b]) * sd]; },
+          /*parallel=*/true);
+    });
+  });
+}
+
+void gather(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& out) {
+  Geometry g;
+  for (int64_t d = 0; d < idx.dim(); ++d)
+    g.add_dim(idx.size(d), out.stride(d), idx.stride(d), d == dim ? 0 : self.stride(d));
+  g.coalesce();
+  const int64_t sd = self.stride(dim);
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  visit_element_size(self.element_size(), [&](auto etag) {
+    using E = typename decltype(etag)::type;
+    E* o = static_cast<E*>(out.data_ptr());
+    const E* s = static_cast<const E*>(self.data_ptr());
+    index_loops::for_each(
+        g, [=](int64_t a, int64_t b, int64_t c) { o[a] = s[c + ip[b] * sd]; }, /*parallel=*/true);
+  });
+}
+
+void scatter(const Tensor& s1, int64_t dim, const Tensor& idx, const Tensor& src, bool add, const char* op) {
+  Geometry g;
+  for (int64_t d = 0; d < idx.dim(); ++d)
+    g.add_dim(idx.size(d), src.stride(d), idx.stride(d), d == dim ? 0 : s1.stride(d));
+  g.coalesce();
+  const int64_t sd = s1.stride(dim);
+  const int64_t* ip = idx.data_ptr<int64_t>();
+  // Serial: duplicate indices write the same element (the last write wins for scatter_).
+  if (add) {
+    visit_dtype(s1.dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* p = static_cast<T*>(s1.data_ptr());
+      const T* sp = static_cast<const T*>(src.data_ptr());
+      index_loops::for_each(
+          g, [=](int64_t a, int64_t b, int64_t c) { add_into(p[c + ip[b] * sd], sp[a]); }, false);
+    });
+  } else {
+    visit_element_size(s1.element_size(), [&](auto etag) {
+      using E = typename decltype(etag)::type;
+      E* p = static_cast<E*>(s1.data_ptr());
+      const E* sp = static_cast<const E*>(src.data_ptr());
+      index_loops::for_each(
+          g, [=](int64_t a, int64_t b, int64_t c) { p[c + ip[b] * sd] = sp[a]; }, false);
+    });
+  }
+}
+
+void index_add(const Tensor& s1, int64_t dim, const Tensor& idx, const Tensor& src, const Scalar& alpha,
+               const char* op) {
+  const int64_t idx_stride = idx.dim() == 1 ? idx.stride(0) : 0;
+  Geometry g;
+  for (int64_t d = 0; d < src.dim(); ++d)
+    g.add_dim(src.size(d), src.stride(d), d == dim ? idx_stride : 0, d == dim ? 0 : s1.stride(d));
+  g.coalesce();
+  const int64_t sd = s1.stride(dim);
+  visit_index_dtype(idx.dtype(), [&](auto itag) {
+    using I = typename decltype(itag)::type;
+    const I* ip = idx.data_ptr<I>();
+    visit_dtype(s1.dtype(), op, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using M = opmath_t<T>;
+      T* p = static_cast<T*>(s1.data_ptr());
+      const T* sp = static_cast<const T*>(src.data_ptr());
+      const M a = alpha.to<M>();
+      index_loops::for_each(
+          g,
+          [=](int64_t x, int64_t b, int64_t c) {
+            T& dst = p[c + static_cast<int64_t>(ip[b]) * sd];
+            if constexpr (std::is_same_v<T, bool>)
+              dst = dst || (a && sp[x]);
+            else
+              dst = convert<T>(static_cast<M>(convert<M>(dst) + a * convert<M>(sp[x])));
+          },
+          /*parallel=*/false);
+    });
+  });
+}
+
+namespace {
+Geometry masked_geometry(const Tensor& self, const Tensor& mask) {
+  Geometry g;
+  for (int64_t d = 0; d < self.dim(); ++d) g.add_dim(self.size(d), self.stride(d), mask.stride(d), 0);
+  g.coalesce();
+  return g;
+}
+}  // namespace
+
+int64_t masked_select_count(const Tensor& self, const Tensor& mask) {
+  Geometry g = masked_geometry(self, mask);
+  const bool* mp = mask.numel() ? mask.data_ptr<bool>() : nullptr;
+  int64_t count = 0;
+  auto counter = [&](int64_t, int64_t b, int64_t) { count += mp[b] ? 1 : 0; };
+  index_loops::for_each(g, counter, /*parallel=*/false);
+  return count;
+}
+
+void masked_select_fill(const Tensor& self, const Tensor& mask, const Tensor& buf) {
+  Geometry g = masked_geometry(self, mask);
+  const bool* mp = mask.numel() ? mask.data_ptr<bool>() : nullptr;
+  // The spare slot lets the copy loop store every element and advance only on true mask
+  // entries, without a branch on the mask.
+  visit_element_size(self.element_size(), [&](auto etag) {
+    using E = typename decltype(etag)::type;
+    E* o = static_cast<E*>(buf.data_ptr());
+    const E* s = static_cast<const E*>(self.data_ptr());
+    int64_t k = 0;
+    auto writer = [&](int64_t a, int64_t b, int64_t) {
+      o[k] = s[a];
+      k += mp[b] ? 1 : 0;
+    };
+    index_loops::for_each(g, writer, /*parallel=*/false);
+  });
+}
+
+int64_t nonzero_count(const Tensor& a, const char* op) {
+  int64_t count = 0;
+  visit_dtype(a.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = a.numel() ? static_cast<const T*>(a.data_ptr()) : nullptr;
+    Geometry g = geometry_of(a);
+    g.coalesce();
+    auto counter = [&](int64_t x, int64_t, int64_t) { count += is_nonzero(p[x]) ? 1 : 0; };
+    index_loops::for_each(g, counter, /*parallel=*/false);
+  });
+  return count;
+}
+
+void nonzero_fill(const Tensor& a, const Tensor& buf, const char* op) {
+  const int64_t nd = a.dim();
+  visit_dtype(a.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* p = a.numel() ? static_cast<const T*>(a.data_ptr()) : nullptr;
+    // The spare row lets this pass write every element's coordinates and advance only past the
+    // nonzero ones, with no branch on the (often random) values.
+    int64_t* o = buf.data_ptr<int64_t>();
+    const int64_t last = nd - 1;
+    index_loops::for_each_row(a.sizes(), a.strides(),
+                              [&](const int64_t* coords, int64_t base, int64_t n, int64_t stride) {
+                                for (int64_t i = 0; i < n; ++i) {
+                                  const bool nz = is_nonzero(p[base + i * stride]);
+                                  for (int64_t d = 0; d < last; ++d) o[d] = coords[d];
+                                  o[last] = i;
+                                  o += nz ? nd : 0;
+                                }
+                              });
+  });
+}
+
+int64_t mask_true_count(const Tensor& mask) {
+  const bool* mp = mask.numel() ? mask.data_ptr<bool>() : nullptr;
+  int64_t count = 0;
+  index_loops::for_each_row(mask.sizes(), mask.strides(),
+                            [&](const int64_t*, int64_t base, int64_t n, int64_t stride) {
+                              for (int64_t i = 0; i < n; ++i) count += mp[base + i * stride] ? 1 : 0;
+                            });
+  return count;
+}
+
+void mask_offsets_fill(const Tensor& mask, IntArrayRef strides, const Tensor& buf) {
+  const bool* mp = mask.numel() ? mask.data_ptr<bool>() : nullptr;
+  // The spare slot lets the loop store at every entry and advance only on true ones (no branch).
+  int64_t* o = buf.data_ptr<int64_t>();
+  const int64_t k = mask.dim(), last_stride = strides[static_cast<size_t>(k - 1)];
+  index_loops::for_each_row(mask.sizes(), mask.strides(),
+                            [&](const int64_t* coords, int64_t base, int64_t n, int64_t stride) {
+                              int64_t row = 0;
+                              for (int64_t d = 0; d + 1 < k; ++d) row += coords[d] * strides[d];
+                              for (int64_t i = 0; i < n; ++i) {
+                                *o = row + i * last_stride;
+                                o += mp[base + i * stride] ? 1 : 0;
+                              }
+                            });
+}
+
+bool fold_index_offsets(const Tensor& offsets, const Tensor& e, int64_t size, int64_t stride, bool ready,
+                        int64_t& bad_value) {
+  IntArrayRef B = offsets.sizes();
+  Geometry g;
+  for (size_t i = 0; i < B.size(); ++i)
+    g.add_dim(B[i], offsets.stride(static_cast<int64_t>(i)), e.stride(static_cast<int64_t>(i)), 0);
+  g.coalesce();
+  int64_t* op_data = offsets.data_ptr<int64_t>();
+  bool bad = false;
+  auto fold = [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I* ip = e.numel() ? e.data_ptr<I>() : nullptr;
+    auto f = [&](int64_t a, int64_t b, int64_t) {
+      int64_t v = static_cast<int64_t>(ip[b]);
+      if (ready) {
+        op_data[a] += v;
+      } else if (v < -size || v >= size) {
+        if (!bad) bad_value = v;
+        bad = true;
+      } else {
+        op_data[a] += (v < 0 ? v + size : v) * stride;
+      }
+    };
+    index_loops::for_each(g, f, /*parallel=*/false);
+  };
+  if (e.dtype() == kInt32)
+    fold(TypeTag<int32_t>{});
+  else
+    fold(TypeTag<int64_t>{});
+  return !bad;
+}
+
+void read_at_offsets(const Tensor& src, const Tensor& out, const Geometry& g, const int64_t* offs) {
+  visit_element_size(src.element_size(), [&](auto etag) {
+    using E = typename decltype(etag)::type;
+    E* o = static_cast<E*>(out.data_ptr());
+    const E* s = static_cast<const E*>(src.data_ptr());
+    index_loops::for_each(
+        g, [=](int64_t a, int64_t b, int64_t c) { o[a] = s[c + offs[b]]; }, /*parallel=*/true);
+  });
+}
+
+void write_at_offsets(const Tensor& dst, const Tensor& value, const Geometry& g, const int64_t* offs) {
+  visit_element_size(dst.element_size(), [&](auto etag) {
+    using E = typename decltype(etag)::type;
+    E* d = static_cast<E*>(dst.data_ptr());
+    const E* v = static_cast<const E*>(value.data_ptr());
+    // Serial: with repeated indices the last write wins (accumulate=false).
+    index_loops::for_each(
+        g, [=](int64_t a, int64_t b, int64_t c) { d[c + offs[b]] = v[a]; }, /*parallel=*/false);
+  });
+}
+
+}  // namespace tensor::cpu
