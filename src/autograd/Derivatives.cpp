@@ -448,6 +448,10 @@ TENSOR_ROW(Clamp, ops::clamp_op(), "ClampBackward1", arg(0), true,
     if (min) keep = keep.logical_and(self.ge(*min));
     if (max) keep = keep.logical_and(self.le(*max));
     return {grad * keep.to(grad.dtype())};)
+void register_condition_rows() {
+  register_row<WhereRow>();
+  register_row<ClampRow>();
+}
 
 // ---- reductions ----
 TENSOR_ROW(Sum, ops::reduce_ops().sum, "SumBackward1", 0, true,
@@ -457,13 +461,20 @@ TENSOR_ROW(Mean, ops::reduce_ops().mean, "MeanBackward1", 0, true,
     (const Tensor& self, IntArrayRef dim, bool keepdim, const std::optional<ScalarType>& dtype),
     const InputMeta& m = n.input_meta(0);
     return {expand_reduced(grad, m, dim, keepdim) / static_cast<double>(reduced_count(m, dim))};)
+void register_reduction_rows() {
+  register_row<SumRow>();
+  register_row<MeanRow>();
+}
 
-// ---- indexing ----
+// ---- indexing and joining ----
 TENSOR_ROW(IndexSelect, ops::index_select_op(), "IndexSelectBackward0", arg(2), true,
     (const Tensor& self, int64_t dim, const Tensor& index),
     const InputMeta& m = n.input_meta(0);
     Tensor zero = zeros(m.sizes, TensorOptions(grad.dtype()).device(grad.device()));
     return {zero.index_add(wrap_dim(dim, m.sizes.size()), index, grad), Tensor()};)
+void register_indexing_rows() {
+  register_row<IndexSelectRow>();
+}
 
 // ---- matrix products: grad_a = grad b^T, grad_b = a^T grad (as for real numbers) ----
 TENSOR_ROW(Mm, ops::linalg_ops().mm, "MmBackward0", arg(0) | arg(1), true,
@@ -488,20 +499,29 @@ TENSOR_ROW(Linear, ops::linalg_ops().linear, "LinearBackward0", arg(0) | arg(1),
     if (n.needs_input_grad(1)) gw = g2.t().mm(input.dim() == 2 ? input : input.reshape({-1, input.size(-1)}));
     if (n.needs_input_grad(2)) gb = g2.sum({0}).reshape(n.input_meta(2).sizes);
     return {gx, gw, gb};)
+void register_matrix_rows() {
+  register_row<MmRow>();
+  register_row<BmmRow>();
+  register_row<AddmmRow>();
+  register_row<LinearRow>();
+}
+
+// ---- convolutions ----
+void register_convolution_rows() {}
+
+// ---- pooling and normalization ----
+void register_pool_norm_rows() {}
 
 }  // namespace
 
 void register_rows();
 void register_rows() {
-  register_row<WhereRow>();
-  register_row<ClampRow>();
-  register_row<SumRow>();
-  register_row<MeanRow>();
-  register_row<IndexSelectRow>();
-  register_row<MmRow>();
-  register_row<BmmRow>();
-  register_row<AddmmRow>();
-  register_row<LinearRow>();
+  register_condition_rows();
+  register_reduction_rows();
+  register_indexing_rows();
+  register_matrix_rows();
+  register_convolution_rows();
+  register_pool_norm_rows();
 }
 
 // Note [Lazy autograd registration]
