@@ -512,6 +512,9 @@ void register_convolution_rows() {}
 // ---- pooling and normalization ----
 void register_pool_norm_rows() {}
 
+// ---- rearranging: tril, triu, flip, repeat, roll ----
+void register_rearrange_rows() {}
+
 }  // namespace
 
 void register_rows();
@@ -522,6 +525,7 @@ void register_rows() {
   register_matrix_rows();
   register_convolution_rows();
   register_pool_norm_rows();
+  register_rearrange_rows();
 }
 
 // Note [Lazy autograd registration]
