@@ -124,12 +124,25 @@ struct StructuredCase {
   std::function<Tensor(const std::vector<Tensor>&)> fn;
   std::vector<std::vector<int64_t>> shapes;
   bool second_order = true;
+  /// The dispatcher ops (derivative_rows() names) the case checks; empty: its name's first word.
+  std::vector<std::string> covers = {};
 };
+
+/// The dispatcher ops a structured case gradient-checks.
+inline std::vector<std::string> covered_ops(const StructuredCase& c) {
+  if (!c.covers.empty()) return c.covers;
+  return {c.name.substr(0, c.name.find(' '))};
+}
 
 inline std::vector<StructuredCase> structured_cases() {
   namespace F = tensor::nn::functional;
   using V = std::vector<Tensor>;
   return {
+      {"where", [](const V& v) { return tensor::where(v[0] > 0, v[0], v[1]); }, {{3, 4}, {4}}},
+      {"clamp", [](const V& v) { return v[0].clamp(-0.5, 0.5); }, {{3, 4}}},
+      {"sum", [](const V& v) { return v[0].sum({1}, true); }, {{3, 4}}},
+      {"mean", [](const V& v) { return v[0].mean({0, 1}); }, {{3, 4}}},
+      {"index_select", [](const V& v) { return v[0].index_select(1, tensor::tensor({3, 0, 3})); }, {{3, 4}}},
       {"mm", [](const V& v) { return tensor::mm(v[0], v[1]); }, {{3, 4}, {4, 2}}},
       {"bmm", [](const V& v) { return tensor::bmm(v[0], v[1]); }, {{2, 3, 4}, {2, 4, 2}}},
       {"addmm (broadcast self)", [](const V& v) { return tensor::addmm(v[0], v[1], v[2], 0.5, 2.0); }, {{1, 2}, {3, 4}, {4, 2}}},
@@ -138,10 +151,10 @@ inline std::vector<StructuredCase> structured_cases() {
       {"dot", [](const V& v) { return tensor::dot(v[0], v[1]); }, {{5}, {5}}},
       {"outer", [](const V& v) { return tensor::outer(v[0], v[1]); }, {{3}, {4}}},
       {"einsum", [](const V& v) { return tensor::einsum("bij,bjk->bik", {v[0], v[1]}); }, {{2, 3, 4}, {2, 4, 2}}},
-      {"conv1d", [](const V& v) { return tensor::conv1d(v[0], v[1], v[2], 2, 1); }, {{2, 3, 7}, {4, 3, 3}, {4}}},
-      {"conv2d (groups, dilation)", [](const V& v) { return tensor::conv2d(v[0], v[1], v[2], 1, 1, 2, 2); }, {{1, 4, 6, 5}, {2, 2, 3, 3}, {2}}},
-      {"conv3d", [](const V& v) { return tensor::conv3d(v[0], v[1], std::nullopt, 1, 1); }, {{1, 2, 3, 4, 3}, {2, 2, 2, 2, 2}}, false},
-      {"conv_transpose2d", [](const V& v) { return tensor::conv_transpose2d(v[0], v[1], v[2], 2, 1, 1); }, {{1, 3, 3, 4}, {3, 2, 3, 3}, {2}}},
+      {"conv1d", [](const V& v) { return tensor::conv1d(v[0], v[1], v[2], 2, 1); }, {{2, 3, 7}, {4, 3, 3}, {4}}, true, {"convolution"}},
+      {"conv2d (groups, dilation)", [](const V& v) { return tensor::conv2d(v[0], v[1], v[2], 1, 1, 2, 2); }, {{1, 4, 6, 5}, {2, 2, 3, 3}, {2}}, true, {"convolution"}},
+      {"conv3d", [](const V& v) { return tensor::conv3d(v[0], v[1], std::nullopt, 1, 1); }, {{1, 2, 3, 4, 3}, {2, 2, 2, 2, 2}}, false, {"convolution"}},
+      {"conv_transpose2d", [](const V& v) { return tensor::conv_transpose2d(v[0], v[1], v[2], 2, 1, 1); }, {{1, 3, 3, 4}, {3, 2, 3, 3}, {2}}, true, {"convolution"}},
       {"max_pool2d", [](const V& v) { return tensor::max_pool2d(v[0], {2, 2}, {}, 0, 1, true); }, {{2, 2, 5, 5}}},
       {"avg_pool2d", [](const V& v) { return tensor::avg_pool2d(v[0], {3, 3}, {2, 2}, 1); }, {{1, 2, 6, 5}}},
       {"adaptive_avg_pool2d", [](const V& v) { return tensor::adaptive_avg_pool2d(v[0], {3, 2}); }, {{1, 2, 7, 5}}},

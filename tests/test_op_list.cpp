@@ -53,3 +53,17 @@ TEST(OpList, DtypeColumnMatchesTheKernels) {
     else EXPECT_THROW((void)c.fn(z, z), Error) << c.name << " rejects complex";
   }
 }
+
+// Every row of the derivatives table (autograd::derivative_rows()) names an op that a row of the
+// op table gradient-checks: an op cannot gain a derivative without a gradient check.
+TEST(DerivativesTable, EveryRowIsGradientChecked) {
+  std::set<std::string> checked;
+  for (const auto& c : optable::unary_cases()) checked.insert(c.name);
+  for (const auto& c : optable::binary_cases()) checked.insert(c.name);
+  for (const auto& c : optable::structured_cases())
+    for (const std::string& op : optable::covered_ops(c)) checked.insert(op);
+  const auto rows = autograd::derivative_rows();
+  EXPECT_GE(rows.size(), 40u);
+  for (const auto& r : rows)
+    EXPECT_TRUE(checked.count(r.op)) << r.op << " (" << r.node << ") has no gradcheck row in tests/op_table.h";
+}

@@ -376,6 +376,7 @@ Tensor& ag_unary_out(Tensor& out, const Tensor& x) {
 
 template <BinaryOp Op>
 void register_binary() {
+  if constexpr (kBinaryRow<Op>.node != nullptr) note_row(ops::binary_name(Op), kBinaryRow<Op>.node);
   auto& d = ops::binary_op(Op);
   d.functional.set(DispatchKey::Autograd, &ag_binary<Op>);
   d.inplace.set(DispatchKey::Autograd, &ag_binary_inplace<Op>);
@@ -383,6 +384,7 @@ void register_binary() {
 }
 template <UnaryOp Op>
 void register_unary() {
+  if constexpr (kUnaryRow<Op>.node != nullptr) note_row(ops::unary_name(Op), kUnaryRow<Op>.node);
   auto& d = ops::unary_op(Op);
   d.functional.set(DispatchKey::Autograd, &ag_unary<Op>);
   d.inplace.set(DispatchKey::Autograd, &ag_unary_inplace<Op>);
@@ -526,6 +528,21 @@ void register_rows() {
   register_convolution_rows();
   register_pool_norm_rows();
   register_rearrange_rows();
+}
+
+namespace {
+std::vector<DerivativeRow>& rows_list() {
+  static std::vector<DerivativeRow> rows;
+  return rows;
+}
+}  // namespace
+
+// Called only from ensure_autograd_kernels' call_once, so the list needs no lock.
+void note_row(const char* op, const char* node) { rows_list().push_back({op, node}); }
+
+std::vector<DerivativeRow> derivative_rows() {
+  ensure_autograd_kernels();
+  return rows_list();
 }
 
 // Note [Lazy autograd registration]

@@ -165,12 +165,16 @@ struct Kernel<Row, R(A...)> {
 
 }  // namespace record_detail
 
+/// Adds a row to the list derivative_rows() returns (register_row calls it).
+void note_row(const char* op, const char* node);
+
 /// Fills Row::op()'s Autograd slot with the kernel the template makes from Row.
 template <class Row>
 void register_row() {
   auto& def = Row::op();
   using Sig = typename std::decay_t<decltype(def)>::Signature;
   def.set(DispatchKey::Autograd, &record_detail::Kernel<Row, Sig>::fn);
+  note_row(def.name, Row::name);
 }
 
 /// One row of the derivatives table as a type (Note [Recording template]):

@@ -1,6 +1,9 @@
 // Reverse-mode autograd: backward(), grad(), grad mode guards and gradient checking.
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include <functional>
 #include <optional>
 #include <vector>
@@ -55,6 +58,16 @@ TENSOR_API bool gradcheck(const std::function<Tensor(const variable_list&)>& fn,
 /// gradcheck of the gradients themselves (second derivatives via create_graph).
 TENSOR_API bool gradgradcheck(const std::function<Tensor(const variable_list&)>& fn, const variable_list& inputs,
                               double eps = 1e-6, double atol = 1e-5, double rtol = 1e-3);
+
+/// One row of the derivatives table: the dispatcher op it differentiates ("mm") and the node
+/// it records ("MmBackward0").
+struct DerivativeRow {
+  std::string op;
+  std::string node;
+};
+/// Every row of the derivatives table, for introspection and for the tests that check each
+/// differentiable op is gradient-checked (ops with hand-written nodes are not listed).
+TENSOR_API std::vector<DerivativeRow> derivative_rows();
 
 }  // namespace autograd
 
