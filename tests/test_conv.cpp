@@ -1,4 +1,4 @@
-// Convolutions (src/ops/ConvOps.cpp, src/cpu/Conv.cpp, src/cpu/ConvRef.cpp): forward values
+// Convolutions (src/ops/ConvOps.cpp, src/cpu/Conv.cpp, kernels/cpu/ConvKernels.cpp): forward values
 // against hand-computed cases and an independent direct-definition loop in this file, over
 // batch 1, odd sizes, channels 1 and 3, groups (depthwise too), stride, dilation, every padding
 // form, unbatched, non-contiguous and channels-last inputs; float32 (oneDNN) and bfloat16

@@ -9,7 +9,7 @@
 #include "src/core/Check.h"
 #include "src/cpu/Layout.h"
 #include "src/cpu/OneDNN.h"
-#include "src/ops/ConvOps.h"
+#include "src/cpu/Conv.h"
 #include "tensor/ops.h"
 
 namespace tensor::cpu {

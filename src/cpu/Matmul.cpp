@@ -9,7 +9,7 @@
 
 #include "src/core/DtypeVisit.h"
 #include "src/cpu/OneDNN.h"
-#include "src/ops/LinalgOps.h"
+#include "src/cpu/Matmul.h"
 #include "tensor/ops.h"
 
 namespace tensor::cpu {

@@ -3,7 +3,7 @@
 // [Primitive cache] in src/cpu/OneDNN.h). group_norm has no oneDNN 2.6 primitive: it runs the
 // loops of kernels/cpu/PoolNormKernels.cpp (Note [group_norm without oneDNN] in src/ops/PoolNormOps.cpp).
 #include "src/cpu/OneDNN.h"
-#include "src/ops/PoolNormOps.h"
+#include "src/cpu/PoolNorm.h"
 #include "tensor/ops.h"
 
 namespace tensor::cpu::onednn {

@@ -3,7 +3,7 @@
 // Tensors are described as they lie (contiguous NCHW or channels-last NHWC), so no reorder.
 #include "src/cpu/Layout.h"
 #include "src/cpu/OneDNN.h"
-#include "src/ops/PoolNormOps.h"
+#include "src/cpu/PoolNorm.h"
 
 namespace tensor::cpu::onednn {
 namespace {

@@ -3,6 +3,7 @@
 // dispatcher table (src/ops/ConvOps.h) whose CPU kernels pick oneDNN (float32, bfloat16; float16
 // through float32) or the reference loops (float64).
 #include "src/ops/ConvOps.h"
+#include "src/cpu/Conv.h"
 
 #include <algorithm>
 

@@ -1,4 +1,5 @@
-// Internal: the convolution op table and the kernels behind it.
+// Internal: the convolution op table. Its kernels: src/cpu/Conv.h (oneDNN) and
+// kernels/cpu/ConvKernels.h (plain loops).
 //
 // Every public convolution (conv1d/2d/3d, conv_transpose1d/2d/3d, the "same"/"valid" forms)
 // checks its arguments in src/ops/ConvOps.cpp, adds a batch dim to unbatched inputs and calls
@@ -43,30 +44,4 @@ ConvOpDefs& conv_ops();
 
 }  // namespace ops
 
-namespace cpu {
-
-/// The parameters of one convolution, per spatial dim (Note [Convolution padding]).
-struct ConvParams {
-  DimVector stride, pad_l, pad_r, dilation;
-  bool transposed = false;
-  int64_t groups = 1;
-  int64_t spatial() const { return static_cast<int64_t>(stride.size()); }
-};
-
-// oneDNN kernels (src/cpu/Conv.cpp), for float32 and bfloat16 only. Outputs are allocated by
-// the caller with their final sizes and strides (NCHW-contiguous or channels-last).
-/// out = convolution(input, weight) + bias.
-void onednn_convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
-                        const Tensor& out);
-/// Fills the defined ones of grad_input, grad_weight and grad_bias.
-void onednn_convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, const ConvParams& p,
-                                 const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias);
-
-// Reference loops (src/cpu/ConvRef.cpp): any floating dtype, computed in float64.
-void ref_convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
-                     const Tensor& out);
-void ref_convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, const ConvParams& p,
-                              const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias);
-
-}  // namespace cpu
 }  // namespace tensor

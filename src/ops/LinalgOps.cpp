@@ -1,6 +1,7 @@
 // Front ends of the matrix products: shape, dtype and device checks (libtorch's rules and
 // messages), output allocation, and the composites matmul, dot, outer and einsum.
 #include "src/ops/LinalgOps.h"
+#include "src/cpu/Matmul.h"
 
 #include "src/core/Check.h"
 #include "tensor/linalg.h"

@@ -24,15 +24,3 @@ struct LinalgOpDefs {
 LinalgOpDefs& linalg_ops();
 
 }  // namespace tensor::ops
-
-namespace tensor::cpu {
-/// out[b] = alpha * (a[b] @ w[b]) + beta * out[b] + bias, for 3-D a [B or 1, n, k], w [B or 1,
-/// k, m] (any strides; a batch stride of 0 broadcasts) and a contiguous out [B, n, m]; bias is
-/// [m] or undefined. 2-D a, w and out are a batch of one (no unsqueezed views per call). With beta == 0 the old contents of out are ignored (NaN included).
-/// float32 and bfloat16 run on oneDNN, float16 in float32, other dtypes on the reference loops.
-void matmul(const char* op, const Tensor& a, const Tensor& w, const Tensor& bias, const Tensor& out,
-            const Scalar& alpha, const Scalar& beta);
-/// The plain-loop reference of the same contract, for any dtype but bool (tests use it too).
-void matmul_reference(const char* op, const Tensor& a, const Tensor& w, const Tensor& bias, const Tensor& out,
-                      const Scalar& alpha, const Scalar& beta);
-}  // namespace tensor::cpu

@@ -2,6 +2,7 @@
 // that name the op, the shapes and dtypes, the choice between oneDNN and the plain loops, and
 // the dispatcher table (src/ops/PoolNormOps.h). Derivatives: src/autograd/PoolNormDerivatives.cpp.
 #include "src/ops/PoolNormOps.h"
+#include "src/cpu/PoolNorm.h"
 
 #include <array>
 

@@ -1,6 +1,6 @@
-// Internal: dispatcher tables of pooling and normalization, the pooling geometry the front ends
-// compute once, and the oneDNN kernels behind them (src/cpu/Pooling.cpp and
-// src/cpu/Normalization.cpp); the plain loops are declared in kernels/cpu/PoolNormKernels.h.
+// Internal: dispatcher tables of pooling and normalization. Their kernels: src/cpu/PoolNorm.h
+// (oneDNN) and kernels/cpu/PoolNormKernels.h (plain loops, and the pooling geometry Pool2d the
+// front ends compute once).
 #pragma once
 
 #include <optional>
@@ -66,33 +66,3 @@ struct PoolNormOpDefs {
 PoolNormOpDefs& pool_norm_ops();
 
 }  // namespace tensor::ops
-
-namespace tensor::cpu {
-
-// ---- oneDNN (float32, bfloat16) ----
-namespace onednn {
-/// Can oneDNN pool this tensor in place as it lies (dtype, contiguous or channels-last)?
-bool pool_layout_ok(const Tensor& x);
-/// Max pooling without indices (forward_inference); out in x's layout.
-void max_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out);
-/// Average pooling with oneDNN's include/exclude padding (callers check that the divisor
-/// matches libtorch's, Note [Average pooling divisors]).
-void avg_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out);
-void avg_pool2d_backward(const Tensor& grad_out, const Pool2d& p, const Tensor& grad_in);
-
-/// batch_norm forward: training computes mean/var into the given float32 tensors, otherwise
-/// reads them. w, b: float32 or undefined.
-void batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& mean, const Tensor& var,
-                bool training, double eps, const Tensor& out);
-/// Training-mode backward (batch statistics).
-void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& w, const Tensor& mean, const Tensor& var,
-                         double eps, const Tensor& gx, const Tensor& gw, const Tensor& gb);
-/// x: contiguous, viewed as (rows, cols).
-void layer_norm(const Tensor& x, int64_t rows, int64_t cols, const Tensor& w, const Tensor& b, double eps,
-                const Tensor& out, const Tensor& mean, const Tensor& var);
-void layer_norm_backward(const Tensor& g, const Tensor& x, int64_t rows, int64_t cols, const Tensor& w,
-                         const Tensor& mean, const Tensor& var, double eps, const Tensor& gx, const Tensor& gw,
-                         const Tensor& gb);
-}  // namespace onednn
-
-}  // namespace tensor::cpu

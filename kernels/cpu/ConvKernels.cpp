@@ -1,4 +1,4 @@
-// Reference convolutions: plain loops in float64 for every floating dtype. They serve float64
+// Plain-loop convolutions in float64 for every floating dtype. They serve float64
 // (oneDNN has no float64 convolution) and are what the oneDNN paths are tested against.
 //
 // Note [One relation for every convolution loop]
@@ -18,7 +18,7 @@
 #include <algorithm>
 
 #include "src/core/Check.h"
-#include "src/ops/ConvOps.h"
+#include "kernels/cpu/ConvKernels.h"
 #include "tensor/ops.h"
 
 namespace tensor::cpu {

@@ -1,0 +1,17 @@
+// Internal: the oneDNN convolution kernels (src/cpu/Conv.cpp).
+#pragma once
+
+#include "kernels/cpu/ConvKernels.h"
+
+namespace tensor::cpu {
+
+// oneDNN kernels (src/cpu/Conv.cpp), for float32 and bfloat16 only. Outputs are allocated by
+// the caller with their final sizes and strides (NCHW-contiguous or channels-last).
+/// out = convolution(input, weight) + bias.
+void onednn_convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
+                        const Tensor& out);
+/// Fills the defined ones of grad_input, grad_weight and grad_bias.
+void onednn_convolution_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, const ConvParams& p,
+                                 const Tensor& grad_input, const Tensor& grad_weight, const Tensor& grad_bias);
+
+}  // namespace tensor::cpu
