@@ -269,6 +269,21 @@ TENSOR_API Tensor nonzero(const Tensor& a);
 TENSOR_API bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 TENSOR_API bool equal(const Tensor& a, const Tensor& b);
 
+// ---- fused optimizer steps (libtorch's _fused_sgd_ / _fused_adam_) ----
+/// One torch.optim.SGD step in place on param, and on momentum_buffer when momentum != 0 (the
+/// caller allocates it; on the first step it is set to the update). A backend's fused one-pass
+/// kernel where it has one (CPU: contiguous float32/float64), the tensor-op form otherwise.
+TENSOR_API void _fused_sgd_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, double lr,
+                            double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
+                            bool is_first_step);
+/// One torch.optim.Adam step (AdamW's with decoupled) in place on param, exp_avg, exp_avg_sq and,
+/// with amsgrad, max_exp_avg_sq (all allocated by the caller). step_size is lr / (1 - beta1^t);
+/// bias_correction2_sqrt is sqrt(1 - beta2^t). Fused where the backend has a kernel, as above.
+TENSOR_API void _fused_adam_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                             const Tensor& max_exp_avg_sq, double lr, double beta1, double beta2, double eps,
+                             double weight_decay, double step_size, double bias_correction2_sqrt, bool amsgrad,
+                             bool maximize, bool decoupled);
+
 // ---- threads ----
 /// Intra-op threads (OpenMP, shared with oneDNN).
 TENSOR_API void set_num_threads(int n);

@@ -5,7 +5,6 @@
 #include <cmath>
 
 #include "src/core/Check.h"
-#include "kernels/cpu/OptimizerKernels.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -62,33 +61,8 @@ void adam_update(Tensor& p, AdamParamState& st, const O& o, bool decoupled) {
   const double bias_correction1 = 1 - std::pow(beta1, t);
   const double bias_correction2_sqrt = std::sqrt(1 - std::pow(beta2, t));
   const double step_size = lr / bias_correction1;
-  const Tensor vmax_or_none = o.amsgrad() ? st.max_exp_avg_sq() : Tensor();
-  if (cpu::fused_ok(p, p.grad(), {&st.exp_avg(), &st.exp_avg_sq(), &vmax_or_none})) {
-    cpu::adam_fused(p, p.grad(), st.exp_avg(), st.exp_avg_sq(), vmax_or_none,
-                    {lr, beta1, beta2, eps, wd, step_size, bias_correction2_sqrt, o.amsgrad(), o.maximize(),
-                     decoupled});
-    return;
-  }
-  // The reference form (Note [Fused optimizer steps]).
-  Tensor grad = o.maximize() ? -p.grad() : p.grad();
-  if (decoupled) {
-    if (wd != 0) p.mul_(1 - lr * wd);
-  } else if (wd != 0) {
-    grad = grad.add(p, wd);
-  }
-  Tensor& m = st.exp_avg();
-  Tensor& v = st.exp_avg_sq();
-  m.mul_(beta1).add_(grad, 1 - beta1);
-  v.mul_(beta2).add_(grad * grad, 1 - beta2);
-  Tensor denom;
-  if (o.amsgrad()) {
-    Tensor& vmax = st.max_exp_avg_sq();
-    vmax.copy_(tensor::maximum(vmax, v));
-    denom = (vmax.sqrt() / bias_correction2_sqrt).add_(eps);
-  } else {
-    denom = (v.sqrt() / bias_correction2_sqrt).add_(eps);
-  }
-  p.add_(m / denom, -step_size);
+  tensor::_fused_adam_(p, p.grad(), st.exp_avg(), st.exp_avg_sq(), o.amsgrad() ? st.max_exp_avg_sq() : Tensor(), lr,
+                       beta1, beta2, eps, wd, step_size, bias_correction2_sqrt, o.amsgrad(), o.maximize(), decoupled);
 }
 
 }  // namespace

@@ -2,7 +2,6 @@
 #include "tensor/optim/sgd.h"
 
 #include "src/core/Check.h"
-#include "kernels/cpu/OptimizerKernels.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -73,26 +72,10 @@ Tensor SGD::step(LossClosure closure) {
           if (!slot) slot = std::make_unique<SGDParamState>();
           st = static_cast<SGDParamState*>(slot.get());
         }
-        if (cpu::fused_ok(p, p.grad(), {st ? &st->momentum_buffer() : &p})) {
-          bool first = st && !st->momentum_buffer().defined();
-          if (first) st->momentum_buffer(tensor::empty_like(p));
-          cpu::sgd_fused(p, p.grad(), st ? st->momentum_buffer() : Tensor(),
-                         {o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), o.maximize(), first});
-          continue;
-        }
-        // The reference form (Note [Fused optimizer steps]).
-        Tensor d_p = o.maximize() ? -p.grad() : p.grad();
-        if (o.weight_decay() != 0) d_p = d_p.add(p, o.weight_decay());
-        if (st) {
-          Tensor& buf = st->momentum_buffer();
-          if (!buf.defined()) {
-            buf = d_p.clone();
-          } else {
-            buf.mul_(o.momentum()).add_(d_p, 1 - o.dampening());
-          }
-          d_p = o.nesterov() ? d_p.add(buf, o.momentum()) : buf;
-        }
-        p.add_(d_p, -o.lr());
+        bool first = st && !st->momentum_buffer().defined();
+        if (first) st->momentum_buffer(tensor::empty_like(p));
+        tensor::_fused_sgd_(p, p.grad(), st ? st->momentum_buffer() : Tensor(), o.lr(), o.momentum(), o.dampening(),
+                            o.weight_decay(), o.nesterov(), o.maximize(), first);
       }
     }
   });
