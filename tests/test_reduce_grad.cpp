@@ -1,4 +1,5 @@
-// Derivatives of the reductions, scans and softmax (src/autograd/ReduceDerivatives.cpp):
+// Derivatives of the reductions, scans and softmax (rows in src/autograd/Derivatives.cpp,
+// manual formulas in src/autograd/ReduceFormulas.cpp):
 // first and second order gradient checks in float64 on contiguous and non-contiguous inputs,
 // keepdim true and false, negative and multiple dims, plus hand-computed values (ties, zeros,
 // index routing) and the non-differentiable parts (indices, integer inputs).
