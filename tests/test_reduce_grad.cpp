@@ -1,4 +1,5 @@
-// Derivatives of the reductions, scans and softmax (src/autograd/ReduceDerivatives.cpp):
+// Derivatives of the reductions, scans and softmax (rows in src/autograd/Derivatives.cpp,
+// manual formulas in src/autograd/ReduceFormulas.cpp):
 // first and second order gradient checks in float64 on contiguous and non-contiguous inputs,
 // keepdim true and false, negative and multiple dims, plus hand-computed values (ties, zeros,
 // index routing) and the non-differentiable parts (indices, integer inputs).
@@ -329,6 +330,55 @@ TEST(ReduceGrad, SoftmaxLogSoftmax) {
   // softmax of a row sums to 1: the gradient of its sum is 0.
   Tensor r = vec({0.3, -1.2, 2.0}, {3});
   expect_values(grad_of(r.softmax(0), r), {0, 0, 0});
+}
+
+// The complex-accepting reductions, first and second order (Note [Recording template]): prod,
+// cumsum and cumprod are holomorphic rows (the template applies the conjugate); var, std and
+// norm map complex to real and write their own conjugates. Contiguous and transposed inputs,
+// slices with zeros, and a real input reduced into a complex dtype.
+TEST(ReduceGrad, ComplexFirstAndSecondOrder) {
+  manual_seed(28);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto cinput = [](std::vector<int64_t> shape, bool noncontig) {
+    Tensor re = input(shape, 0.5, 1.5, noncontig, /*random_sign=*/true).detach();
+    Tensor im = input(shape, -0.5, 0.5, noncontig).detach();
+    return (re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1)).detach().requires_grad_(true);
+  };
+  std::vector<std::pair<std::string, F>> cases = {
+      {"prod all", [](const variable_list& v) { return v[0].prod(); }},
+      {"prod dim 1", [](const variable_list& v) { return v[0].prod(1); }},
+      {"prod dim -2 keepdim", [](const variable_list& v) { return v[0].prod(-2, true); }},
+      {"cumsum 1", [](const variable_list& v) { return v[0].cumsum(1); }},
+      {"cumsum -2", [](const variable_list& v) { return v[0].cumsum(-2); }},
+      {"cumprod 1", [](const variable_list& v) { return v[0].cumprod(1); }},
+      {"cumprod 0", [](const variable_list& v) { return v[0].cumprod(0); }},
+      {"var all", [](const variable_list& v) { return v[0].var(); }},
+      {"var 1 keepdim", [](const variable_list& v) { return v[0].var({1}, 1, true); }},
+      {"var 0 correction 0", [](const variable_list& v) { return v[0].var({0}, 0, false); }},
+      {"std all", [](const variable_list& v) { return v[0].std(); }},
+      {"std -1 keepdim", [](const variable_list& v) { return v[0].std({-1}, 1, true); }},
+      {"std 0 correction 2", [](const variable_list& v) { return v[0].std({0}, 2, false); }},
+  };
+  for (double p : {2.0, 1.0, inf, -inf, 3.0, 1.5, 0.5}) {
+    const std::string ps = " p=" + std::to_string(p);
+    cases.push_back({"norm all" + ps, [p](const variable_list& v) { return v[0].norm(p); }});
+    cases.push_back({"norm 1 keepdim" + ps, [p](const variable_list& v) { return v[0].norm(p, {1}, true); }});
+  }
+  for (bool nc : {false, true})
+    for (const auto& [name, f] : cases) check_both("complex " + name + (nc ? " noncontiguous" : ""), f, cinput({3, 4}, nc));
+  // Zeros (0 + 0i) in the slices: prod's and cumprod's exact paths.
+  Tensor z = cinput({3, 4}, false).detach();
+  z = z * tensor::tensor({1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0}, kFloat64).reshape({3, 4});
+  z.requires_grad_(true);
+  check_both("complex prod zeros dim 1", [](const variable_list& v) { return v[0].prod(1); }, z);
+  check_both("complex prod zeros all", [](const variable_list& v) { return v[0].select(0, 0).prod(); }, z);
+  check_both("complex cumprod zeros dim 1", [](const variable_list& v) { return v[0].cumprod(1); }, z);
+  // A real input reduced into a complex dtype: the gradient comes back real.
+  Tensor r = input({3, 4}, 0.5, 1.5, false, /*random_sign=*/true);
+  check_both("real prod into complex", [](const variable_list& v) { return v[0].prod(1, false, kComplex128) * complex128(1, 2); }, r);
+  check_both("real cumsum into complex", [](const variable_list& v) { return v[0].cumsum(0, kComplex128) * complex128(1, 2); }, r);
+  check_both("real cumprod into complex", [](const variable_list& v) { return v[0].cumprod(1, kComplex128) * complex128(1, 2); }, r);
+  EXPECT_EQ(grad_of((r.prod(1, false, kComplex128) * complex128(1, 2)).real(), r).dtype(), kFloat64);
 }
 
 TEST(ReduceGrad, ZeroDimInputs) {

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "src/autograd/Record.h"
+#include "src/autograd/ReduceFormulas.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
@@ -456,6 +457,12 @@ void register_condition_rows() {
 }
 
 // ---- reductions ----
+// The longer formulas are manual formulas in ReduceFormulas.cpp; max and min along a dim
+// (values and indices) stay hand-written there (multi-output). Reduced dims are recomputed from
+// the arguments and the input's rank: rf::reduce_dims wraps and sorts them (all dims when none
+// are given, none for a 0-dim input). The result's bit is written autograd::kResult: this file's
+// elementwise table has a kResult of its own (Saves), which would name arg(2) here.
+namespace rf = reduce_formulas;
 TENSOR_ROW(Sum, ops::reduce_ops().sum, "SumBackward1", 0, true,
     (const Tensor& self, IntArrayRef dim, bool keepdim, const std::optional<ScalarType>& dtype),
     return {expand_reduced(grad, n.input_meta(0), dim, keepdim)};)
@@ -463,9 +470,81 @@ TENSOR_ROW(Mean, ops::reduce_ops().mean, "MeanBackward1", 0, true,
     (const Tensor& self, IntArrayRef dim, bool keepdim, const std::optional<ScalarType>& dtype),
     const InputMeta& m = n.input_meta(0);
     return {expand_reduced(grad, m, dim, keepdim) / static_cast<double>(reduced_count(m, dim))};)
+// prod is one op with two PyTorch node names: ProdBackward0 over all elements (keepdim is
+// ignored there, as by the op), ProdBackward1 along a dim; prod_kernel picks the row.
+TENSOR_ROW(Prod, ops::reduce_ops().prod, "ProdBackward0", arg(0) | autograd::kResult, true,
+    (const Tensor& self, std::optional<int64_t> dim, bool keepdim, const std::optional<ScalarType>& dtype),
+    return {rf::prod_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false, /*all=*/true)};)
+TENSOR_ROW(ProdDim, ops::reduce_ops().prod, "ProdBackward1", arg(0) | autograd::kResult, true,
+    (const Tensor& self, std::optional<int64_t> dim, bool keepdim, const std::optional<ScalarType>& dtype),
+    return {rf::prod_backward(grad, self, result, rf::reduce_dims(IntArrayRef(*dim), self.dim()), keepdim, false)};)
+Tensor prod_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+  using Sig = ops::ReduceOneDtypeFn;
+  return dim ? record_detail::Kernel<ProdDimRow, Sig>::fn(self, dim, keepdim, dtype)
+             : record_detail::Kernel<ProdRow, Sig>::fn(self, dim, keepdim, dtype);
+}
+// max(), min(), amax, amin: the gradient spread evenly over the ties (real dtypes only).
+TENSOR_ROW(MaxAll, ops::reduce_ops().max_all, "MaxBackward1", arg(0) | autograd::kResult, true, (const Tensor& self),
+    return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false)};)
+TENSOR_ROW(MinAll, ops::reduce_ops().min_all, "MinBackward1", arg(0) | autograd::kResult, true, (const Tensor& self),
+    return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false)};)
+TENSOR_ROW(Amax, ops::reduce_ops().amax, "AmaxBackward0", arg(0) | autograd::kResult, true,
+    (const Tensor& self, IntArrayRef dim, bool keepdim),
+    return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims(dim, self.dim()), keepdim)};)
+TENSOR_ROW(Amin, ops::reduce_ops().amin, "AminBackward0", arg(0) | autograd::kResult, true,
+    (const Tensor& self, IntArrayRef dim, bool keepdim),
+    return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims(dim, self.dim()), keepdim)};)
+// grad * exp(self - result) (real dtypes only).
+TENSOR_ROW(Logsumexp, ops::reduce_ops().logsumexp, "LogsumexpBackward0", arg(0) | autograd::kResult, true,
+    (const Tensor& self, IntArrayRef dim, bool keepdim),
+    const DimVector d = rf::reduce_dims(dim, self.dim());
+    return {rf::restore_dims(grad, d, keepdim) * (self - rf::restore_dims(result, d, keepdim)).exp()};)
+// var, std and norm map complex to real: not holomorphic, the formulas write their conjugates.
+TENSOR_ROW(Var, ops::reduce_ops().var, "VarBackward0", arg(0), false,
+    (const Tensor& self, IntArrayRef dim, int64_t correction, bool keepdim),
+    return {rf::var_backward(grad, self, rf::reduce_dims(dim, self.dim()), correction, keepdim)};)
+TENSOR_ROW(Std, ops::reduce_ops().std_dev, "StdBackward0", arg(0) | autograd::kResult, false,
+    (const Tensor& self, IntArrayRef dim, int64_t correction, bool keepdim),
+    return {rf::std_backward(grad, self, result, rf::reduce_dims(dim, self.dim()), correction, keepdim)};)
+TENSOR_ROW(Norm, ops::reduce_ops().norm, "NormBackward1", arg(0) | autograd::kResult, false,
+    (const Tensor& self, const Scalar& p, IntArrayRef dim, bool keepdim),
+    return {rf::norm_backward(grad, self, result, p.to_double(), rf::reduce_dims(dim, self.dim()), keepdim)};)
+// Scans and softmax along one dim (a 0-dim input is its own slice).
+TENSOR_ROW(Cumsum, ops::reduce_ops().cumsum, "CumsumBackward0", 0, true,
+    (const Tensor& self, int64_t dim, const std::optional<ScalarType>& dtype),
+    const int64_t ndim = static_cast<int64_t>(n.input_meta(0).sizes.size());
+    if (ndim == 0) return {grad};
+    return {rf::reverse_cumsum(grad, rf::wrap_dim(dim, ndim))};)
+TENSOR_ROW(Cumprod, ops::reduce_ops().cumprod, "CumprodBackward0", arg(0) | autograd::kResult, true,
+    (const Tensor& self, int64_t dim, const std::optional<ScalarType>& dtype),
+    return {rf::cumprod_backward(grad, self, result, rf::wrap_dim(dim, self.dim()))};)
+TENSOR_ROW(Softmax, ops::reduce_ops().softmax, "SoftmaxBackward0", autograd::kResult, true,
+    (const Tensor& self, int64_t dim, const std::optional<ScalarType>& dtype),
+    const DimVector d = rf::reduce_dims(IntArrayRef(dim), static_cast<int64_t>(n.input_meta(0).sizes.size()));
+    return {result * (grad - rf::sum_keep(grad * result, d))};)
+TENSOR_ROW(LogSoftmax, ops::reduce_ops().log_softmax, "LogSoftmaxBackward0", autograd::kResult, true,
+    (const Tensor& self, int64_t dim, const std::optional<ScalarType>& dtype),
+    const DimVector d = rf::reduce_dims(IntArrayRef(dim), static_cast<int64_t>(n.input_meta(0).sizes.size()));
+    return {grad - result.exp() * rf::sum_keep(grad, d)};)
 void register_reduction_rows() {
   register_row<SumRow>();
   register_row<MeanRow>();
+  auto& prod = ops::reduce_ops().prod;  // ProdRow or ProdDimRow, picked by prod_kernel
+  prod.set(DispatchKey::Autograd, &prod_kernel);
+  note_row(prod.name, ProdRow::name);
+  note_row(prod.name, ProdDimRow::name);
+  register_row<MaxAllRow>();
+  register_row<MinAllRow>();
+  register_row<AmaxRow>();
+  register_row<AminRow>();
+  register_row<LogsumexpRow>();
+  register_row<VarRow>();
+  register_row<StdRow>();
+  register_row<NormRow>();
+  register_row<CumsumRow>();
+  register_row<CumprodRow>();
+  register_row<SoftmaxRow>();
+  register_row<LogSoftmaxRow>();
 }
 
 // ---- indexing and joining ----

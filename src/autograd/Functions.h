@@ -112,7 +112,7 @@ class BelowAutograd {
 
 /// Fill the Autograd slots of the elementwise ops from the derivatives table (Derivatives.cpp).
 void register_elementwise_derivatives();
-/// Fill the Autograd slots of the reduction ops (ReduceDerivatives.cpp) and of the indexing,
+/// Fill the Autograd slots of max/min along a dim (ReduceFormulas.cpp, multi-output) and of the indexing,
 /// joining and selection ops (IndexDerivatives.cpp); called once by ensure_autograd_kernels.
 void register_reduce_derivatives();
 void register_index_derivatives();
