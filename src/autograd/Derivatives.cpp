@@ -4,6 +4,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "src/autograd/IndexFormulas.h"
 #include "src/autograd/Record.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/IndexOps.h"
@@ -474,8 +475,56 @@ TENSOR_ROW(IndexSelect, ops::index_select_op(), "IndexSelectBackward0", arg(2), 
     const InputMeta& m = n.input_meta(0);
     Tensor zero = zeros(m.sizes, TensorOptions(grad.dtype()).device(grad.device()));
     return {zero.index_add(wrap_dim(dim, m.sizes.size()), index, grad), Tensor()};)
+// Repeated indices accumulate: scatter_add, not scatter.
+TENSOR_ROW(Gather, ops::gather_op(), "GatherBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index),
+    const InputMeta& m = n.input_meta(0);
+    Tensor zero = zeros(m.sizes, TensorOptions(grad.dtype()).device(grad.device()));
+    return {zero.scatter_add(wrap_dim(dim, m.sizes.size()), index, grad), Tensor()};)
+// Edges: self, index, src. The overwritten positions of self do not reach the output.
+TENSOR_ROW(Scatter, ops::scatter_op(), "ScatterBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src),
+    const int64_t d = wrap_dim(dim, n.input_meta(0).sizes.size());
+    return {n.needs_input_grad(0) ? grad.scatter(d, index, Scalar(0)) : Tensor(), Tensor(),
+            n.needs_input_grad(2) ? scatter_src_grad(grad, d, index, n.input_meta(2)) : Tensor()};)
+TENSOR_ROW(ScatterAdd, ops::scatter_add_op(), "ScatterAddBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src),
+    const int64_t d = wrap_dim(dim, n.input_meta(0).sizes.size());
+    return {grad, Tensor(), n.needs_input_grad(2) ? scatter_src_grad(grad, d, index, n.input_meta(2)) : Tensor()};)
+// Edges: self, index, source.
+TENSOR_ROW(IndexAdd, ops::index_add_op(), "IndexAddBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha),
+    Tensor gs;
+    if (n.needs_input_grad(2)) {
+      gs = times(grad.index_select(wrap_dim(dim, n.input_meta(0).sizes.size()), index), alpha);
+      if (n.input_meta(2).sizes.empty()) gs = gs.reshape({});
+    }
+    return {grad, Tensor(), gs};)
+// A broadcast self's gradient is summed back to its shape by FormulaNode::apply.
+TENSOR_ROW(MaskedFill, ops::masked_fill_op(), "MaskedFillBackward0", arg(1), true,
+    (const Tensor& self, const Tensor& mask, const Scalar& value),
+    return {grad.masked_fill(mask, Scalar(0)), Tensor()};)
+// One edge (and one gradient) per tensor of the list.
+TENSOR_ROW(Cat, ops::cat_op(), "CatBackward0", 0, true,
+    (TensorList tensors, int64_t dim),
+    return cat_tensors_backward(n, grad, dim);)
+TENSOR_ROW(Stack, ops::stack_op(), "StackBackward0", 0, true,
+    (TensorList tensors, int64_t dim),
+    const size_t inputs = n.next_edges().size();
+    const int64_t d = dim < 0 ? dim + static_cast<int64_t>(n.input_meta(0).sizes.size()) + 1 : dim;
+    variable_list grads;
+    for (size_t i = 0; i < inputs; ++i)
+      grads.push_back(n.needs_input_grad(i) ? grad.select(d, static_cast<int64_t>(i)) : Tensor());
+    return grads;)
 void register_indexing_rows() {
   register_row<IndexSelectRow>();
+  register_row<GatherRow>();
+  register_row<ScatterRow>();
+  register_row<ScatterAddRow>();
+  register_row<IndexAddRow>();
+  register_row<MaskedFillRow>();
+  register_row<CatRow>();
+  register_row<StackRow>();
 }
 
 // ---- matrix products: grad_a = grad b^T, grad_b = a^T grad (as for real numbers) ----

@@ -112,8 +112,9 @@ class BelowAutograd {
 
 /// Fill the Autograd slots of the elementwise ops from the derivatives table (Derivatives.cpp).
 void register_elementwise_derivatives();
-/// Fill the Autograd slots of the reduction ops (ReduceDerivatives.cpp) and of the indexing,
-/// joining and selection ops (IndexDerivatives.cpp); called once by ensure_autograd_kernels.
+/// Fill the Autograd slots of the reduction ops (ReduceDerivatives.cpp) and of the in-place
+/// indexing ops (IndexFormulas.cpp; the functional ones are rows of Derivatives.cpp); called
+/// once by ensure_autograd_kernels.
 void register_reduce_derivatives();
 void register_index_derivatives();
 /// The same for the oneDNN-backed ops: convolutions (ConvDerivatives.cpp), pooling and
