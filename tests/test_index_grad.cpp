@@ -321,3 +321,26 @@ TEST(IndexGrad, ComplexRows) {
                             {ones({3}, kComplex128)})[0];
   EXPECT_TRUE(allclose(g, full({3}, std::conj(alpha), kComplex128)));
 }
+
+// index_add_ (hand-written) follows the same convention as the index_add row: src's gradient is
+// grad * conj(alpha).
+TEST(IndexGrad, InplaceIndexAddComplexAlpha) {
+  manual_seed(10);
+  auto cinput = [](IntArrayRef shape) {
+    Tensor re = tensor::rand(shape, kFloat64) * 2 - 1, im = tensor::rand(shape, kFloat64) * 2 - 1;
+    return (re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1)).detach().requires_grad_(true);
+  };
+  const complex128 alpha(0.5, -1.5);
+  Tensor ii = tensor::tensor({2, 0, 2});
+  F f = [&](const auto& in) {
+    Tensor t = in[0] * 1;
+    t.index_add_(0, ii, in[1], alpha);
+    return t;
+  };
+  check_both("complex index_add_", f, {cinput({3, 4}), cinput({3, 4})});
+  Tensor s = cinput({3});
+  Tensor t = zeros({3}, kComplex128);
+  t.index_add_(0, tensor::tensor({0, 1, 2}), s, alpha);
+  Tensor g = autograd::grad({t}, {s}, {ones({3}, kComplex128)})[0];
+  EXPECT_TRUE(allclose(g, full({3}, std::conj(alpha), kComplex128)));
+}

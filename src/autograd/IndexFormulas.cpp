@@ -92,7 +92,9 @@ variable_list scatter_add_inplace_backward(FormulaNode& n, const Tensor& g) {
 variable_list index_add_inplace_backward(FormulaNode& n, const Tensor& g) {
   Tensor gs;
   if (n.needs_input_grad(1)) {
-    gs = g.index_select(n.ints[0], n.saved(0)) * n.scalars[0];
+    // grad * conj(alpha), as the functional row (conjugate Wirtinger convention).
+    const Scalar& alpha = n.scalars[0];
+    gs = g.index_select(n.ints[0], n.saved(0)) * (alpha.is_complex() ? Scalar(std::conj(alpha.to_complex())) : alpha);
     if (n.input_meta(1).sizes.empty()) gs = gs.reshape({});
   }
   return {g, gs};
