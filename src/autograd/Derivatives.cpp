@@ -4,6 +4,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "src/autograd/ConvFormulas.h"
 #include "src/autograd/IndexFormulas.h"
 #include "src/autograd/Record.h"
 #include "src/ops/ElementwiseOps.h"
@@ -558,7 +559,15 @@ void register_matrix_rows() {
 }
 
 // ---- convolutions ----
-void register_convolution_rows() {}
+// Bilinear in (input, weight); the formula is Note [Convolution backward] (ConvFormulas.cpp).
+TENSOR_ROW(Convolution, ops::conv_ops().convolution, "ConvolutionBackward0", arg(0) | arg(1), true,
+    (const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef pad_l,
+     IntArrayRef pad_r, IntArrayRef dilation, bool transposed, int64_t groups),
+    return convolution_grads(grad, input, weight, stride, pad_l, pad_r, dilation, transposed, groups,
+                             {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});)
+void register_convolution_rows() {
+  register_row<ConvolutionRow>();
+}
 
 // ---- pooling and normalization ----
 void register_pool_norm_rows() {}

@@ -117,8 +117,8 @@ void register_elementwise_derivatives();
 /// once by ensure_autograd_kernels.
 void register_reduce_derivatives();
 void register_index_derivatives();
-/// The same for the oneDNN-backed ops: convolutions (ConvDerivatives.cpp), pooling and
-/// normalization (PoolNormDerivatives.cpp).
+/// The same for the oneDNN-backed ops: convolutions (ConvFormulas.cpp; nothing left there, the
+/// convolution is a row of Derivatives.cpp), pooling and normalization (PoolNormDerivatives.cpp).
 void register_conv_derivatives();
 void register_pool_norm_derivatives();
 /// The same for sort and topk (SortDerivatives.cpp).
