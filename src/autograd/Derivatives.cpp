@@ -6,6 +6,7 @@
 
 #include "src/autograd/ConvFormulas.h"
 #include "src/autograd/IndexFormulas.h"
+#include "src/autograd/PoolNormFormulas.h"
 #include "src/autograd/Record.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/IndexOps.h"
@@ -570,7 +571,38 @@ void register_convolution_rows() {
 }
 
 // ---- pooling and normalization ----
-void register_pool_norm_rows() {}
+// Average pooling and its backward are adjoint linear maps: each one's gradient is the other.
+// Pooling rejects complex; the rows are written as for real numbers all the same.
+TENSOR_ROW(AvgPool2d, ops::pool_norm_ops().avg_pool2d, "AvgPool2DBackward0", 0, true,
+    (const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+     bool count_include_pad, std::optional<int64_t> divisor_override),
+    return {ops::pool_norm_ops().avg_pool2d_backward(grad, n.input_meta(0).sizes, kernel_size, stride, padding,
+                                                     ceil_mode, count_include_pad, divisor_override)};)
+TENSOR_ROW(AvgPool2dBackward, ops::pool_norm_ops().avg_pool2d_backward, "AvgPool2DBackwardBackward0", 0, true,
+    (const Tensor& grad_output, IntArrayRef input_sizes, IntArrayRef kernel_size, IntArrayRef stride,
+     IntArrayRef padding, bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override),
+    return {avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)};)
+TENSOR_ROW(AdaptiveAvgPool2d, ops::pool_norm_ops().adaptive_avg_pool2d, "AdaptiveAvgPool2DBackward0", 0, true,
+    (const Tensor& self, IntArrayRef output_size),
+    return {ops::pool_norm_ops().adaptive_avg_pool2d_backward(grad, n.input_meta(0).sizes)};)
+TENSOR_ROW(AdaptiveAvgPool2dBackward, ops::pool_norm_ops().adaptive_avg_pool2d_backward,
+    "AdaptiveAvgPool2DBackwardBackward0", 0, true,
+    (const Tensor& grad_output, IntArrayRef input_sizes),
+    const DimVector& out = n.input_meta(0).sizes;  // the forward's output sizes
+    return {adaptive_avg_pool2d(grad, {out[out.size() - 2], out[out.size() - 1]})};)
+// Linear in grad_output: its derivative picks the incoming gradient at the same indices.
+// Edges: grad_output, indices.
+TENSOR_ROW(MaxPool2dBackward, ops::pool_norm_ops().max_pool2d_backward, "MaxPool2DWithIndicesBackwardBackward0",
+    arg(2), true,
+    (const Tensor& grad_output, IntArrayRef input_sizes, const Tensor& indices),
+    return {max_pool2d_double_backward(grad, input_sizes, indices), Tensor()};)
+void register_pool_norm_rows() {
+  register_row<AvgPool2dRow>();
+  register_row<AvgPool2dBackwardRow>();
+  register_row<AdaptiveAvgPool2dRow>();
+  register_row<AdaptiveAvgPool2dBackwardRow>();
+  register_row<MaxPool2dBackwardRow>();
+}
 
 // ---- rearranging: tril, triu, flip, repeat, roll ----
 void register_rearrange_rows() {}

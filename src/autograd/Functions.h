@@ -118,7 +118,8 @@ void register_elementwise_derivatives();
 void register_reduce_derivatives();
 void register_index_derivatives();
 /// The same for the oneDNN-backed ops: convolutions (ConvFormulas.cpp; nothing left there, the
-/// convolution is a row of Derivatives.cpp), pooling and normalization (PoolNormDerivatives.cpp).
+/// convolution is a row of Derivatives.cpp), and max_pool2d and the normalizations
+/// (PoolNormFormulas.cpp; the other pooling ops are rows of Derivatives.cpp).
 void register_conv_derivatives();
 void register_pool_norm_derivatives();
 /// The same for sort and topk (SortDerivatives.cpp).
