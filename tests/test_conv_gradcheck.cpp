@@ -1,4 +1,4 @@
-// Derivatives of the convolutions (src/autograd/ConvDerivatives.cpp): gradcheck in float64 of
+// Derivatives of the convolutions (src/autograd/ConvFormulas.cpp): gradcheck in float64 of
 // conv1d/2d/3d and conv_transpose1d/2d/3d with bias, groups, stride, dilation and every
 // padding form, on contiguous, non-contiguous and channels-last inputs; gradgradcheck through
 // the differentiable backward (create_graph); the oneDNN backward (float32, bfloat16, float16)

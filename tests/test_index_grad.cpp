@@ -1,6 +1,7 @@
-// Derivatives of the indexing and joining ops (src/autograd/IndexDerivatives.cpp): gather,
-// scatter, scatter_add, index_add_, masked_fill, cat, stack and the in-place variants, checked
-// by finite differences to first and second order and against hand-computed values.
+// Derivatives of the indexing and joining ops (their rows in src/autograd/Derivatives.cpp, the
+// in-place kernels in src/autograd/IndexFormulas.cpp): gather, scatter, scatter_add, index_add_,
+// masked_fill, cat, stack and the in-place variants, checked by finite differences to first and
+// second order (also in complex128) and against hand-computed values.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
@@ -280,4 +281,66 @@ TEST(IndexGrad, EmptyIndex) {
   auto g = autograd::grad({x.scatter_add(0, idx, src).sum()}, {x, src});
   EXPECT_EQ(vals(g[0]), std::vector<double>(12, 1.0));
   EXPECT_EQ(vals(g[1]), std::vector<double>(8, 0.0));
+}
+
+// The rows of the table apply the conjugate Wirtinger convention (Note [Recording template]):
+// complex128 inputs, first and second order, with complex alpha and fill values.
+TEST(IndexGrad, ComplexRows) {
+  manual_seed(9);
+  auto cinput = [](IntArrayRef shape) {
+    Tensor re = tensor::rand(shape, kFloat64) * 2 - 1, im = tensor::rand(shape, kFloat64) * 2 - 1;
+    return (re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1)).detach().requires_grad_(true);
+  };
+  Tensor ig = tensor::tensor({{0, 2, 1, 0}, {2, 2, 0, 1}});  // gather along dim 0 of [3, 4] (repeats)
+  Tensor is = tensor::tensor({{2, 0, 1, 1}, {0, 1, 2, 0}});  // unique per column (scatter)
+  Tensor ii = tensor::tensor({2, 0, 2});
+  Tensor mask = tensor::tensor({true, false, false, true});
+  const complex128 alpha(0.5, -1.5);
+  struct Case {
+    std::string name;
+    F f;
+    autograd::variable_list in;
+  };
+  Tensor x = cinput({3, 4}), src = cinput({2, 4}), isrc = cinput({3, 4}), y = cinput({3, 2}), z = cinput({3, 4});
+  const std::vector<Case> cases = {
+      {"gather", [&](const auto& in) { return in[0].gather(0, ig); }, {x}},
+      {"index_select", [&](const auto& in) { return in[0].index_select(1, tensor::tensor({3, 0, 3})); }, {x}},
+      {"scatter", [&](const auto& in) { return in[0].scatter(0, is, in[1]); }, {x, src}},
+      {"scatter_add", [&](const auto& in) { return in[0].scatter_add(0, is, in[1]); }, {x, src}},
+      {"index_add complex alpha", [&](const auto& in) { return in[0].index_add(0, ii, in[1], alpha); }, {x, isrc}},
+      {"masked_fill complex value", [&](const auto& in) { return in[0].masked_fill(mask, alpha); }, {x}},
+      {"cat", [](const auto& in) { return cat({in[0], in[1]}, 1); }, {x, y}},
+      {"stack", [](const auto& in) { return stack({in[0], in[1]}, -1); }, {x, z}},
+      // A holomorphic op after the row: the conjugates must compose.
+      {"gather then exp", [&](const auto& in) { return (in[0].gather(0, ig) * alpha).exp(); }, {x}},
+  };
+  for (const Case& c : cases) check_both("complex " + c.name, c.f, c.in);
+  // Hand value: index_add's src gradient is grad * conj(alpha).
+  Tensor s = cinput({3});
+  Tensor g = autograd::grad({zeros({3}, kComplex128).index_add(0, tensor::tensor({0, 1, 2}), s, alpha)}, {s},
+                            {ones({3}, kComplex128)})[0];
+  EXPECT_TRUE(allclose(g, full({3}, std::conj(alpha), kComplex128)));
+}
+
+// index_add_ (hand-written) follows the same convention as the index_add row: src's gradient is
+// grad * conj(alpha).
+TEST(IndexGrad, InplaceIndexAddComplexAlpha) {
+  manual_seed(10);
+  auto cinput = [](IntArrayRef shape) {
+    Tensor re = tensor::rand(shape, kFloat64) * 2 - 1, im = tensor::rand(shape, kFloat64) * 2 - 1;
+    return (re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1)).detach().requires_grad_(true);
+  };
+  const complex128 alpha(0.5, -1.5);
+  Tensor ii = tensor::tensor({2, 0, 2});
+  F f = [&](const auto& in) {
+    Tensor t = in[0] * 1;
+    t.index_add_(0, ii, in[1], alpha);
+    return t;
+  };
+  check_both("complex index_add_", f, {cinput({3, 4}), cinput({3, 4})});
+  Tensor s = cinput({3});
+  Tensor t = zeros({3}, kComplex128);
+  t.index_add_(0, tensor::tensor({0, 1, 2}), s, alpha);
+  Tensor g = autograd::grad({t}, {s}, {ones({3}, kComplex128)})[0];
+  EXPECT_TRUE(allclose(g, full({3}, std::conj(alpha), kComplex128)));
 }

@@ -1,4 +1,4 @@
-// Derivatives of pooling and normalization (src/autograd/PoolNormDerivatives.cpp): first and
+// Derivatives of pooling and normalization (src/autograd/PoolNormFormulas.cpp): first and
 // second order gradient checks in float64 on contiguous, strided and channels-last inputs;
 // the fast backward (oneDNN / loops, no create_graph) against the differentiable composite
 // (create_graph) in float32 and float64; hand-computed gradients (max pooling ties, average

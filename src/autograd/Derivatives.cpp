@@ -4,6 +4,9 @@
 #include <cmath>
 #include <mutex>
 
+#include "src/autograd/ConvFormulas.h"
+#include "src/autograd/IndexFormulas.h"
+#include "src/autograd/PoolNormFormulas.h"
 #include "src/autograd/Record.h"
 #include "src/autograd/ReduceFormulas.h"
 #include "src/ops/ElementwiseOps.h"
@@ -553,8 +556,56 @@ TENSOR_ROW(IndexSelect, ops::index_select_op(), "IndexSelectBackward0", arg(2), 
     const InputMeta& m = n.input_meta(0);
     Tensor zero = zeros(m.sizes, TensorOptions(grad.dtype()).device(grad.device()));
     return {zero.index_add(wrap_dim(dim, m.sizes.size()), index, grad), Tensor()};)
+// Repeated indices accumulate: scatter_add, not scatter.
+TENSOR_ROW(Gather, ops::gather_op(), "GatherBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index),
+    const InputMeta& m = n.input_meta(0);
+    Tensor zero = zeros(m.sizes, TensorOptions(grad.dtype()).device(grad.device()));
+    return {zero.scatter_add(wrap_dim(dim, m.sizes.size()), index, grad), Tensor()};)
+// Edges: self, index, src. The overwritten positions of self do not reach the output.
+TENSOR_ROW(Scatter, ops::scatter_op(), "ScatterBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src),
+    const int64_t d = wrap_dim(dim, n.input_meta(0).sizes.size());
+    return {n.needs_input_grad(0) ? grad.scatter(d, index, Scalar(0)) : Tensor(), Tensor(),
+            n.needs_input_grad(2) ? scatter_src_grad(grad, d, index, n.input_meta(2)) : Tensor()};)
+TENSOR_ROW(ScatterAdd, ops::scatter_add_op(), "ScatterAddBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src),
+    const int64_t d = wrap_dim(dim, n.input_meta(0).sizes.size());
+    return {grad, Tensor(), n.needs_input_grad(2) ? scatter_src_grad(grad, d, index, n.input_meta(2)) : Tensor()};)
+// Edges: self, index, source.
+TENSOR_ROW(IndexAdd, ops::index_add_op(), "IndexAddBackward0", arg(2), true,
+    (const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha),
+    Tensor gs;
+    if (n.needs_input_grad(2)) {
+      gs = times(grad.index_select(wrap_dim(dim, n.input_meta(0).sizes.size()), index), alpha);
+      if (n.input_meta(2).sizes.empty()) gs = gs.reshape({});
+    }
+    return {grad, Tensor(), gs};)
+// A broadcast self's gradient is summed back to its shape by FormulaNode::apply.
+TENSOR_ROW(MaskedFill, ops::masked_fill_op(), "MaskedFillBackward0", arg(1), true,
+    (const Tensor& self, const Tensor& mask, const Scalar& value),
+    return {grad.masked_fill(mask, Scalar(0)), Tensor()};)
+// One edge (and one gradient) per tensor of the list.
+TENSOR_ROW(Cat, ops::cat_op(), "CatBackward0", 0, true,
+    (TensorList tensors, int64_t dim),
+    return cat_tensors_backward(n, grad, dim);)
+TENSOR_ROW(Stack, ops::stack_op(), "StackBackward0", 0, true,
+    (TensorList tensors, int64_t dim),
+    const size_t inputs = n.next_edges().size();
+    const int64_t d = dim < 0 ? dim + static_cast<int64_t>(n.input_meta(0).sizes.size()) + 1 : dim;
+    variable_list grads;
+    for (size_t i = 0; i < inputs; ++i)
+      grads.push_back(n.needs_input_grad(i) ? grad.select(d, static_cast<int64_t>(i)) : Tensor());
+    return grads;)
 void register_indexing_rows() {
   register_row<IndexSelectRow>();
+  register_row<GatherRow>();
+  register_row<ScatterRow>();
+  register_row<ScatterAddRow>();
+  register_row<IndexAddRow>();
+  register_row<MaskedFillRow>();
+  register_row<CatRow>();
+  register_row<StackRow>();
 }
 
 // ---- matrix products: grad_a = grad b^T, grad_b = a^T grad (as for real numbers) ----
@@ -588,10 +639,49 @@ void register_matrix_rows() {
 }
 
 // ---- convolutions ----
-void register_convolution_rows() {}
+// Bilinear in (input, weight); the formula is Note [Convolution backward] (ConvFormulas.cpp).
+TENSOR_ROW(Convolution, ops::conv_ops().convolution, "ConvolutionBackward0", arg(0) | arg(1), true,
+    (const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef pad_l,
+     IntArrayRef pad_r, IntArrayRef dilation, bool transposed, int64_t groups),
+    return convolution_grads(grad, input, weight, stride, pad_l, pad_r, dilation, transposed, groups,
+                             {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});)
+void register_convolution_rows() {
+  register_row<ConvolutionRow>();
+}
 
 // ---- pooling and normalization ----
-void register_pool_norm_rows() {}
+// Average pooling and its backward are adjoint linear maps: each one's gradient is the other.
+// Pooling rejects complex; the rows are written as for real numbers all the same.
+TENSOR_ROW(AvgPool2d, ops::pool_norm_ops().avg_pool2d, "AvgPool2DBackward0", 0, true,
+    (const Tensor& self, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+     bool count_include_pad, std::optional<int64_t> divisor_override),
+    return {ops::pool_norm_ops().avg_pool2d_backward(grad, n.input_meta(0).sizes, kernel_size, stride, padding,
+                                                     ceil_mode, count_include_pad, divisor_override)};)
+TENSOR_ROW(AvgPool2dBackward, ops::pool_norm_ops().avg_pool2d_backward, "AvgPool2DBackwardBackward0", 0, true,
+    (const Tensor& grad_output, IntArrayRef input_sizes, IntArrayRef kernel_size, IntArrayRef stride,
+     IntArrayRef padding, bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override),
+    return {avg_pool2d(grad, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)};)
+TENSOR_ROW(AdaptiveAvgPool2d, ops::pool_norm_ops().adaptive_avg_pool2d, "AdaptiveAvgPool2DBackward0", 0, true,
+    (const Tensor& self, IntArrayRef output_size),
+    return {ops::pool_norm_ops().adaptive_avg_pool2d_backward(grad, n.input_meta(0).sizes)};)
+TENSOR_ROW(AdaptiveAvgPool2dBackward, ops::pool_norm_ops().adaptive_avg_pool2d_backward,
+    "AdaptiveAvgPool2DBackwardBackward0", 0, true,
+    (const Tensor& grad_output, IntArrayRef input_sizes),
+    const DimVector& out = n.input_meta(0).sizes;  // the forward's output sizes
+    return {adaptive_avg_pool2d(grad, {out[out.size() - 2], out[out.size() - 1]})};)
+// Linear in grad_output: its derivative picks the incoming gradient at the same indices.
+// Edges: grad_output, indices.
+TENSOR_ROW(MaxPool2dBackward, ops::pool_norm_ops().max_pool2d_backward, "MaxPool2DWithIndicesBackwardBackward0",
+    arg(2), true,
+    (const Tensor& grad_output, IntArrayRef input_sizes, const Tensor& indices),
+    return {max_pool2d_double_backward(grad, input_sizes, indices), Tensor()};)
+void register_pool_norm_rows() {
+  register_row<AvgPool2dRow>();
+  register_row<AvgPool2dBackwardRow>();
+  register_row<AdaptiveAvgPool2dRow>();
+  register_row<AdaptiveAvgPool2dBackwardRow>();
+  register_row<MaxPool2dBackwardRow>();
+}
 
 // ---- rearranging: tril, triu, flip, repeat, roll ----
 void register_rearrange_rows() {}

@@ -4,7 +4,7 @@
 // Every public convolution (conv1d/2d/3d, conv_transpose1d/2d/3d, the "same"/"valid" forms)
 // checks its arguments in src/ops/ConvOps.cpp, adds a batch dim to unbatched inputs and calls
 // one internal op, `convolution`, on batched inputs. Its backward, `convolution_backward`, is a
-// second table entry used by autograd (src/autograd/ConvDerivatives.cpp).
+// second table entry used by autograd (src/autograd/ConvFormulas.cpp).
 //
 // Note [Convolution padding]
 // The internal op takes left and right padding per spatial dim, as oneDNN does, instead of

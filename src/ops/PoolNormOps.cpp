@@ -1,6 +1,6 @@
 // Front ends of pooling and normalization: libtorch's argument rules and output sizes, checks
 // that name the op, the shapes and dtypes, the choice between oneDNN and the plain loops, and
-// the dispatcher table (src/ops/PoolNormOps.h). Derivatives: src/autograd/PoolNormDerivatives.cpp.
+// the dispatcher table (src/ops/PoolNormOps.h). Derivatives: rows of src/autograd/Derivatives.cpp, src/autograd/PoolNormFormulas.cpp.
 #include "src/ops/PoolNormOps.h"
 #include "src/cpu/PoolNorm.h"
 

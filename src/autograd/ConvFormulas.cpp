@@ -1,4 +1,5 @@
-// Derivatives of the convolutions (see Note [Derivatives table]).
+// The manual formula of the convolutions (ConvFormulas.h), called by the ConvolutionBackward0
+// row of the derivatives table (Derivatives.cpp, "convolutions").
 //
 // Note [Convolution backward]
 // ConvolutionBackward0 saves the input and the weight. Its formula has two paths:
@@ -15,36 +16,19 @@
 //   (P and Q as in Note [One relation for every convolution loop]: P is a convolution's input
 //   or a transposed convolution's output.) Every convolution here is sized exactly through its
 //   right padding (Note [Convolution padding]), which may be negative.
-#include "src/autograd/Functions.h"
-#include "src/ops/ConvOps.h"
+#include "src/autograd/ConvFormulas.h"
+
 #include "tensor/ops.h"
 
 namespace tensor::autograd {
 namespace {
 
-#define GRAD TENSOR_GRAD
-
-/// The parameters a node keeps: ints = stride, pad_l, pad_r, dilation (nd each);
-/// scalars = transposed, groups.
+/// The parameters of one convolution (Note [Convolution padding]).
 struct Args {
-  DimVector stride, pad_l, pad_r, dilation;
+  IntArrayRef stride, pad_l, pad_r, dilation;
   bool transposed = false;
   int64_t groups = 1;
 };
-
-Args unpack(const FormulaNode& n) {
-  Args a;
-  const size_t nd = n.ints.size() / 4;
-  for (size_t i = 0; i < nd; ++i) {
-    a.stride.push_back(n.ints[i]);
-    a.pad_l.push_back(n.ints[nd + i]);
-    a.pad_r.push_back(n.ints[2 * nd + i]);
-    a.dilation.push_back(n.ints[3 * nd + i]);
-  }
-  a.transposed = n.scalars[0].to_bool();
-  a.groups = n.scalars[1].to_long();
-  return a;
-}
 
 /// grad_weight = sum over batch and positions of Q[n, qc, q] * P[n, pc, q * s + k * d - pad_l],
 /// computed as convolution(X, Wq) with X = P as (P channels / g, g * N, ...) and Wq = Q as
@@ -90,38 +74,22 @@ variable_list composite_backward(const Tensor& g, const Tensor& x, const Tensor&
   return {gi, gw, gb};
 }
 
-Tensor ag_convolution(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-                      IntArrayRef pad_l, IntArrayRef pad_r, IntArrayRef dilation, bool transposed, int64_t groups) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = ops::conv_ops().convolution(input, weight, bias, stride, pad_l, pad_r, dilation, transposed, groups);
-  }
-  if (!is_differentiable(out.dtype()) || !any_requires_grad({&input, &weight, &bias})) return out;
-  auto node = std::make_shared<FormulaNode>("ConvolutionBackward0", GRAD(
-      const Tensor x = n.saved(0), w = n.saved(1);
-      const Args a = unpack(n);
-      const std::array<bool, 3> mask{n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)};
-      const Tensor gr = g.dtype() == x.dtype() ? g : g.to(x.dtype());
-      if (GradMode::is_enabled()) return composite_backward(gr, x, w, a, mask);
-      auto [gi, gw, gb] = ops::conv_ops().convolution_backward(gr, x, w, a.stride, a.pad_l, a.pad_r, a.dilation,
-                                                               a.transposed, a.groups, mask);
-      return {gi, gw, gb};));
-  node->add_input(input);
-  node->add_input(weight);
-  node->add_input(bias);
-  node->save(input);
-  node->save(weight);
-  for (IntArrayRef v : {stride, pad_l, pad_r, dilation})
-    for (int64_t x : v) node->ints.push_back(x);
-  node->scalars.push_back(transposed);
-  node->scalars.push_back(groups);
-  set_history(out, node);
-  return out;
-}
-
 }  // namespace
 
-void register_conv_derivatives() { ops::conv_ops().convolution.set(DispatchKey::Autograd, &ag_convolution); }
+variable_list convolution_grads(const Tensor& grad, const Tensor& input, const Tensor& weight, IntArrayRef stride,
+                                IntArrayRef pad_l, IntArrayRef pad_r, IntArrayRef dilation, bool transposed,
+                                int64_t groups, std::array<bool, 3> mask) {
+  const Tensor gr = grad.dtype() == input.dtype() ? grad : grad.to(input.dtype());
+  const Args a{stride, pad_l, pad_r, dilation, transposed, groups};
+  if (GradMode::is_enabled()) return composite_backward(gr, input, weight, a, mask);
+  auto [gi, gw, gb] = ops::conv_ops().convolution_backward(gr, input, weight, stride, pad_l, pad_r, dilation,
+                                                           transposed, groups, mask);
+  return {gi, gw, gb};
+}
+
+// The convolution is a row of the derivatives table (register_convolution_rows in
+// Derivatives.cpp); convolution_backward has no derivative (create_graph goes through the
+// composite formula instead). Nothing is hand-written here.
+void register_conv_derivatives() {}
 
 }  // namespace tensor::autograd

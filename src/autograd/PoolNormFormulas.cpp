@@ -1,13 +1,14 @@
-// Derivatives of pooling and normalization (see Note [Derivatives table]).
+// The manual formulas of pooling (PoolNormFormulas.h), called by the rows of the derivatives
+// table (Derivatives.cpp, "pooling and normalization"), and the kernels that stay hand-written:
+// max_pool2d, max_pool2d_with_indices and the normalizations (below, with why).
 //
-// Each kernel runs the op below autograd, then records a FormulaNode. The formulas are
-// PyTorch's (tools/autograd/derivatives.yaml, FunctionsManual.cpp):
+// The formulas are PyTorch's (tools/autograd/derivatives.yaml, FunctionsManual.cpp):
 //   max_pool2d            the gradient goes to the returned index of each window (ties: the
 //                         index returned); its backward is linear in the gradient, and its own
 //                         derivative gathers at the same indices
 //   avg_pool2d,           the gradient spread evenly over each window (the adjoint of the
 //   adaptive_avg_pool2d   pooling); the adjoint of that adjoint is the pooling itself, so the
-//                         backward ops are differentiable too
+//                         backward ops are differentiable too (rows of Derivatives.cpp)
 //   batch_norm, layer_norm, group_norm
 //                         gx = invstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)),
 //                         gxhat = grad * weight, means over the normalized set (batch_norm in
@@ -21,11 +22,10 @@
 // saved. With create_graph it evaluates the formula above with public ops, recomputing the
 // statistics from the saved input so that the result is differentiable in the input, weight
 // and grad (gradgradcheck). Running statistics are buffers: no edge, no gradient.
-#include "src/autograd/Functions.h"
-#include "src/ops/PoolNormOps.h"
+#include "src/autograd/PoolNormFormulas.h"
+
 #include "tensor/normalization.h"
 #include "tensor/ops.h"
-#include "tensor/pooling.h"
 
 namespace tensor::autograd {
 namespace {
@@ -39,24 +39,24 @@ bool should_record(const Tensor& out, std::initializer_list<const Tensor*> input
   return is_differentiable(out.dtype()) && any_requires_grad(inputs);
 }
 
-/// Pooling arguments kept on the node: kernel, stride, padding, dilation (2 each) in ints.
-void save_pool_args(FormulaNode& n, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d) {
-  auto two = [&](IntArrayRef v, IntArrayRef dflt) {
-    IntArrayRef u = v.empty() ? dflt : v;
-    n.ints.push_back(u[0]);
-    n.ints.push_back(u.size() > 1 ? u[1] : u[0]);
-  };
-  two(k, k);
-  two(s, k);
-  two(p, p);
-  two(d, d);
-}
-IntArrayRef arg2(const FormulaNode& n, size_t i) { return IntArrayRef(n.ints.begin() + 2 * i, 2); }
+}  // namespace
 
-std::optional<int64_t> divisor_of(const Scalar& s) {
-  const int64_t v = s.to_long();
-  return v == 0 ? std::nullopt : std::optional<int64_t>(v);
+Tensor max_pool2d_double_backward(const Tensor& g, IntArrayRef in, const Tensor& idx) {
+  const int64_t hw = in[in.size() - 2] * in[in.size() - 1];
+  const int64_t planes = hw == 0 ? 0 : g.numel() / hw;
+  Tensor picked = g.reshape({planes, hw}).gather(1, idx.reshape({planes, -1}));
+  return picked.view(idx.sizes());
 }
+
+// ---- hand-written: in-place / multi-output ----
+// max_pool2d_with_indices returns (output, indices) and the normalizations (output, mean, var):
+// the recording template (Record.h) only makes nodes for ops with one result. max_pool2d has one
+// result, but recorded it must run another op (max_pool2d_with_indices, for the indices its
+// backward needs) than the one it runs without autograd (oneDNN's kernel, no indices), while the
+// template always runs the op itself; its node is max_pool2d_with_indices' node, as in PyTorch.
+// (avg_pool2d, adaptive_avg_pool2d, their backward ops and max_pool2d_backward are rows of
+// Derivatives.cpp.)
+namespace {
 
 // ---- max_pool2d ----
 std::tuple<Tensor, Tensor> ag_max_pool2d_with_indices(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p,
@@ -83,97 +83,6 @@ Tensor ag_max_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef 
     return pool_norm_ops().max_pool2d(x, k, s, p, d, ceil_mode);
   }
   return std::get<0>(ag_max_pool2d_with_indices(x, k, s, p, d, ceil_mode));
-}
-
-// Linear in the gradient: its derivative picks the incoming gradient at the same indices.
-Tensor ag_max_pool2d_backward(const Tensor& grad, IntArrayRef in_sizes, const Tensor& indices) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = pool_norm_ops().max_pool2d_backward(grad, in_sizes, indices);
-  }
-  if (!should_record(out, {&grad})) return out;
-  auto node = std::make_shared<FormulaNode>("MaxPool2DWithIndicesBackwardBackward0", GRAD(
-      Tensor idx = n.saved(0);
-      const DimVector& in = n.ints;  // the forward input's sizes
-      const int64_t hw = in[in.size() - 2] * in[in.size() - 1];
-      const int64_t planes = hw == 0 ? 0 : g.numel() / hw;
-      Tensor picked = g.reshape({planes, hw}).gather(1, idx.reshape({planes, -1}));
-      return {picked.view(idx.sizes())};));
-  node->add_input(grad);
-  node->save(indices);
-  node->ints = DimVector(in_sizes);
-  set_history(out, node);
-  return out;
-}
-
-// ---- avg_pool2d ----
-// ints: kernel, stride, padding, (dilation, unused); scalars: ceil_mode, count_include_pad, divisor (0: none).
-Tensor ag_avg_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode, bool cip,
-                     std::optional<int64_t> divisor) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = pool_norm_ops().avg_pool2d(x, k, s, p, ceil_mode, cip, divisor);
-  }
-  if (!should_record(out, {&x})) return out;
-  auto node = std::make_shared<FormulaNode>("AvgPool2DBackward0", GRAD(
-      return {pool_norm_ops().avg_pool2d_backward(g, n.input_meta(0).sizes, arg2(n, 0), arg2(n, 1), arg2(n, 2),
-                                                  n.scalars[0].to_bool(), n.scalars[1].to_bool(),
-                                                  divisor_of(n.scalars[2]))};));
-  node->add_input(x);
-  save_pool_args(*node, k, s, p, IntArrayRef(int64_t{1}));
-  node->scalars = {Scalar(ceil_mode), Scalar(cip), Scalar(divisor.value_or(0))};
-  set_history(out, node);
-  return out;
-}
-
-Tensor ag_avg_pool2d_backward(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef k, IntArrayRef s, IntArrayRef p,
-                              bool ceil_mode, bool cip, std::optional<int64_t> divisor) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = pool_norm_ops().avg_pool2d_backward(grad, in_sizes, k, s, p, ceil_mode, cip, divisor);
-  }
-  if (!should_record(out, {&grad})) return out;
-  auto node = std::make_shared<FormulaNode>("AvgPool2DBackwardBackward0", GRAD(
-      return {avg_pool2d(g, arg2(n, 0), arg2(n, 1), arg2(n, 2), n.scalars[0].to_bool(), n.scalars[1].to_bool(),
-                         divisor_of(n.scalars[2]))};));
-  node->add_input(grad);
-  save_pool_args(*node, k, s, p, IntArrayRef(int64_t{1}));
-  node->scalars = {Scalar(ceil_mode), Scalar(cip), Scalar(divisor.value_or(0))};
-  set_history(out, node);
-  return out;
-}
-
-// ---- adaptive_avg_pool2d ----
-Tensor ag_adaptive_avg_pool2d(const Tensor& x, IntArrayRef output_size) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = pool_norm_ops().adaptive_avg_pool2d(x, output_size);
-  }
-  if (!should_record(out, {&x})) return out;
-  auto node = std::make_shared<FormulaNode>("AdaptiveAvgPool2DBackward0", GRAD(
-      return {pool_norm_ops().adaptive_avg_pool2d_backward(g, n.input_meta(0).sizes)};));
-  node->add_input(x);
-  set_history(out, node);
-  return out;
-}
-
-Tensor ag_adaptive_avg_pool2d_backward(const Tensor& grad, IntArrayRef in_sizes) {
-  Tensor out;
-  {
-    BelowAutograd below;
-    out = pool_norm_ops().adaptive_avg_pool2d_backward(grad, in_sizes);
-  }
-  if (!should_record(out, {&grad})) return out;
-  auto node = std::make_shared<FormulaNode>("AdaptiveAvgPool2DBackwardBackward0", GRAD(
-      return {adaptive_avg_pool2d(g, n.ints)};));
-  node->add_input(grad);
-  node->ints = {grad.size(-2), grad.size(-1)};
-  set_history(out, node);
-  return out;
 }
 
 // ---- normalization: the differentiable composite (Note [Fast and differentiable ...]) ----
@@ -337,11 +246,6 @@ void register_pool_norm_derivatives() {
   auto& t = ops::pool_norm_ops();
   t.max_pool2d.set(DispatchKey::Autograd, &ag_max_pool2d);
   t.max_pool2d_with_indices.set(DispatchKey::Autograd, &ag_max_pool2d_with_indices);
-  t.max_pool2d_backward.set(DispatchKey::Autograd, &ag_max_pool2d_backward);
-  t.avg_pool2d.set(DispatchKey::Autograd, &ag_avg_pool2d);
-  t.avg_pool2d_backward.set(DispatchKey::Autograd, &ag_avg_pool2d_backward);
-  t.adaptive_avg_pool2d.set(DispatchKey::Autograd, &ag_adaptive_avg_pool2d);
-  t.adaptive_avg_pool2d_backward.set(DispatchKey::Autograd, &ag_adaptive_avg_pool2d_backward);
   t.batch_norm.set(DispatchKey::Autograd, &ag_batch_norm);
   t.layer_norm.set(DispatchKey::Autograd, &ag_layer_norm);
   t.group_norm.set(DispatchKey::Autograd, &ag_group_norm);
