@@ -372,4 +372,65 @@ TEST(Flip, Errors) {
   expect_error([] { tensor::ones({2, 3}).flip({1, -1}); }, {"flip", "dim 1 appears multiple times", "[2, 3]"});
 }
 
+// ---------------------------------------------------------------- complex
+
+// The rows are written as for real numbers (holomorphic): the table's conjugate convention
+// must give the right complex gradients, on a transposed input and on a lazily conjugated one.
+TEST(Rearrange, ComplexGrad) {
+  Tensor re = random_tensor({4, 3}, 23), im = random_tensor({4, 3}, 24);
+  Tensor z0 = (re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1)).t();  // [3, 4], transposed
+  for (bool conj : {false, true}) {
+    const std::string how = conj ? " conj" : " transposed";
+    auto run = [&](const std::string& name, const std::function<Tensor(const Tensor&)>& f) {
+      Tensor z = z0.detach().requires_grad_(true);
+      auto fn = [&](const variable_list& v) { return f(conj ? v[0].conj() : v[0]); };
+      check(name + how + " gradcheck", [&] { return autograd::gradcheck(fn, {z}); });
+      check(name + how + " gradgradcheck", [&] { return autograd::gradgradcheck(fn, {z}); });
+    };
+    run("tril", [](const Tensor& x) { return x.tril(1); });
+    run("triu", [](const Tensor& x) { return x.triu(-1); });
+    run("tril_", [](const Tensor& x) { return (x * 1).tril_(); });
+    run("flip", [](const Tensor& x) { return x.flip({0, 1}); });
+    run("repeat", [](const Tensor& x) { return x.repeat({2, 1}); });
+    run("roll", [](const Tensor& x) { return x.roll({1, -1}, {0, 1}); });
+  }
+}
+
+// ---------------------------------------------------------------- meta tensors
+
+// Every rearranging op runs its front end alone on meta tensors: the right shape and dtype,
+// and no data work (a meta tensor has no memory, so a kernel touching it would throw; the
+// sizes here would need 40 GB).
+TEST(Rearrange, MetaShapesWithoutData) {
+  const TensorOptions meta = TensorOptions().dtype(kFloat32).device(kMeta);
+  Tensor m = tensor::empty({100000, 100000}, meta);
+  Tensor b = tensor::empty({2, 3, 4}, meta.dtype(kInt64));
+  auto expect_meta = [](const Tensor& t, const Index& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(shape(t), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), tensor::Error);
+  };
+  expect_meta(m.tril(3), {100000, 100000}, kFloat32, "tril");
+  expect_meta(tensor::triu(b, -1), {2, 3, 4}, kInt64, "triu");
+  expect_meta(m.t().tril_(), {100000, 100000}, kFloat32, "tril_");
+  expect_meta(b.triu_(2), {2, 3, 4}, kInt64, "triu_");
+  expect_meta(m.flip({0, -1}), {100000, 100000}, kFloat32, "flip");
+  expect_meta(b.flip({}), {2, 3, 4}, kInt64, "flip no dims");
+  expect_meta(b.repeat({2, 1, 3, 2}), {2, 2, 9, 8}, kInt64, "repeat");
+  expect_meta(m.roll({5, -7}, {0, 1}), {100000, 100000}, kFloat32, "roll");
+  expect_meta(tensor::roll(b, {5}), {2, 3, 4}, kInt64, "roll flattened");
+  // The same checks as on the CPU.
+  expect_error([&] { tensor::empty({3}, meta).tril(); }, {"tril", "at least 2 dimensions", "[3]"});
+  expect_error([&] { b.flip({1, -2}); }, {"flip", "dim 1 appears multiple times"});
+  expect_error([&] { b.repeat({2}); }, {"repeat", "can not be smaller than number of dimensions"});
+  // Recorded on meta tensors too (shapes only): the rows' nodes, and a meta gradient.
+  Tensor x = tensor::empty({4, 5}, meta).requires_grad_(true);
+  Tensor y = x.tril(1).flip({0}).triu();
+  EXPECT_EQ(y.grad_fn()->name(), "TriuBackward0");
+  y.sum().backward();
+  expect_meta(x.grad(), {4, 5}, kFloat32, "meta gradient");
+}
+
 }  // namespace

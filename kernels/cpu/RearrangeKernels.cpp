@@ -16,7 +16,7 @@ namespace {
 // On CPU each row of the last two dims is one kept column range [lo, hi) and zeros elsewhere:
 // the kept range is copied (memcpy when the row is contiguous) and the rest memset, which is a
 // zero of every dtype (IEEE +0, false, 0 + 0i). Bytes only move, so one kernel serves all dtypes.
-// In place, only the dropped ranges are written. Other devices use where() with a broadcast mask.
+// In place, only the dropped ranges are written.
 template <int ES>
 void triangle_rows(const Tensor& src, char* dst, int64_t diagonal, bool lower) {
   const int64_t nd = src.dim(), R = src.size(-2), C = src.size(-1);
@@ -62,8 +62,9 @@ void triangle_rows(const Tensor& src, char* dst, int64_t diagonal, bool lower) {
 
 }  // namespace
 
-void tril_triu(const Tensor& src, char* dst, int64_t diagonal, bool lower) {
+void tril_triu(const Tensor& src, const Tensor& out, int64_t diagonal, bool lower) {
   if (src.numel() == 0) return;
+  char* dst = out.defined() ? static_cast<char*>(out.data_ptr()) : nullptr;
   switch (src.element_size()) {
     case 1: triangle_rows<1>(src, dst, diagonal, lower); break;
     case 2: triangle_rows<2>(src, dst, diagonal, lower); break;
@@ -105,7 +106,7 @@ void flip_rows(char* out, const char* src, IntArrayRef sizes, const std::vector<
 
 }  // namespace
 
-void flip(const Tensor& src, const std::vector<bool>& flipped, const Tensor& out) {
+void flip(const Tensor& src, uint64_t flipped, const Tensor& out) {
   if (src.numel() == 0) return;
   if (src.dim() == 0) {
     Tensor(out).copy_(src);  // a handle to the same tensor: copy_ writes through it
@@ -117,7 +118,7 @@ void flip(const Tensor& src, const std::vector<bool>& flipped, const Tensor& out
   const int64_t es = src.element_size();
   for (int64_t d = 0; d < nd; ++d) {
     sstride[d] = src.stride(d);
-    if (flipped[d]) {
+    if ((flipped >> d) & 1) {
       base += (src.size(d) - 1) * src.stride(d) * es;
       sstride[d] = -sstride[d];
     }

@@ -684,7 +684,42 @@ void register_pool_norm_rows() {
 }
 
 // ---- rearranging: tril, triu, flip, repeat, roll ----
-void register_rearrange_rows() {}
+// (Its header is included here, not above, so that this section's edits stay in this section.)
+}  // namespace
+}  // namespace tensor::autograd
+#include "src/ops/RearrangeOps.h"
+namespace tensor::autograd {
+namespace {
+TENSOR_ROW(Tril, ops::rearrange_ops().tril, "TrilBackward0", 0, true, (const Tensor& self, int64_t diagonal),
+    return {grad.tril(diagonal)};)
+TENSOR_ROW(Triu, ops::rearrange_ops().triu, "TriuBackward0", 0, true, (const Tensor& self, int64_t diagonal),
+    return {grad.triu(diagonal)};)
+TENSOR_ROW(Flip, ops::rearrange_ops().flip, "FlipBackward0", 0, true, (const Tensor& self, IntArrayRef dims),
+    return {grad.flip(dims)};)
+// In place, tril_/triu_ record as masked_fill_ of the dropped triangle (a composite: masked_fill_
+// handles the in-place history, views included), after checking the write under their own name.
+// tril_(k) drops col > row + k, the mask triu(k + 1) keeps; triu_(k) drops col < row + k.
+template <bool Lower>
+Tensor& triangle_inplace_autograd(Tensor& self, int64_t diagonal) {
+  auto& def = Lower ? ops::rearrange_ops().tril_ : ops::rearrange_ops().triu_;
+  if (self.dim() < 2) return def.redispatch(DispatchKey::Autograd, self, diagonal);  // the front end's error
+  check_inplace(self, Lower ? "tril_" : "triu_");
+  Tensor drop;
+  {
+    BelowAutograd below;
+    Tensor all = ones({self.size(-2), self.size(-1)}, TensorOptions(kBool).device(self.device()));
+    drop = Lower ? all.triu(diagonal + 1) : all.tril(diagonal - 1);
+  }
+  return self.masked_fill_(drop, 0);
+}
+// repeat and roll are composites of dispatched ops (Note [Rearranging ops by composition]): no rows.
+void register_rearrange_rows() {
+  register_row<TrilRow>();
+  register_row<TriuRow>();
+  register_row<FlipRow>();
+  ops::rearrange_ops().tril_.set(DispatchKey::Autograd, &triangle_inplace_autograd<true>);
+  ops::rearrange_ops().triu_.set(DispatchKey::Autograd, &triangle_inplace_autograd<false>);
+}
 
 }  // namespace
 

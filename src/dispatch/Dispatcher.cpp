@@ -1,4 +1,5 @@
 #include "src/dispatch/Dispatcher.h"
+#include "src/dispatch/BackendKernels.h"
 
 #include "src/core/Check.h"
 
@@ -21,6 +22,11 @@ void no_kernel(const char* op, DispatchKey k) {
   if (k == DispatchKey::CUDA)
     TENSOR_ERROR("{}: no CUDA kernel is registered yet for this op; move the inputs to the CPU with .cpu()", op);
   TENSOR_ERROR("{}: no kernel registered for dispatch key {}", op, to_string(k));
+}
+
+void check_kernel_backend(DispatchKey backend, const char* op) {
+  TENSOR_CHECK(backend == DispatchKey::CUDA, "register_kernel({}): only CUDA kernels can be registered; CPU's are built "
+               "in and Meta runs the front end alone, got {}", op, to_string(backend));
 }
 
 }  // namespace dispatch

@@ -2,6 +2,7 @@
 #include "src/ops/ElementwiseOps.h"
 
 #include "kernels/cpu/Elementwise.h"
+#include "src/dispatch/BackendKernels.h"
 #include "src/autograd/Functions.h"
 
 #include "tensor/autograd/autograd.h"
@@ -22,7 +23,7 @@ namespace ops {
 
 namespace {
 
-constexpr int backend_index(DispatchKey k) { return k == DispatchKey::CUDA ? 1 : 0; }
+using dispatch::backend_index;
 
 // The per-backend kernel tables, indexed by backend_index then by op.
 UnaryKernel g_cuda_unary[kNumUnaryOps] = {};
@@ -176,21 +177,15 @@ Tensor& unary_out(Tensor& out, const Tensor& a) {
 
 // Built-in tables, constant-initialized: the CPU and Meta slots hold their front-end instances;
 // the CUDA slot is filled when a CUDA kernel is registered.
-template <class Fn>
-constexpr dispatch::OpDef<Fn> backend_defs(const char* name, Fn* cpu, Fn* meta) {
-  dispatch::OpDef<Fn> d{name, {}};
-  d.kernels[static_cast<int>(DispatchKey::CPU)] = cpu;
-  d.kernels[static_cast<int>(DispatchKey::Meta)] = meta;
-  return d;
-}
+using dispatch::front_end_def;
 // Kind: Binary or Unary; kind: binary or unary.
 #define TENSOR_DEFS(Kind, kind, Enum)                                                                       \
-  Kind##OpDefs{backend_defs<Kind##Fn>(info(Kind##Op::Enum).name, &kind##_fn<Kind##Op::Enum, DispatchKey::CPU>,   \
+  Kind##OpDefs{front_end_def<Kind##Fn>(info(Kind##Op::Enum).name, &kind##_fn<Kind##Op::Enum, DispatchKey::CPU>,   \
                                      &kind##_fn<Kind##Op::Enum, DispatchKey::Meta>),                           \
-               backend_defs<Kind##InplaceFn>(info(Kind##Op::Enum).name,                                       \
+               front_end_def<Kind##InplaceFn>(info(Kind##Op::Enum).name,                                       \
                                              &kind##_inplace<Kind##Op::Enum, DispatchKey::CPU>,               \
                                              &kind##_inplace<Kind##Op::Enum, DispatchKey::Meta>),             \
-               backend_defs<Kind##OutFn>(info(Kind##Op::Enum).name, &kind##_out<Kind##Op::Enum, DispatchKey::CPU>, \
+               front_end_def<Kind##OutFn>(info(Kind##Op::Enum).name, &kind##_out<Kind##Op::Enum, DispatchKey::CPU>, \
                                          &kind##_out<Kind##Op::Enum, DispatchKey::Meta>)},
 #define TENSOR_BINARY_DEFS(Enum, name, dtypes, result, api) TENSOR_DEFS(Binary, binary, Enum)
 #define TENSOR_UNARY_DEFS(Enum, name, dtypes, result, api) TENSOR_DEFS(Unary, unary, Enum)
@@ -216,18 +211,13 @@ constexpr UnaryCudaFns kUnaryCuda[] = {TENSOR_UNARY_OPS(TENSOR_UNARY_CUDA)};
 static_assert(sizeof(g_binary) / sizeof(g_binary[0]) == kNumBinaryOps);
 static_assert(sizeof(g_unary) / sizeof(g_unary[0]) == kNumUnaryOps);
 
-void check_backend(DispatchKey backend, const char* name) {
-  TENSOR_CHECK(backend == DispatchKey::CUDA, "register_kernel({}): only CUDA kernels can be registered; CPU's are built "
-               "in and Meta runs the front end alone, got {}", name, to_string(backend));
-}
-
 }  // namespace
 
 BinaryOpDefs& binary_op(BinaryOp op) { return g_binary[static_cast<int>(op)]; }
 UnaryOpDefs& unary_op(UnaryOp op) { return g_unary[static_cast<int>(op)]; }
 
 void register_kernel(DispatchKey backend, BinaryOp op, BinaryKernel kernel) {
-  check_backend(backend, binary_name(op));
+  dispatch::check_kernel_backend(backend, binary_name(op));
   const int i = static_cast<int>(op);
   g_cuda_binary[i] = kernel;
   g_binary[i].functional.set(backend, kBinaryCuda[i].fn);
@@ -236,7 +226,7 @@ void register_kernel(DispatchKey backend, BinaryOp op, BinaryKernel kernel) {
 }
 
 void register_kernel(DispatchKey backend, UnaryOp op, UnaryKernel kernel) {
-  check_backend(backend, unary_name(op));
+  dispatch::check_kernel_backend(backend, unary_name(op));
   const int i = static_cast<int>(op);
   g_cuda_unary[i] = kernel;
   g_unary[i].functional.set(backend, kUnaryCuda[i].fn);

@@ -352,7 +352,9 @@ Tensor masked_fill(const Tensor& a, const Tensor& mask, const Scalar& value) {
   return ops::masked_fill_op()(a, mask, value);
 }
 
-Tensor masked_select(const Tensor& self_in, const Tensor& mask_in) {
+namespace ops {
+namespace {
+Tensor masked_select_kernel(const Tensor& self_in, const Tensor& mask_in) {
   const char* op = "masked_select";
   TENSOR_CHECK(self_in.defined(), "{}: self is undefined", op);
   ops::check_mask(mask_in, op);
@@ -382,7 +384,7 @@ Tensor masked_select(const Tensor& self_in, const Tensor& mask_in) {
   return out;
 }
 
-Tensor nonzero(const Tensor& a_in) {
+Tensor nonzero_kernel(const Tensor& a_in) {
   const char* op = "nonzero";
   TENSOR_CHECK(a_in.defined(), "{}: tensor is undefined", op);
   ops::index_detail::check_cpu_or_meta(a_in, op, "self");
@@ -400,6 +402,18 @@ Tensor nonzero(const Tensor& a_in) {
   cpu::nonzero_fill(a, buf, op);
   return out;
 }
+
+// Their output sizes depend on the values, so the Meta slot raises (the same function).
+dispatch::OpDef<MaskedSelectFn> g_masked_select =
+    dispatch::backend_def<MaskedSelectFn>("masked_select", &masked_select_kernel);
+dispatch::OpDef<NonzeroFn> g_nonzero = dispatch::backend_def<NonzeroFn>("nonzero", &nonzero_kernel);
+}  // namespace
+dispatch::OpDef<MaskedSelectFn>& masked_select_op() { return g_masked_select; }
+dispatch::OpDef<NonzeroFn>& nonzero_op() { return g_nonzero; }
+}  // namespace ops
+
+Tensor masked_select(const Tensor& self, const Tensor& mask) { return ops::masked_select_op()(self, mask); }
+Tensor nonzero(const Tensor& a) { return ops::nonzero_op()(a); }
 
 std::vector<Tensor> where(const Tensor& cond) {
   TENSOR_CHECK(cond.defined(), "where: condition is undefined");

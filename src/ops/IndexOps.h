@@ -19,6 +19,8 @@ using IndexAddFn = Tensor(const Tensor&, int64_t, const Tensor&, const Tensor&, 
 using IndexAddInplaceFn = Tensor&(Tensor&, int64_t, const Tensor&, const Tensor&, const Scalar&);
 using MaskedFillFn = Tensor(const Tensor&, const Tensor&, const Scalar&);
 using MaskedFillInplaceFn = Tensor&(Tensor&, const Tensor&, const Scalar&);
+using MaskedSelectFn = Tensor(const Tensor&, const Tensor&);
+using NonzeroFn = Tensor(const Tensor&);
 using CatFn = Tensor(TensorList, int64_t);
 using StackFn = Tensor(TensorList, int64_t);
 
@@ -33,6 +35,10 @@ dispatch::OpDef<IndexAddFn>& index_add_op();
 dispatch::OpDef<IndexAddInplaceFn>& index_add_inplace_op();
 dispatch::OpDef<MaskedFillFn>& masked_fill_op();
 dispatch::OpDef<MaskedFillInplaceFn>& masked_fill_inplace_op();
+/// masked_select's CPU slot also holds its differentiable composite (index_select of the
+/// selected positions), taken while recording; nonzero is not differentiable.
+dispatch::OpDef<MaskedSelectFn>& masked_select_op();
+dispatch::OpDef<NonzeroFn>& nonzero_op();
 // Defined in JoinOps.cpp.
 dispatch::OpDef<CatFn>& cat_op();
 dispatch::OpDef<StackFn>& stack_op();

@@ -1,28 +1,41 @@
-// Rearranging ops: tril/triu (+ in place), repeat, roll, flip.
+// Rearranging ops: tril/triu (+ in place), flip, repeat, roll, and their dispatcher tables
+// (src/ops/RearrangeOps.h).
+//
+// tril/triu and flip are front ends (Note [Front ends and backend kernels]): checks and the
+// output's allocation, then the backend's kernel. The CPU kernels move bytes, one loop for
+// every dtype (kernels/cpu/RearrangeKernels.cpp, Note [tril/triu row kernel]). Their
+// derivatives are rows of the table (src/autograd/Derivatives.cpp, rearranging section):
+// TrilBackward0/TriuBackward0 = tril/triu(grad), FlipBackward0 = flip(grad, dims); recorded
+// tril_/triu_ go through masked_fill_ for its in-place history handling.
 //
 // Note [Rearranging ops by composition]
-// repeat and roll are compositions of differentiable ops, so their gradients (and gradients of
-// gradients) come from those ops, and each still costs one copy:
+// repeat and roll are compositions of dispatched, differentiable ops, so their gradients (and
+// gradients of gradients) come from those ops, they serve every backend whose pieces do, and
+// each still costs one copy:
 //   repeat     a viewed as [1, s0, 1, s1, ...], expanded to [r0, s0, r1, s1, ...], copied once
 //              and viewed as [r0 * s0, r1 * s1, ...] (always new memory, as libtorch)
 //   roll       per dim, libtorch's roll_common: cat of the two narrow pieces (one copy per dim)
-// tril/triu (Note [tril/triu row kernel]) and flip are byte-moving CPU kernels, dtype-agnostic
-// (kernels/cpu/RearrangeKernels.cpp),
-// with TrilBackward0/TriuBackward0 = tril/triu(grad) and FlipBackward0 = flip(grad, dims).
-// Recorded tril_/triu_ go through masked_fill_ for its in-place history handling.
+// Their tables hold the composite in every backend slot and nothing in the Autograd slot: the
+// composite itself records nothing.
+#include "src/ops/RearrangeOps.h"
+
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "kernels/cpu/RearrangeKernels.h"
-#include "src/autograd/Functions.h"
 #include "src/core/Check.h"
-#include "tensor/autograd/autograd.h"
+#include "src/dispatch/BackendKernels.h"
 #include "tensor/ops.h"
 
 namespace tensor {
+namespace ops {
 namespace {
 using detail::shape_str;
+using dispatch::BackendKernels;
+
+// The per-backend kernels: CPU's built in, CUDA's registered.
+BackendKernels<TriangleKernel> g_triangle_kernels{{&cpu::tril_triu, nullptr}};
+BackendKernels<FlipKernel> g_flip_kernels{{&cpu::flip, nullptr}};
 
 // ---- tril / triu ----
 
@@ -32,77 +45,51 @@ void check_matrix(const Tensor& a, const char* op) {
                shape_str(a.sizes()), a.dtype());
 }
 
-/// [rows, cols] bool mask of the last two dims: col - row compared with `diagonal`.
-enum class Cmp { Le, Ge, Gt, Lt };
-Tensor triangle_mask(const Tensor& a, int64_t diagonal, Cmp cmp) {
-  const int64_t rows = a.size(-2), cols = a.size(-1);
-  const TensorOptions o = TensorOptions().dtype(kInt64).device(a.device());
-  // col vs row + diagonal, compared by broadcasting: only the bool mask is [rows, cols].
-  Tensor c = arange(cols, o).unsqueeze(0), r = (arange(rows, o) + diagonal).unsqueeze(1);
-  switch (cmp) {
-    case Cmp::Le: return c.le(r);
-    case Cmp::Ge: return c.ge(r);
-    case Cmp::Gt: return c.gt(r);
-    default: return c.lt(r);
-  }
-}
-
-/// True when an op on `a` records autograd history.
-bool records(const Tensor& a) {
-  return autograd::GradMode::is_enabled() && !dispatch::local_keys().excluded.has(DispatchKey::Autograd) &&
-         autograd::is_differentiable(a.dtype()) && a.requires_grad();
-}
-
-Tensor triangle(const Tensor& a, int64_t diagonal, bool lower) {
-  check_matrix(a, lower ? "tril" : "triu");
-  Tensor out;
-  {
-    autograd::BelowAutograd below;
-    if (a.is_cpu()) {
-      Tensor src = a.resolve_conj();
-      out = empty(a.sizes(), a.options());
-      cpu::tril_triu(src, static_cast<char*>(out.data_ptr()), diagonal, lower);
-    } else {
-      out = where(triangle_mask(a, diagonal, lower ? Cmp::Le : Cmp::Ge), a, zeros({}, a.options()));
-    }
-  }
-  if (records(a)) {
-    auto node = lower ? std::make_shared<autograd::FormulaNode>("TrilBackward0", TENSOR_GRAD(return {g.tril(n.ints[0])};))
-                      : std::make_shared<autograd::FormulaNode>("TriuBackward0", TENSOR_GRAD(return {g.triu(n.ints[0])};));
-    node->add_input(a);
-    node->ints.push_back(diagonal);
-    autograd::set_history(out, node);
-  }
+template <bool Lower, DispatchKey K>
+Tensor triangle(const Tensor& a, int64_t diagonal) {
+  const char* op = Lower ? "tril" : "triu";
+  const TriangleKernel kernel = g_triangle_kernels.get<K>(op);
+  check_matrix(a, op);
+  Tensor out = empty(a.sizes(), a.options());
+  if constexpr (K != DispatchKey::Meta) kernel(a.resolve_conj(), out, diagonal, Lower);
   return out;
 }
 
-Tensor& triangle_(Tensor& a, int64_t diagonal, bool lower) {
-  const char* op = lower ? "tril_" : "triu_";
+template <bool Lower, DispatchKey K>
+Tensor& triangle_(Tensor& a, int64_t diagonal) {
+  const char* op = Lower ? "tril_" : "triu_";
+  const TriangleKernel kernel = g_triangle_kernels.get<K>(op);
   check_matrix(a, op);
-  if (records(a)) {
-    // Recorded through masked_fill_ (its in-place history handling), checked under our name.
-    autograd::check_inplace(a, op);
-    Tensor drop;
-    {
-      autograd::BelowAutograd below;
-      drop = triangle_mask(a, diagonal, lower ? Cmp::Gt : Cmp::Lt);
-    }
-    return a.masked_fill_(drop, 0);
-  }
-  if (a.is_cpu()) {
-    cpu::tril_triu(a, nullptr, diagonal, lower);
-    a.unsafeGetTensorImpl()->bump_version();
-    return a;
-  }
-  return a.masked_fill_(triangle_mask(a, diagonal, lower ? Cmp::Gt : Cmp::Lt), 0);
+  if constexpr (K != DispatchKey::Meta) kernel(a, Tensor(), diagonal, Lower);  // zeros are conj-agnostic
+  a.unsafeGetTensorImpl()->bump_version();
+  return a;
 }
 
-}  // namespace
+// ---- flip ----
 
-Tensor tril(const Tensor& a, int64_t diagonal) { return triangle(a, diagonal, /*lower=*/true); }
-Tensor triu(const Tensor& a, int64_t diagonal) { return triangle(a, diagonal, /*lower=*/false); }
+template <DispatchKey K>
+Tensor flip_fn(const Tensor& a, IntArrayRef dims) {
+  const FlipKernel kernel = g_flip_kernels.get<K>("flip");
+  TENSOR_CHECK(a.defined(), "flip: tensor is undefined");
+  const int64_t nd = a.dim(), n = std::max<int64_t>(nd, 1);
+  TENSOR_CHECK(nd <= 64, "flip: tensors with more than 64 dims are not supported (shape {})", shape_str(a.sizes()));
+  uint64_t flipped = 0;
+  for (int64_t d : dims) {
+    TENSOR_CHECK(d >= -n && d < n, "flip: dim {} is out of range for a tensor of shape {} ({}) with {} dims", d,
+                 shape_str(a.sizes()), a.dtype(), nd);
+    const int64_t w = d < 0 ? d + n : d;
+    TENSOR_CHECK(!((flipped >> w) & 1), "flip: dim {} appears multiple times in the list of dims {} (tensor shape {}, {})",
+                 w, shape_str(dims), shape_str(a.sizes()), a.dtype());
+    flipped |= uint64_t(1) << w;
+  }
+  Tensor out = empty(a.sizes(), a.options());
+  if constexpr (K != DispatchKey::Meta) kernel(a.resolve_conj(), flipped, out);
+  return out;
+}
 
-Tensor repeat(const Tensor& a, IntArrayRef repeats) {
+// ---- repeat and roll: composites (Note [Rearranging ops by composition]) ----
+
+Tensor repeat_composite(const Tensor& a, IntArrayRef repeats) {
   TENSOR_CHECK(a.defined(), "repeat: tensor is undefined");
   const int64_t nd = static_cast<int64_t>(repeats.size());
   TENSOR_CHECK(nd >= a.dim(),
@@ -128,7 +115,7 @@ Tensor repeat(const Tensor& a, IntArrayRef repeats) {
   return c.view(final_sizes);
 }
 
-Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) {
+Tensor roll_composite(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) {
   TENSOR_CHECK(a.defined(), "roll: tensor is undefined");
   TENSOR_CHECK(!shifts.empty(), "roll: `shifts` required (tensor shape {}, {})", shape_str(a.sizes()), a.dtype());
   if (dims.empty() && shifts.size() == 1) {
@@ -155,54 +142,54 @@ Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) {
   return x;
 }
 
-Tensor flip(const Tensor& a, IntArrayRef dims) {
-  TENSOR_CHECK(a.defined(), "flip: tensor is undefined");
-  const int64_t nd = a.dim();
-  std::vector<bool> flipped(static_cast<size_t>(std::max<int64_t>(nd, 1)), false);
-  DimVector wrapped;
-  for (int64_t d : dims) {
-    TENSOR_CHECK(d >= -std::max<int64_t>(nd, 1) && d < std::max<int64_t>(nd, 1),
-                 "flip: dim {} is out of range for a tensor of shape {} ({}) with {} dims", d, shape_str(a.sizes()),
-                 a.dtype(), nd);
-    const int64_t w = d < 0 ? d + std::max<int64_t>(nd, 1) : d;
-    TENSOR_CHECK(!flipped[w], "flip: dim {} appears multiple times in the list of dims {} (tensor shape {}, {})", w,
-                 shape_str(dims), shape_str(a.sizes()), a.dtype());
-    flipped[w] = true;
-    wrapped.push_back(w);
-  }
-  Tensor out;
-  {
-    autograd::BelowAutograd below;
-    if (a.is_meta()) {
-      out = empty(a.sizes(), a.options());
-    } else if (!a.is_cpu()) {
-      // Other devices: one index_select per dim.
-      out = a;
-      for (int64_t d : wrapped) {
-        if (nd == 0) break;
-        const int64_t n = out.size(d);
-        out = out.index_select(d, arange(n - 1, -1, -1, TensorOptions().dtype(kInt64).device(a.device())));
-      }
-      if (out.is_same(a)) out = a.clone();
-    } else {
-      Tensor src = a.resolve_conj();
-      out = empty(src.sizes(), src.options());
-      cpu::flip(src, flipped, out);
-    }
-  }
-  if (records(a)) {
-    auto node = std::make_shared<autograd::FormulaNode>("FlipBackward0", TENSOR_GRAD(return {g.flip(n.ints)};));
-    node->add_input(a);
-    node->ints = wrapped;
-    autograd::set_history(out, node);
-  }
-  return out;
+// ---- the dispatcher table (constant-initialized; CUDA slots filled by register_kernel) ----
+
+RearrangeOpDefs g_rearrange = {
+    dispatch::front_end_def<TriangleFn>("tril", &triangle<true, DispatchKey::CPU>, &triangle<true, DispatchKey::Meta>),
+    dispatch::front_end_def<TriangleFn>("triu", &triangle<false, DispatchKey::CPU>, &triangle<false, DispatchKey::Meta>),
+    dispatch::front_end_def<TriangleInplaceFn>("tril_", &triangle_<true, DispatchKey::CPU>,
+                                               &triangle_<true, DispatchKey::Meta>),
+    dispatch::front_end_def<TriangleInplaceFn>("triu_", &triangle_<false, DispatchKey::CPU>,
+                                               &triangle_<false, DispatchKey::Meta>),
+    TENSOR_FRONT_END_DEF(FlipFn, "flip", flip_fn),
+    dispatch::composite_def<RepeatFn>("repeat", &repeat_composite),
+    dispatch::composite_def<RollFn>("roll", &roll_composite),
+};
+
+}  // namespace
+
+RearrangeOpDefs& rearrange_ops() { return g_rearrange; }
+
+void register_kernel(DispatchKey backend, TriangleKernel kernel) {
+  dispatch::check_kernel_backend(backend, "tril/triu");
+  g_triangle_kernels.set(backend, kernel);
+  g_rearrange.tril.set(backend, &triangle<true, DispatchKey::CUDA>);
+  g_rearrange.triu.set(backend, &triangle<false, DispatchKey::CUDA>);
+  g_rearrange.tril_.set(backend, &triangle_<true, DispatchKey::CUDA>);
+  g_rearrange.triu_.set(backend, &triangle_<false, DispatchKey::CUDA>);
 }
+
+void register_kernel(DispatchKey backend, FlipKernel kernel) {
+  dispatch::check_kernel_backend(backend, "flip");
+  g_flip_kernels.set(backend, kernel);
+  g_rearrange.flip.set(backend, &flip_fn<DispatchKey::CUDA>);
+}
+
+}  // namespace ops
+
+// ---- public API ----
+using ops::rearrange_ops;
+
+Tensor tril(const Tensor& a, int64_t diagonal) { return rearrange_ops().tril(a, diagonal); }
+Tensor triu(const Tensor& a, int64_t diagonal) { return rearrange_ops().triu(a, diagonal); }
+Tensor repeat(const Tensor& a, IntArrayRef repeats) { return rearrange_ops().repeat(a, repeats); }
+Tensor roll(const Tensor& a, IntArrayRef shifts, IntArrayRef dims) { return rearrange_ops().roll(a, shifts, dims); }
+Tensor flip(const Tensor& a, IntArrayRef dims) { return rearrange_ops().flip(a, dims); }
 
 Tensor Tensor::tril(int64_t diagonal) const { return tensor::tril(*this, diagonal); }
 Tensor Tensor::triu(int64_t diagonal) const { return tensor::triu(*this, diagonal); }
-Tensor& Tensor::tril_(int64_t diagonal) { return triangle_(*this, diagonal, /*lower=*/true); }
-Tensor& Tensor::triu_(int64_t diagonal) { return triangle_(*this, diagonal, /*lower=*/false); }
+Tensor& Tensor::tril_(int64_t diagonal) { return rearrange_ops().tril_(*this, diagonal); }
+Tensor& Tensor::triu_(int64_t diagonal) { return rearrange_ops().triu_(*this, diagonal); }
 Tensor Tensor::repeat(IntArrayRef repeats) const { return tensor::repeat(*this, repeats); }
 Tensor Tensor::roll(IntArrayRef shifts, IntArrayRef dims) const { return tensor::roll(*this, shifts, dims); }
 Tensor Tensor::flip(IntArrayRef dims) const { return tensor::flip(*this, dims); }

@@ -1,6 +1,7 @@
 // Front ends of the reductions, scans and softmax: dim and dtype rules (PyTorch's), checks,
-// output allocation, and the dispatcher table (src/ops/ReduceOps.h). Loops live in
-// kernels/cpu/ReduceKernels.cpp.
+// output allocation, and the dispatcher table (src/ops/ReduceOps.h). Each front end takes the
+// backend's kernel, looked up for its dispatch key (Note [Front ends and backend kernels]);
+// Meta has none and stops after the allocation. CPU's loops live in kernels/cpu/ReduceKernels.cpp.
 #include "src/ops/ReduceOps.h"
 
 #include <cmath>
@@ -8,13 +9,20 @@
 
 #include "kernels/cpu/Reduce.h"
 #include "src/core/Check.h"
+#include "src/dispatch/BackendKernels.h"
 #include "tensor/ops.h"
 
 namespace tensor {
 namespace ops {
 namespace {
 
-using cpu::ReduceOp;
+using dispatch::BackendKernels;
+
+// The per-backend kernels: CPU's built in, CUDA's registered.
+BackendKernels<ReduceKernel> g_reduce_kernels{{&cpu::reduce_kernel, nullptr}};
+BackendKernels<ArgReduceKernel> g_arg_reduce_kernels{{&cpu::arg_reduce_kernel, nullptr}};
+BackendKernels<CumulativeKernel> g_cumulative_kernels{{&cpu::cumulative_kernel, nullptr}};
+BackendKernels<SoftmaxKernel> g_softmax_kernels{{&cpu::softmax_kernel, nullptr}};
 
 // PyTorch's legacy dtype names, which its reduction messages print ("Got: Long").
 const char* legacy_name(ScalarType t) {
@@ -105,15 +113,15 @@ void check_not_complex(const char* op, const Tensor& a) {
                a.describe());
 }
 
-/// Allocates the result and runs the kernel; empty reductions give the op's identity.
-Tensor reduce_into(ReduceOp op, const Tensor& a, const Reduction& r, ScalarType out_t) {
+/// Allocates the result and runs the kernel (none: Meta); empty reductions give the op's identity.
+Tensor reduce_into(ReduceKernel kernel, ReduceOp op, const Tensor& a, const Reduction& r, ScalarType out_t) {
   Tensor out = empty(r.out_sizes, a.options().dtype(out_t));
-  if (a.is_meta() || out.numel() == 0) return out;
+  if (!kernel || out.numel() == 0) return out;
   if (a.numel() == 0) {  // only sum/prod/any/all get here (max and min checked first)
     out.fill_(op == ReduceOp::Prod || op == ReduceOp::All ? 1 : 0);
     return out;
   }
-  cpu::reduce_kernel(op, a.is_conj() ? a.resolve_conj() : a, r.mask, out);
+  kernel(op, a.is_conj() ? a.resolve_conj() : a, r.mask, out);
   return out;
 }
 
@@ -132,9 +140,9 @@ bool kernel_reads(ScalarType in, ScalarType out) {
   return in == out || (is_integral(in, true) && out == kInt64) || (is_half_type(in) && out == kFloat32);
 }
 
-Tensor sum_or_prod(ReduceOp op, const Tensor& a, const Reduction& r, ScalarType out_t) {
+Tensor sum_or_prod(ReduceKernel kernel, ReduceOp op, const Tensor& a, const Reduction& r, ScalarType out_t) {
   Tensor x = kernel_reads(a.dtype(), out_t) ? a : a.to(out_t);
-  return reduce_into(op, x, r, out_t);
+  return reduce_into(kernel, op, x, r, out_t);
 }
 
 void check_floating(const char* op, ScalarType t, bool from_dtype_arg, bool allow_complex = true) {
@@ -143,69 +151,74 @@ void check_floating(const char* op, ScalarType t, bool from_dtype_arg, bool allo
                from_dtype_arg ? "Optional" : "Input", allow_complex ? " or complex" : "", legacy_name(t));
 }
 
-// ---- kernels in the dispatcher table (CPU and Meta) ----
+// ---- front ends, given the backend's kernel (nullptr: Meta) ----
 
-Tensor sum_impl(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor sum_impl(ReduceKernel kernel, const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
   Reduction r = analyze("sum", a, dims, keepdim);
-  return sum_or_prod(ReduceOp::Sum, a, r, sum_dtype(a, dtype));
+  return sum_or_prod(kernel, ReduceOp::Sum, a, r, sum_dtype(a, dtype));
 }
 
-Tensor mean_impl(const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor mean_impl(ReduceKernel kernel, const Tensor& a, IntArrayRef dims, bool keepdim, std::optional<ScalarType> dtype) {
   const ScalarType t = dtype ? *dtype : a.dtype();
   check_floating("mean", t, dtype.has_value());
   Reduction r = analyze("mean", a, dims, keepdim);
   // Half types: sum into float32, divide there, round once.
-  Tensor s = sum_or_prod(ReduceOp::Sum, a.to(t), r, is_half_type(t) ? kFloat32 : t);
+  Tensor s = sum_or_prod(kernel, ReduceOp::Sum, a.to(t), r, is_half_type(t) ? kFloat32 : t);
   s.div_(Scalar(static_cast<double>(r.count)));
   return s.to(t);
 }
 
-Tensor prod_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
+Tensor prod_impl(ReduceKernel kernel, const Tensor& a, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
   Reduction r = analyze_opt("prod", a, dim, keepdim);
-  return sum_or_prod(ReduceOp::Prod, a, r, sum_dtype(a, dtype));
+  return sum_or_prod(kernel, ReduceOp::Prod, a, r, sum_dtype(a, dtype));
 }
 
-Tensor minmax_all(const Tensor& a, bool is_max) {
+Tensor minmax_all(ReduceKernel kernel, const Tensor& a, bool is_max) {
   const char* op = is_max ? "max" : "min";
   check_not_complex(op, a);
   Reduction r = analyze(op, a, {}, false);
   check_nonempty(op, a, r, false);
-  return reduce_into(is_max ? ReduceOp::Max : ReduceOp::Min, a, r, a.dtype());
+  return reduce_into(kernel, is_max ? ReduceOp::Max : ReduceOp::Min, a, r, a.dtype());
 }
-Tensor max_all_impl(const Tensor& a) { return minmax_all(a, true); }
-Tensor min_all_impl(const Tensor& a) { return minmax_all(a, false); }
+Tensor max_all_impl(ReduceKernel kernel, const Tensor& a) { return minmax_all(kernel, a, true); }
+Tensor min_all_impl(ReduceKernel kernel, const Tensor& a) { return minmax_all(kernel, a, false); }
 
 // values and indices of max/min along one dim; values undefined when only indices are wanted.
-std::tuple<Tensor, Tensor> arg_reduce(const char* op, bool is_max, const Tensor& a, int64_t dim, bool keepdim,
-                                      bool want_values) {
+std::tuple<Tensor, Tensor> arg_reduce(ArgReduceKernel kernel, const char* op, bool is_max, const Tensor& a, int64_t dim,
+                                      bool keepdim, bool want_values) {
   check_not_complex(op, a);
   const int64_t d = wrap(op, dim, a);
   Reduction r = analyze(op, a, IntArrayRef(d), keepdim);
   check_nonempty(op, a, r, true);
   Tensor values = want_values ? empty(r.out_sizes, a.options()) : Tensor();
   Tensor indices = empty(r.out_sizes, a.options().dtype(kInt64));
-  if (a.is_meta() || indices.numel() == 0) return {values, indices};
-  cpu::arg_reduce_kernel(is_max, a, a.dim() == 0 ? 0 : d, values, indices);
+  if (!kernel || indices.numel() == 0) return {values, indices};
+  kernel(is_max, a, a.dim() == 0 ? 0 : d, values, indices);
   return {values, indices};
 }
-std::tuple<Tensor, Tensor> max_dim_impl(const Tensor& a, int64_t dim, bool keepdim) {
-  return arg_reduce("max", true, a, dim, keepdim, true);
+std::tuple<Tensor, Tensor> max_dim_impl(ArgReduceKernel kernel, const Tensor& a, int64_t dim, bool keepdim) {
+  return arg_reduce(kernel, "max", true, a, dim, keepdim, true);
 }
-std::tuple<Tensor, Tensor> min_dim_impl(const Tensor& a, int64_t dim, bool keepdim) {
-  return arg_reduce("min", false, a, dim, keepdim, true);
+std::tuple<Tensor, Tensor> min_dim_impl(ArgReduceKernel kernel, const Tensor& a, int64_t dim, bool keepdim) {
+  return arg_reduce(kernel, "min", false, a, dim, keepdim, true);
 }
 
-Tensor amax_amin(const char* op, bool is_max, const Tensor& a, IntArrayRef dims, bool keepdim) {
+Tensor amax_amin(ReduceKernel kernel, const char* op, bool is_max, const Tensor& a, IntArrayRef dims, bool keepdim) {
   check_not_complex(op, a);
   Reduction r = analyze(op, a, dims, keepdim);
   check_nonempty(op, a, r, !dims.empty());
-  return reduce_into(is_max ? ReduceOp::Max : ReduceOp::Min, a, r, a.dtype());
+  return reduce_into(kernel, is_max ? ReduceOp::Max : ReduceOp::Min, a, r, a.dtype());
 }
-Tensor amax_impl(const Tensor& a, IntArrayRef dims, bool keepdim) { return amax_amin("amax", true, a, dims, keepdim); }
-Tensor amin_impl(const Tensor& a, IntArrayRef dims, bool keepdim) { return amax_amin("amin", false, a, dims, keepdim); }
+Tensor amax_impl(ReduceKernel kernel, const Tensor& a, IntArrayRef dims, bool keepdim) {
+  return amax_amin(kernel, "amax", true, a, dims, keepdim);
+}
+Tensor amin_impl(ReduceKernel kernel, const Tensor& a, IntArrayRef dims, bool keepdim) {
+  return amax_amin(kernel, "amin", false, a, dims, keepdim);
+}
 
-Tensor argmax_argmin(const char* op, bool is_max, const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  if (dim) return std::get<1>(arg_reduce(op, is_max, a, *dim, keepdim, false));
+Tensor argmax_argmin(ArgReduceKernel kernel, const char* op, bool is_max, const Tensor& a, std::optional<int64_t> dim,
+                     bool keepdim) {
+  if (dim) return std::get<1>(arg_reduce(kernel, op, is_max, a, *dim, keepdim, false));
   // No dim: over the flattened input (row-major positions); keepdim gives all-ones dims.
   check_not_complex(op, a);
   TENSOR_CHECK(a.numel() > 0, "{}(): Expected reduction dim to be specified for input.numel() == 0 (input shape {})", op,
@@ -213,25 +226,25 @@ Tensor argmax_argmin(const char* op, bool is_max, const Tensor& a, std::optional
   DimVector sizes;
   if (keepdim) sizes = DimVector(static_cast<size_t>(a.dim()), 1);
   Tensor indices = empty(sizes, a.options().dtype(kInt64));
-  if (a.is_meta()) return indices;
+  if (!kernel) return indices;
   Tensor flat = a.reshape({a.numel()});
-  cpu::arg_reduce_kernel(is_max, flat, 0, Tensor(), indices.view({}));
+  kernel(is_max, flat, 0, Tensor(), indices.view({}));
   return indices;
 }
-Tensor argmax_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  return argmax_argmin("argmax", true, a, dim, keepdim);
+Tensor argmax_impl(ArgReduceKernel kernel, const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+  return argmax_argmin(kernel, "argmax", true, a, dim, keepdim);
 }
-Tensor argmin_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  return argmax_argmin("argmin", false, a, dim, keepdim);
+Tensor argmin_impl(ArgReduceKernel kernel, const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+  return argmax_argmin(kernel, "argmin", false, a, dim, keepdim);
 }
 
 // any/all of uint8 give uint8 (0 or 1), as PyTorch documents; every other dtype gives bool.
-Tensor any_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  Tensor r = reduce_into(ReduceOp::Any, a, analyze_opt("any", a, dim, keepdim), kBool);
+Tensor any_impl(ReduceKernel kernel, const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+  Tensor r = reduce_into(kernel, ReduceOp::Any, a, analyze_opt("any", a, dim, keepdim), kBool);
   return a.dtype() == kUInt8 ? r.to(kUInt8) : r;
 }
-Tensor all_impl(const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
-  Tensor r = reduce_into(ReduceOp::All, a, analyze_opt("all", a, dim, keepdim), kBool);
+Tensor all_impl(ReduceKernel kernel, const Tensor& a, std::optional<int64_t> dim, bool keepdim) {
+  Tensor r = reduce_into(kernel, ReduceOp::All, a, analyze_opt("all", a, dim, keepdim), kBool);
   return a.dtype() == kUInt8 ? r.to(kUInt8) : r;
 }
 
@@ -302,72 +315,159 @@ Tensor logsumexp_impl(const Tensor& a, IntArrayRef dims, bool keepdim) {
   return out.to(t);
 }
 
-Tensor cumulative(const char* op, bool is_prod, const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
+Tensor cumulative(CumulativeKernel kernel, const char* op, bool is_prod, const Tensor& a, int64_t dim,
+                  std::optional<ScalarType> dtype) {
   const int64_t d = wrap(op, dim, a);
   const ScalarType t = sum_dtype(a, dtype);
   Tensor out = empty(a.sizes(), a.options().dtype(t));
-  if (a.is_meta() || a.numel() == 0) return out;
-  cpu::cumulative_kernel(is_prod, a.to(t).contiguous(), a.dim() == 0 ? 0 : d, out);
+  if (!kernel || a.numel() == 0) return out;
+  kernel(is_prod, a.to(t).contiguous(), a.dim() == 0 ? 0 : d, out);
   return out;
 }
-Tensor cumsum_impl(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
-  return cumulative("cumsum", false, a, dim, dtype);
+Tensor cumsum_impl(CumulativeKernel kernel, const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
+  return cumulative(kernel, "cumsum", false, a, dim, dtype);
 }
-Tensor cumprod_impl(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
-  return cumulative("cumprod", true, a, dim, dtype);
+Tensor cumprod_impl(CumulativeKernel kernel, const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
+  return cumulative(kernel, "cumprod", true, a, dim, dtype);
 }
 
-Tensor softmax_common(const char* op, bool log, const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
+Tensor softmax_common(SoftmaxKernel kernel, const char* op, bool log, const Tensor& a, int64_t dim,
+                      std::optional<ScalarType> dtype) {
   const int64_t d = wrap(op, dim, a);
   const ScalarType t = dtype ? *dtype : a.dtype();
   TENSOR_CHECK(is_floating_point(t), "{}(): expected a floating point input or dtype, got {} (input shape {})", op,
                legacy_name(t), shape_of(a));
   Tensor out = empty(a.sizes(), a.options().dtype(t));
-  if (a.is_meta() || a.numel() == 0) return out;
+  if (!kernel || a.numel() == 0) return out;
   // Half types compute in float32 (Note [Half types compute in float]).
   const ScalarType ct = is_half_type(t) ? kFloat32 : t;
   Tensor x = a.to(ct).contiguous();
   Tensor y = ct == t ? out : empty(a.sizes(), a.options().dtype(ct));
-  cpu::softmax_kernel(x, a.dim() == 0 ? 0 : d, log, y);
+  kernel(x, a.dim() == 0 ? 0 : d, log, y);
   if (ct != t) out.copy_(y);
   return out;
 }
-Tensor softmax_impl(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
-  return softmax_common("softmax", false, a, dim, dtype);
+Tensor softmax_impl(SoftmaxKernel kernel, const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax_common(kernel, "softmax", false, a, dim, dtype);
 }
-Tensor log_softmax_impl(const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
-  return softmax_common("log_softmax", true, a, dim, dtype);
+Tensor log_softmax_impl(SoftmaxKernel kernel, const Tensor& a, int64_t dim, std::optional<ScalarType> dtype) {
+  return softmax_common(kernel, "log_softmax", true, a, dim, dtype);
 }
 
-using dispatch::backend_def;
+// ---- the front ends per dispatch key, and the dispatcher table ----
 
+using ReduceIndexResult = std::tuple<Tensor, Tensor>;
+
+// Instance of front end `impl` for backend key K: looks up K's kernel in `kernels` (the
+// dispatcher's "no kernel" error for a backend without one; nullptr for Meta), then runs `impl`.
+#define TENSOR_REDUCE_LIST(...) __VA_ARGS__
+#define TENSOR_REDUCE_FRONT_END(fn, R, kernels, impl, name, params, args) \
+  template <DispatchKey K>                                                \
+  R fn(TENSOR_REDUCE_LIST params) {                                       \
+    return impl(kernels.template get<K>(name), TENSOR_REDUCE_LIST args);  \
+  }
+#define TENSOR_DTYPE_PARAMS (const Tensor& a, IntArrayRef d, bool k, std::optional<ScalarType> t)
+#define TENSOR_OPT_DIM_PARAMS (const Tensor& a, std::optional<int64_t> d, bool k)
+#define TENSOR_SCAN_PARAMS (const Tensor& a, int64_t d, std::optional<ScalarType> t)
+TENSOR_REDUCE_FRONT_END(sum_fn, Tensor, g_reduce_kernels, sum_impl, "sum", TENSOR_DTYPE_PARAMS, (a, d, k, t))
+TENSOR_REDUCE_FRONT_END(mean_fn, Tensor, g_reduce_kernels, mean_impl, "mean", TENSOR_DTYPE_PARAMS, (a, d, k, t))
+TENSOR_REDUCE_FRONT_END(prod_fn, Tensor, g_reduce_kernels, prod_impl, "prod",
+                        (const Tensor& a, std::optional<int64_t> d, bool k, std::optional<ScalarType> t), (a, d, k, t))
+TENSOR_REDUCE_FRONT_END(max_all_fn, Tensor, g_reduce_kernels, max_all_impl, "max", (const Tensor& a), (a))
+TENSOR_REDUCE_FRONT_END(min_all_fn, Tensor, g_reduce_kernels, min_all_impl, "min", (const Tensor& a), (a))
+TENSOR_REDUCE_FRONT_END(max_dim_fn, ReduceIndexResult, g_arg_reduce_kernels, max_dim_impl, "max",
+                        (const Tensor& a, int64_t d, bool k), (a, d, k))
+TENSOR_REDUCE_FRONT_END(min_dim_fn, ReduceIndexResult, g_arg_reduce_kernels, min_dim_impl, "min",
+                        (const Tensor& a, int64_t d, bool k), (a, d, k))
+TENSOR_REDUCE_FRONT_END(amax_fn, Tensor, g_reduce_kernels, amax_impl, "amax", (const Tensor& a, IntArrayRef d, bool k),
+                        (a, d, k))
+TENSOR_REDUCE_FRONT_END(amin_fn, Tensor, g_reduce_kernels, amin_impl, "amin", (const Tensor& a, IntArrayRef d, bool k),
+                        (a, d, k))
+TENSOR_REDUCE_FRONT_END(argmax_fn, Tensor, g_arg_reduce_kernels, argmax_impl, "argmax", TENSOR_OPT_DIM_PARAMS, (a, d, k))
+TENSOR_REDUCE_FRONT_END(argmin_fn, Tensor, g_arg_reduce_kernels, argmin_impl, "argmin", TENSOR_OPT_DIM_PARAMS, (a, d, k))
+TENSOR_REDUCE_FRONT_END(any_fn, Tensor, g_reduce_kernels, any_impl, "any", TENSOR_OPT_DIM_PARAMS, (a, d, k))
+TENSOR_REDUCE_FRONT_END(all_fn, Tensor, g_reduce_kernels, all_impl, "all", TENSOR_OPT_DIM_PARAMS, (a, d, k))
+TENSOR_REDUCE_FRONT_END(cumsum_fn, Tensor, g_cumulative_kernels, cumsum_impl, "cumsum", TENSOR_SCAN_PARAMS, (a, d, t))
+TENSOR_REDUCE_FRONT_END(cumprod_fn, Tensor, g_cumulative_kernels, cumprod_impl, "cumprod", TENSOR_SCAN_PARAMS, (a, d, t))
+TENSOR_REDUCE_FRONT_END(softmax_fn, Tensor, g_softmax_kernels, softmax_impl, "softmax", TENSOR_SCAN_PARAMS, (a, d, t))
+TENSOR_REDUCE_FRONT_END(log_softmax_fn, Tensor, g_softmax_kernels, log_softmax_impl, "log_softmax", TENSOR_SCAN_PARAMS,
+                        (a, d, t))
+#undef TENSOR_DTYPE_PARAMS
+#undef TENSOR_OPT_DIM_PARAMS
+#undef TENSOR_SCAN_PARAMS
+#undef TENSOR_REDUCE_FRONT_END
+#undef TENSOR_REDUCE_LIST
+
+using dispatch::composite_def;
+
+// Constant-initialized: CPU and Meta slots hold their front-end instances, CUDA's are filled
+// by register_kernel; the composites serve every backend key.
 ReduceOpDefs g_reduce = {
-    backend_def<ReduceDtypeFn>("sum", &sum_impl),
-    backend_def<ReduceDtypeFn>("mean", &mean_impl),
-    backend_def<ReduceOneDtypeFn>("prod", &prod_impl),
-    backend_def<ReduceAllFn>("max", &max_all_impl),
-    backend_def<ReduceAllFn>("min", &min_all_impl),
-    backend_def<ReduceIndexFn>("max", &max_dim_impl),
-    backend_def<ReduceIndexFn>("min", &min_dim_impl),
-    backend_def<ReduceDimsFn>("amax", &amax_impl),
-    backend_def<ReduceDimsFn>("amin", &amin_impl),
-    backend_def<ReduceDimsFn>("logsumexp", &logsumexp_impl),
-    backend_def<ReduceOptDimFn>("argmax", &argmax_impl),
-    backend_def<ReduceOptDimFn>("argmin", &argmin_impl),
-    backend_def<ReduceOptDimFn>("any", &any_impl),
-    backend_def<ReduceOptDimFn>("all", &all_impl),
-    backend_def<VarFn>("var", &var_impl),
-    backend_def<VarFn>("std", &std_impl),
-    backend_def<NormFn>("norm", &norm_impl),
-    backend_def<ScanFn>("cumsum", &cumsum_impl),
-    backend_def<ScanFn>("cumprod", &cumprod_impl),
-    backend_def<ScanFn>("softmax", &softmax_impl),
-    backend_def<ScanFn>("log_softmax", &log_softmax_impl),
+    TENSOR_FRONT_END_DEF(ReduceDtypeFn, "sum", sum_fn),
+    TENSOR_FRONT_END_DEF(ReduceDtypeFn, "mean", mean_fn),
+    TENSOR_FRONT_END_DEF(ReduceOneDtypeFn, "prod", prod_fn),
+    TENSOR_FRONT_END_DEF(ReduceAllFn, "max", max_all_fn),
+    TENSOR_FRONT_END_DEF(ReduceAllFn, "min", min_all_fn),
+    TENSOR_FRONT_END_DEF(ReduceIndexFn, "max", max_dim_fn),
+    TENSOR_FRONT_END_DEF(ReduceIndexFn, "min", min_dim_fn),
+    TENSOR_FRONT_END_DEF(ReduceDimsFn, "amax", amax_fn),
+    TENSOR_FRONT_END_DEF(ReduceDimsFn, "amin", amin_fn),
+    composite_def<ReduceDimsFn>("logsumexp", &logsumexp_impl),
+    TENSOR_FRONT_END_DEF(ReduceOptDimFn, "argmax", argmax_fn),
+    TENSOR_FRONT_END_DEF(ReduceOptDimFn, "argmin", argmin_fn),
+    TENSOR_FRONT_END_DEF(ReduceOptDimFn, "any", any_fn),
+    TENSOR_FRONT_END_DEF(ReduceOptDimFn, "all", all_fn),
+    composite_def<VarFn>("var", &var_impl),
+    composite_def<VarFn>("std", &std_impl),
+    composite_def<NormFn>("norm", &norm_impl),
+    TENSOR_FRONT_END_DEF(ScanFn, "cumsum", cumsum_fn),
+    TENSOR_FRONT_END_DEF(ScanFn, "cumprod", cumprod_fn),
+    TENSOR_FRONT_END_DEF(ScanFn, "softmax", softmax_fn),
+    TENSOR_FRONT_END_DEF(ScanFn, "log_softmax", log_softmax_fn),
 };
 
 }  // namespace
 
 ReduceOpDefs& reduce_ops() { return g_reduce; }
+
+constexpr DispatchKey kCUDA = DispatchKey::CUDA;
+
+void register_kernel(DispatchKey backend, ReduceKernel kernel) {
+  dispatch::check_kernel_backend(backend, "sum/mean/prod/max/min/amax/amin/any/all");
+  g_reduce_kernels.set(backend, kernel);
+  g_reduce.sum.set(backend, &sum_fn<kCUDA>);
+  g_reduce.mean.set(backend, &mean_fn<kCUDA>);
+  g_reduce.prod.set(backend, &prod_fn<kCUDA>);
+  g_reduce.max_all.set(backend, &max_all_fn<kCUDA>);
+  g_reduce.min_all.set(backend, &min_all_fn<kCUDA>);
+  g_reduce.amax.set(backend, &amax_fn<kCUDA>);
+  g_reduce.amin.set(backend, &amin_fn<kCUDA>);
+  g_reduce.any.set(backend, &any_fn<kCUDA>);
+  g_reduce.all.set(backend, &all_fn<kCUDA>);
+}
+
+void register_kernel(DispatchKey backend, ArgReduceKernel kernel) {
+  dispatch::check_kernel_backend(backend, "max/min(dim)/argmax/argmin");
+  g_arg_reduce_kernels.set(backend, kernel);
+  g_reduce.max_dim.set(backend, &max_dim_fn<kCUDA>);
+  g_reduce.min_dim.set(backend, &min_dim_fn<kCUDA>);
+  g_reduce.argmax.set(backend, &argmax_fn<kCUDA>);
+  g_reduce.argmin.set(backend, &argmin_fn<kCUDA>);
+}
+
+void register_kernel(DispatchKey backend, CumulativeKernel kernel) {
+  dispatch::check_kernel_backend(backend, "cumsum/cumprod");
+  g_cumulative_kernels.set(backend, kernel);
+  g_reduce.cumsum.set(backend, &cumsum_fn<kCUDA>);
+  g_reduce.cumprod.set(backend, &cumprod_fn<kCUDA>);
+}
+
+void register_kernel(DispatchKey backend, SoftmaxKernel kernel) {
+  dispatch::check_kernel_backend(backend, "softmax/log_softmax");
+  g_softmax_kernels.set(backend, kernel);
+  g_reduce.softmax.set(backend, &softmax_fn<kCUDA>);
+  g_reduce.log_softmax.set(backend, &log_softmax_fn<kCUDA>);
+}
 
 }  // namespace ops
 

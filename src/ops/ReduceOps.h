@@ -1,11 +1,15 @@
 // Internal: dispatcher tables of the reductions, scans and softmax, so that wrapping layers
-// (autograd, profiler, CUDA) can fill their slots. The CPU and Meta slots hold the front ends
-// of src/ops/ReduceOps.cpp; mean, var, std, norm and logsumexp are composites of public ops.
+// (autograd, profiler, autocast) can fill their slots and backends can register kernels
+// (Note [Front ends and backend kernels]). The backend slots hold the front ends of
+// src/ops/ReduceOps.cpp, one instance per key; var, std, norm and logsumexp are composites of
+// public ops and serve every backend key.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <tuple>
 
+#include "kernels/cpu/Reduce.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -43,5 +47,23 @@ struct ReduceOpDefs {
 
 /// The one table of reduction ops.
 ReduceOpDefs& reduce_ops();
+
+// ---- backend kernels (contracts: kernels/cpu/Reduce.h, where CPU's live) ----
+using cpu::ReduceOp;
+using ReduceKernel = void (*)(ReduceOp op, const Tensor& in, uint64_t mask, const Tensor& out);
+using ArgReduceKernel = void (*)(bool is_max, const Tensor& in, int64_t dim, const Tensor& values, const Tensor& indices);
+using CumulativeKernel = void (*)(bool is_prod, const Tensor& in, int64_t dim, const Tensor& out);
+using SoftmaxKernel = void (*)(const Tensor& in, int64_t dim, bool log, const Tensor& out);
+
+/// Registers a backend's (CUDA's) kernel; the ops that use it then route that backend's key
+/// to their front end and this kernel.
+///   ReduceKernel      sum, mean, prod, max(), min(), amax, amin, any, all
+///   ArgReduceKernel   max(dim), min(dim), argmax, argmin
+///   CumulativeKernel  cumsum, cumprod
+///   SoftmaxKernel     softmax, log_softmax
+void register_kernel(DispatchKey backend, ReduceKernel kernel);
+void register_kernel(DispatchKey backend, ArgReduceKernel kernel);
+void register_kernel(DispatchKey backend, CumulativeKernel kernel);
+void register_kernel(DispatchKey backend, SoftmaxKernel kernel);
 
 }  // namespace tensor::ops
