@@ -12,6 +12,7 @@
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
+#include "src/ops/RearrangeOps.h"
 #include "src/ops/ReduceOps.h"
 #include "tensor/ops.h"
 
@@ -60,11 +61,12 @@ struct Deriv {
 using DerivFn = Deriv (*)(const Vars& v);
 using VjpFn = Tensor (*)(const Vars& v, const Tensor& grad);
 
-enum Saves : uint8_t { kNone = 0, kSelf = 1, kOther = 2, kResult = 4 };
+// Named apart from Record.h's arg(i) and kResult bits, which the TENSOR_ROW rows below use.
+enum Saves : uint8_t { kSaveNone = 0, kSaveSelf = 1, kSaveOther = 2, kSaveResult = 4 };
 
 struct Row {
   const char* node = nullptr;  // nullptr: not differentiable (outputs do not require grad)
-  uint8_t saves = kNone;
+  uint8_t saves = kSaveNone;
   DerivFn d[2] = {nullptr, nullptr};  // holomorphic rows: d out / d input
   VjpFn vjp[2] = {nullptr, nullptr};  // the other rows: the whole product with grad
 };
@@ -131,40 +133,40 @@ Tensor sgn(const Tensor& x) {
 
 constexpr Row unary_row(UnaryOp op) {
   switch (op) {
-    case UnaryOp::Neg: return holo("NegBackward0", kNone, D(-1.0));
+    case UnaryOp::Neg: return holo("NegBackward0", kSaveNone, D(-1.0));
     // |z| is not holomorphic: its product is grad * sgn(z) (PyTorch's abs_backward).
-    case UnaryOp::Abs: return vjp("AbsBackward0", kSelf, VJP(v.self.is_complex() ? g * sgn(v.self) : g * v.self.sign()));
-    case UnaryOp::Exp: return holo("ExpBackward0", kResult, D(v.result));
-    case UnaryOp::Exp2: return holo("Exp2Backward0", kResult, D(v.result * kLn2));
-    case UnaryOp::Log: return holo("LogBackward0", kSelf, D(v.self.reciprocal()));
-    case UnaryOp::Log2: return holo("Log2Backward0", kSelf, D((v.self * kLn2).reciprocal()));
-    case UnaryOp::Log10: return holo("Log10Backward0", kSelf, D((v.self * kLn10).reciprocal()));
-    case UnaryOp::Log1p: return holo("Log1pBackward0", kSelf, D((v.self + 1).reciprocal()));
-    case UnaryOp::Expm1: return holo("Expm1Backward0", kResult, D(v.result + 1));
-    case UnaryOp::Sqrt: return holo("SqrtBackward0", kResult, D((v.result * 2).reciprocal()));
-    case UnaryOp::Rsqrt: return holo("RsqrtBackward0", kResult, D(v.result * v.result * v.result * -0.5));
-    case UnaryOp::Sin: return holo("SinBackward0", kSelf, D(v.self.cos()));
-    case UnaryOp::Cos: return holo("CosBackward0", kSelf, D(-v.self.sin()));
-    case UnaryOp::Tan: return holo("TanBackward0", kResult, D(v.result * v.result + 1));
-    case UnaryOp::Asin: return holo("AsinBackward0", kSelf, D((1 - v.self * v.self).rsqrt()));
-    case UnaryOp::Acos: return holo("AcosBackward0", kSelf, D(-(1 - v.self * v.self).rsqrt()));
-    case UnaryOp::Atan: return holo("AtanBackward0", kSelf, D((v.self * v.self + 1).reciprocal()));
-    case UnaryOp::Sinh: return holo("SinhBackward0", kSelf, D(v.self.cosh()));
-    case UnaryOp::Cosh: return holo("CoshBackward0", kSelf, D(v.self.sinh()));
-    case UnaryOp::Tanh: return holo("TanhBackward0", kResult, D(1 - v.result * v.result));
-    case UnaryOp::Sigmoid: return holo("SigmoidBackward0", kResult, D(v.result * (1 - v.result)));
+    case UnaryOp::Abs: return vjp("AbsBackward0", kSaveSelf, VJP(v.self.is_complex() ? g * sgn(v.self) : g * v.self.sign()));
+    case UnaryOp::Exp: return holo("ExpBackward0", kSaveResult, D(v.result));
+    case UnaryOp::Exp2: return holo("Exp2Backward0", kSaveResult, D(v.result * kLn2));
+    case UnaryOp::Log: return holo("LogBackward0", kSaveSelf, D(v.self.reciprocal()));
+    case UnaryOp::Log2: return holo("Log2Backward0", kSaveSelf, D((v.self * kLn2).reciprocal()));
+    case UnaryOp::Log10: return holo("Log10Backward0", kSaveSelf, D((v.self * kLn10).reciprocal()));
+    case UnaryOp::Log1p: return holo("Log1pBackward0", kSaveSelf, D((v.self + 1).reciprocal()));
+    case UnaryOp::Expm1: return holo("Expm1Backward0", kSaveResult, D(v.result + 1));
+    case UnaryOp::Sqrt: return holo("SqrtBackward0", kSaveResult, D((v.result * 2).reciprocal()));
+    case UnaryOp::Rsqrt: return holo("RsqrtBackward0", kSaveResult, D(v.result * v.result * v.result * -0.5));
+    case UnaryOp::Sin: return holo("SinBackward0", kSaveSelf, D(v.self.cos()));
+    case UnaryOp::Cos: return holo("CosBackward0", kSaveSelf, D(-v.self.sin()));
+    case UnaryOp::Tan: return holo("TanBackward0", kSaveResult, D(v.result * v.result + 1));
+    case UnaryOp::Asin: return holo("AsinBackward0", kSaveSelf, D((1 - v.self * v.self).rsqrt()));
+    case UnaryOp::Acos: return holo("AcosBackward0", kSaveSelf, D(-(1 - v.self * v.self).rsqrt()));
+    case UnaryOp::Atan: return holo("AtanBackward0", kSaveSelf, D((v.self * v.self + 1).reciprocal()));
+    case UnaryOp::Sinh: return holo("SinhBackward0", kSaveSelf, D(v.self.cosh()));
+    case UnaryOp::Cosh: return holo("CoshBackward0", kSaveSelf, D(v.self.sinh()));
+    case UnaryOp::Tanh: return holo("TanhBackward0", kSaveResult, D(1 - v.result * v.result));
+    case UnaryOp::Sigmoid: return holo("SigmoidBackward0", kSaveResult, D(v.result * (1 - v.result)));
     // Real-only, with a fused backward kernel (Note [Fused relu backward]).
-    case UnaryOp::Relu: return vjp("ReluBackward0", kResult, VJP(relu_backward(g, v.result)));
-    case UnaryOp::Gelu: return holo("GeluBackward0", kSelf, D((((v.self * M_SQRT1_2).erf() + 1) * 0.5) +
+    case UnaryOp::Relu: return vjp("ReluBackward0", kSaveResult, VJP(relu_backward(g, v.result)));
+    case UnaryOp::Gelu: return holo("GeluBackward0", kSaveSelf, D((((v.self * M_SQRT1_2).erf() + 1) * 0.5) +
                                                                v.self * (v.self * v.self * -0.5).exp() *
                                                                    (0.5 * kTwoOverSqrtPi * M_SQRT1_2)));
-    case UnaryOp::Silu: return holo("SiluBackward0", kSelf, D(silu_derivative(v.self)));
-    case UnaryOp::Erf: return holo("ErfBackward0", kSelf, D((v.self * v.self * -1).exp() * kTwoOverSqrtPi));
-    case UnaryOp::Reciprocal: return holo("ReciprocalBackward0", kResult, D(-(v.result * v.result)));
-    case UnaryOp::Square: return holo("PowBackward0", kSelf, D(v.self * 2));
+    case UnaryOp::Silu: return holo("SiluBackward0", kSaveSelf, D(silu_derivative(v.self)));
+    case UnaryOp::Erf: return holo("ErfBackward0", kSaveSelf, D((v.self * v.self * -1).exp() * kTwoOverSqrtPi));
+    case UnaryOp::Reciprocal: return holo("ReciprocalBackward0", kSaveResult, D(-(v.result * v.result)));
+    case UnaryOp::Square: return holo("PowBackward0", kSaveSelf, D(v.self * 2));
     // Piecewise constant: the gradient is 0 wherever it exists (PyTorch's rule).
     case UnaryOp::Floor: case UnaryOp::Ceil: case UnaryOp::Round: case UnaryOp::Trunc: case UnaryOp::Sign:
-      return vjp("ZeroGradBackward", kNone, VJP(zeros_like(g)));
+      return vjp("ZeroGradBackward", kSaveNone, VJP(zeros_like(g)));
     // Bool or integer outputs; conj_physical is internal (Tensor::conj records its own view).
     case UnaryOp::LogicalNot: case UnaryOp::BitNot: case UnaryOp::IsNan: case UnaryOp::Conj:
       return not_differentiable();
@@ -179,31 +181,31 @@ Tensor copysign_ratio(const Tensor& self, const Tensor& result) {
 
 constexpr Row binary_row(BinaryOp op) {
   switch (op) {
-    case BinaryOp::Add: return holo("AddBackward0", kNone, D(1.0), D(v.alpha));
-    case BinaryOp::Sub: return holo("SubBackward0", kNone, D(1.0), D(-v.alpha));
-    case BinaryOp::Mul: return holo("MulBackward0", kSelf | kOther, D(v.other), D(v.self));
-    case BinaryOp::Div: return holo("DivBackward0", kOther | kResult, D(v.other.reciprocal()), D(-v.result / v.other));
-    case BinaryOp::Pow: return holo("PowBackward1", kSelf | kOther | kResult, D(v.other * v.self.pow(v.other - 1)),
+    case BinaryOp::Add: return holo("AddBackward0", kSaveNone, D(1.0), D(v.alpha));
+    case BinaryOp::Sub: return holo("SubBackward0", kSaveNone, D(1.0), D(-v.alpha));
+    case BinaryOp::Mul: return holo("MulBackward0", kSaveSelf | kSaveOther, D(v.other), D(v.self));
+    case BinaryOp::Div: return holo("DivBackward0", kSaveOther | kSaveResult, D(v.other.reciprocal()), D(-v.result / v.other));
+    case BinaryOp::Pow: return holo("PowBackward1", kSaveSelf | kSaveOther | kSaveResult, D(v.other * v.self.pow(v.other - 1)),
                                     D(v.result * v.self.log()));
     // Real-only ops (atan2 ... copysign accept no complex): their partials are real.
-    case BinaryOp::Maximum: return holo("MaximumBackward0", kSelf | kOther,
+    case BinaryOp::Maximum: return holo("MaximumBackward0", kSaveSelf | kSaveOther,
                                         D(v.self.gt(v.other).to(v.self.dtype()) + v.self.eq(v.other).to(v.self.dtype()) * 0.5),
                                         D(v.other.gt(v.self).to(v.self.dtype()) + v.self.eq(v.other).to(v.self.dtype()) * 0.5));
-    case BinaryOp::Minimum: return holo("MinimumBackward0", kSelf | kOther,
+    case BinaryOp::Minimum: return holo("MinimumBackward0", kSaveSelf | kSaveOther,
                                         D(v.self.lt(v.other).to(v.self.dtype()) + v.self.eq(v.other).to(v.self.dtype()) * 0.5),
                                         D(v.other.lt(v.self).to(v.self.dtype()) + v.self.eq(v.other).to(v.self.dtype()) * 0.5));
-    case BinaryOp::Atan2: return holo("Atan2Backward0", kSelf | kOther, D(v.other / (v.self * v.self + v.other * v.other)),
+    case BinaryOp::Atan2: return holo("Atan2Backward0", kSaveSelf | kSaveOther, D(v.other / (v.self * v.self + v.other * v.other)),
                                       D(-v.self / (v.self * v.self + v.other * v.other)));
-    case BinaryOp::Remainder: return holo("RemainderBackward0", kSelf | kOther, D(1.0), D(-div(v.self, v.other, "floor")));
-    case BinaryOp::Fmod: return holo("FmodBackward0", kSelf | kOther, D(1.0), D(-div(v.self, v.other, "trunc")));
-    case BinaryOp::Hypot: return holo("HypotBackward0", kSelf | kOther | kResult, D(v.self / v.result), D(v.other / v.result));
-    case BinaryOp::Logaddexp: return holo("LogaddexpBackward0", kSelf | kOther, D(((v.other - v.self).exp() + 1).reciprocal()),
+    case BinaryOp::Remainder: return holo("RemainderBackward0", kSaveSelf | kSaveOther, D(1.0), D(-div(v.self, v.other, "floor")));
+    case BinaryOp::Fmod: return holo("FmodBackward0", kSaveSelf | kSaveOther, D(1.0), D(-div(v.self, v.other, "trunc")));
+    case BinaryOp::Hypot: return holo("HypotBackward0", kSaveSelf | kSaveOther | kSaveResult, D(v.self / v.result), D(v.other / v.result));
+    case BinaryOp::Logaddexp: return holo("LogaddexpBackward0", kSaveSelf | kSaveOther, D(((v.other - v.self).exp() + 1).reciprocal()),
                                           D(((v.self - v.other).exp() + 1).reciprocal()));
     // Real-only. d/dself is log(other), written as PyTorch's xlogy(grad, other) so that a zero
     // grad gives 0 even where log(other) is -inf, and 0 where self == 0 and other <= 0.
-    case BinaryOp::Xlogy: return Row{"XlogyBackward0", kSelf | kOther, {nullptr, D(v.self / v.other)},
+    case BinaryOp::Xlogy: return Row{"XlogyBackward0", kSaveSelf | kSaveOther, {nullptr, D(v.self / v.other)},
                                      {VJP(where(v.self.eq(0).logical_and(v.other.le(0)), 0.0, xlogy(g, v.other))), nullptr}};
-    case BinaryOp::Copysign: return holo("CopysignBackward0", kSelf | kResult, D(copysign_ratio(v.self, v.result)),
+    case BinaryOp::Copysign: return holo("CopysignBackward0", kSaveSelf | kSaveResult, D(copysign_ratio(v.self, v.result)),
                                          D(zeros_like(v.result)));
     // Bool or integer results.
     case BinaryOp::DivTrunc: case BinaryOp::DivFloor: case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt:
@@ -230,7 +232,7 @@ constexpr Row binary_row(BinaryOp op) {
 // Saved slots are packed in the order self, other, result, keeping only what the row saves.
 constexpr int slot_of(uint8_t saves, Saves which) {
   int i = 0;
-  for (uint8_t bit : {kSelf, kOther, kResult}) {
+  for (uint8_t bit : {kSaveSelf, kSaveOther, kSaveResult}) {
     if (bit == which) return (saves & bit) ? i : -1;
     if (saves & bit) ++i;
   }
@@ -241,9 +243,9 @@ Tensor saved_or_none(const FormulaNode& n, int slot) { return slot < 0 ? Tensor(
 
 template <const Row& R>
 variable_list backward(FormulaNode& n, const Tensor& g) {
-  const Tensor self = saved_or_none(n, slot_of(R.saves, kSelf));
-  const Tensor other = saved_or_none(n, slot_of(R.saves, kOther));
-  const Tensor result = saved_or_none(n, slot_of(R.saves, kResult));
+  const Tensor self = saved_or_none(n, slot_of(R.saves, kSaveSelf));
+  const Tensor other = saved_or_none(n, slot_of(R.saves, kSaveOther));
+  const Tensor result = saved_or_none(n, slot_of(R.saves, kSaveResult));
   static const Scalar kOne(1.0);
   const Vars v{self, other, result, n.scalars.empty() ? kOne : n.scalars[0]};
   const size_t inputs = n.next_edges().size();
@@ -257,9 +259,9 @@ variable_list backward(FormulaNode& n, const Tensor& g) {
 }
 
 void save_values(FormulaNode& node, uint8_t saves, const Tensor& self, const Tensor& other, const Tensor& result) {
-  if (saves & kSelf) node.save(self);
-  if (saves & kOther) node.save(other);
-  if (saves & kResult) node.save(result, /*is_output=*/true);
+  if (saves & kSaveSelf) node.save(self);
+  if (saves & kSaveOther) node.save(other);
+  if (saves & kSaveResult) node.save(result, /*is_output=*/true);
 }
 
 template <UnaryOp Op> constexpr Row kUnaryRow = unary_row(Op);
@@ -301,7 +303,7 @@ InplaceRecord begin_inplace(const Row& r, const Tensor& self, bool any_grad, con
   check_inplace(self, name);
   ir.old_meta = InputMeta{DimVector(self.sizes()), self.dtype()};
   ir.old = self.requires_grad() ? gradient_edge(self) : Edge{};
-  if (r.saves & kSelf) ir.before = self.clone();
+  if (r.saves & kSaveSelf) ir.before = self.clone();
   return ir;
 }
 std::shared_ptr<FormulaNode> inplace_node(const Row& r, BackwardFn fn, const InplaceRecord& ir) {
@@ -463,7 +465,7 @@ void register_condition_rows() {
 // The longer formulas are manual formulas in ReduceFormulas.cpp; max and min along a dim
 // (values and indices) stay hand-written there (multi-output). Reduced dims are recomputed from
 // the arguments and the input's rank: rf::reduce_dims wraps and sorts them (all dims when none
-// are given, none for a 0-dim input). The result's bit is written autograd::kResult: this file's
+// are given, none for a 0-dim input). The result's bit is written kResult: this file's
 // elementwise table has a kResult of its own (Saves), which would name arg(2) here.
 namespace rf = reduce_formulas;
 TENSOR_ROW(Sum, ops::reduce_ops().sum, "SumBackward1", 0, true,
@@ -475,10 +477,10 @@ TENSOR_ROW(Mean, ops::reduce_ops().mean, "MeanBackward1", 0, true,
     return {expand_reduced(grad, m, dim, keepdim) / static_cast<double>(reduced_count(m, dim))};)
 // prod is one op with two PyTorch node names: ProdBackward0 over all elements (keepdim is
 // ignored there, as by the op), ProdBackward1 along a dim; prod_kernel picks the row.
-TENSOR_ROW(Prod, ops::reduce_ops().prod, "ProdBackward0", arg(0) | autograd::kResult, true,
+TENSOR_ROW(Prod, ops::reduce_ops().prod, "ProdBackward0", arg(0) | kResult, true,
     (const Tensor& self, std::optional<int64_t> dim, bool keepdim, const std::optional<ScalarType>& dtype),
     return {rf::prod_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false, /*all=*/true)};)
-TENSOR_ROW(ProdDim, ops::reduce_ops().prod, "ProdBackward1", arg(0) | autograd::kResult, true,
+TENSOR_ROW(ProdDim, ops::reduce_ops().prod, "ProdBackward1", arg(0) | kResult, true,
     (const Tensor& self, std::optional<int64_t> dim, bool keepdim, const std::optional<ScalarType>& dtype),
     return {rf::prod_backward(grad, self, result, rf::reduce_dims(IntArrayRef(*dim), self.dim()), keepdim, false)};)
 Tensor prod_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
@@ -487,18 +489,18 @@ Tensor prod_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim,
              : record_detail::Kernel<ProdRow, Sig>::fn(self, dim, keepdim, dtype);
 }
 // max(), min(), amax, amin: the gradient spread evenly over the ties (real dtypes only).
-TENSOR_ROW(MaxAll, ops::reduce_ops().max_all, "MaxBackward1", arg(0) | autograd::kResult, true, (const Tensor& self),
+TENSOR_ROW(MaxAll, ops::reduce_ops().max_all, "MaxBackward1", arg(0) | kResult, true, (const Tensor& self),
     return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false)};)
-TENSOR_ROW(MinAll, ops::reduce_ops().min_all, "MinBackward1", arg(0) | autograd::kResult, true, (const Tensor& self),
+TENSOR_ROW(MinAll, ops::reduce_ops().min_all, "MinBackward1", arg(0) | kResult, true, (const Tensor& self),
     return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false)};)
-TENSOR_ROW(Amax, ops::reduce_ops().amax, "AmaxBackward0", arg(0) | autograd::kResult, true,
+TENSOR_ROW(Amax, ops::reduce_ops().amax, "AmaxBackward0", arg(0) | kResult, true,
     (const Tensor& self, IntArrayRef dim, bool keepdim),
     return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims(dim, self.dim()), keepdim)};)
-TENSOR_ROW(Amin, ops::reduce_ops().amin, "AminBackward0", arg(0) | autograd::kResult, true,
+TENSOR_ROW(Amin, ops::reduce_ops().amin, "AminBackward0", arg(0) | kResult, true,
     (const Tensor& self, IntArrayRef dim, bool keepdim),
     return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims(dim, self.dim()), keepdim)};)
 // grad * exp(self - result) (real dtypes only).
-TENSOR_ROW(Logsumexp, ops::reduce_ops().logsumexp, "LogsumexpBackward0", arg(0) | autograd::kResult, true,
+TENSOR_ROW(Logsumexp, ops::reduce_ops().logsumexp, "LogsumexpBackward0", arg(0) | kResult, true,
     (const Tensor& self, IntArrayRef dim, bool keepdim),
     const DimVector d = rf::reduce_dims(dim, self.dim());
     return {rf::restore_dims(grad, d, keepdim) * (self - rf::restore_dims(result, d, keepdim)).exp()};)
@@ -506,10 +508,10 @@ TENSOR_ROW(Logsumexp, ops::reduce_ops().logsumexp, "LogsumexpBackward0", arg(0) 
 TENSOR_ROW(Var, ops::reduce_ops().var, "VarBackward0", arg(0), false,
     (const Tensor& self, IntArrayRef dim, int64_t correction, bool keepdim),
     return {rf::var_backward(grad, self, rf::reduce_dims(dim, self.dim()), correction, keepdim)};)
-TENSOR_ROW(Std, ops::reduce_ops().std_dev, "StdBackward0", arg(0) | autograd::kResult, false,
+TENSOR_ROW(Std, ops::reduce_ops().std_dev, "StdBackward0", arg(0) | kResult, false,
     (const Tensor& self, IntArrayRef dim, int64_t correction, bool keepdim),
     return {rf::std_backward(grad, self, result, rf::reduce_dims(dim, self.dim()), correction, keepdim)};)
-TENSOR_ROW(Norm, ops::reduce_ops().norm, "NormBackward1", arg(0) | autograd::kResult, false,
+TENSOR_ROW(Norm, ops::reduce_ops().norm, "NormBackward1", arg(0) | kResult, false,
     (const Tensor& self, const Scalar& p, IntArrayRef dim, bool keepdim),
     return {rf::norm_backward(grad, self, result, p.to_double(), rf::reduce_dims(dim, self.dim()), keepdim)};)
 // Scans and softmax along one dim (a 0-dim input is its own slice).
@@ -518,14 +520,14 @@ TENSOR_ROW(Cumsum, ops::reduce_ops().cumsum, "CumsumBackward0", 0, true,
     const int64_t ndim = static_cast<int64_t>(n.input_meta(0).sizes.size());
     if (ndim == 0) return {grad};
     return {rf::reverse_cumsum(grad, rf::wrap_dim(dim, ndim))};)
-TENSOR_ROW(Cumprod, ops::reduce_ops().cumprod, "CumprodBackward0", arg(0) | autograd::kResult, true,
+TENSOR_ROW(Cumprod, ops::reduce_ops().cumprod, "CumprodBackward0", arg(0) | kResult, true,
     (const Tensor& self, int64_t dim, const std::optional<ScalarType>& dtype),
     return {rf::cumprod_backward(grad, self, result, rf::wrap_dim(dim, self.dim()))};)
-TENSOR_ROW(Softmax, ops::reduce_ops().softmax, "SoftmaxBackward0", autograd::kResult, true,
+TENSOR_ROW(Softmax, ops::reduce_ops().softmax, "SoftmaxBackward0", kResult, true,
     (const Tensor& self, int64_t dim, const std::optional<ScalarType>& dtype),
     const DimVector d = rf::reduce_dims(IntArrayRef(dim), static_cast<int64_t>(n.input_meta(0).sizes.size()));
     return {result * (grad - rf::sum_keep(grad * result, d))};)
-TENSOR_ROW(LogSoftmax, ops::reduce_ops().log_softmax, "LogSoftmaxBackward0", autograd::kResult, true,
+TENSOR_ROW(LogSoftmax, ops::reduce_ops().log_softmax, "LogSoftmaxBackward0", kResult, true,
     (const Tensor& self, int64_t dim, const std::optional<ScalarType>& dtype),
     const DimVector d = rf::reduce_dims(IntArrayRef(dim), static_cast<int64_t>(n.input_meta(0).sizes.size()));
     return {grad - result.exp() * rf::sum_keep(grad, d)};)
@@ -684,12 +686,6 @@ void register_pool_norm_rows() {
 }
 
 // ---- rearranging: tril, triu, flip, repeat, roll ----
-// (Its header is included here, not above, so that this section's edits stay in this section.)
-}  // namespace
-}  // namespace tensor::autograd
-#include "src/ops/RearrangeOps.h"
-namespace tensor::autograd {
-namespace {
 TENSOR_ROW(Tril, ops::rearrange_ops().tril, "TrilBackward0", 0, true, (const Tensor& self, int64_t diagonal),
     return {grad.tril(diagonal)};)
 TENSOR_ROW(Triu, ops::rearrange_ops().triu, "TriuBackward0", 0, true, (const Tensor& self, int64_t diagonal),

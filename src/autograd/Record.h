@@ -28,6 +28,10 @@ namespace tensor::autograd {
 //   static variable_list backward(const FormulaNode& n, const Tensor& grad,
 //                                 const Tensor& result, <the op's arguments>)
 //                                 one gradient per tensor argument, in public ops.
+// Mind the two numberings: arg(i) in `saves` counts every argument of the op, while edges, and
+// so n.needs_input_grad(i), n.input_meta(i) and the returned gradients, count the tensor
+// arguments only (a TensorList gives one per element). Integer tensor arguments (indices,
+// masks) get an edge too, and an undefined gradient.
 // The TENSOR_ROW macro writes the type from one line per part.
 //
 // Complex convention. For a holomorphic op, a formula written as for real numbers computes
