@@ -1,4 +1,4 @@
-// In-place ops through views (Note [In-place on views] in src/autograd/ViewNodes.cpp):
+// In-place ops through views (Note [In-place on views] in src/autograd/nodes/Views.cpp):
 // CopySlices over contiguous and non-contiguous bases, bases that start requiring grad,
 // chains of views, stale views after writes through other views, double backward, and
 // PyTorch's errors.

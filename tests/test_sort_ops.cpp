@@ -1,4 +1,4 @@
-// sort, argsort and topk (src/ops/SortOps.cpp, src/autograd/SortDerivatives.cpp): hand-computed
+// sort, argsort and topk (src/ops/SortOps.cpp, src/autograd/nodes/MultiOutput.cpp): hand-computed
 // orders with ties, NaN and infinities; every dim (negative too), non-contiguous inputs, integer
 // and bool dtypes and large rows against an independent float64 reference (std::stable_sort with
 // a NaN-aware comparator); gradcheck and gradgradcheck of the values; errors.

@@ -87,9 +87,4 @@ variable_list convolution_grads(const Tensor& grad, const Tensor& input, const T
   return {gi, gw, gb};
 }
 
-// The convolution is a row of the derivatives table (register_convolution_rows in
-// Derivatives.cpp); convolution_backward has no derivative (create_graph goes through the
-// composite formula instead). Nothing is hand-written here.
-void register_conv_derivatives() {}
-
 }  // namespace tensor::autograd

@@ -755,11 +755,8 @@ void ensure_autograd_kernels() {
   std::call_once(once, [] {
     register_elementwise_derivatives();
     register_rows();
-    register_reduce_derivatives();
-    register_index_derivatives();
-    register_sort_derivatives();
-    register_conv_derivatives();
-    register_pool_norm_derivatives();
+    register_multi_output_nodes();
+    register_inplace_nodes();
   });
 }
 

@@ -112,18 +112,10 @@ class BelowAutograd {
 
 /// Fill the Autograd slots of the elementwise ops from the derivatives table (Derivatives.cpp).
 void register_elementwise_derivatives();
-/// Fill the Autograd slots of the hand-written kernels: max/min along a dim (ReduceFormulas.cpp,
-/// multi-output) and the in-place indexing ops (IndexFormulas.cpp); called once by
-/// ensure_autograd_kernels.
-void register_reduce_derivatives();
-void register_index_derivatives();
-/// The same for the oneDNN-backed ops: convolutions (ConvFormulas.cpp; nothing left there, the
-/// convolution is a row of Derivatives.cpp), and max_pool2d and the normalizations
-/// (PoolNormFormulas.cpp; the other pooling ops are rows of Derivatives.cpp).
-void register_conv_derivatives();
-void register_pool_norm_derivatives();
-/// The same for sort and topk (SortDerivatives.cpp).
-void register_sort_derivatives();
+/// Fill the Autograd slots of the hand-written kernels (Note [Hand-written nodes]): the
+/// multi-output ops (nodes/MultiOutput.cpp) and the in-place indexing ops (nodes/InPlace.cpp).
+void register_multi_output_nodes();
+void register_inplace_nodes();
 
 /// True when Tensor::copy_ must record (Note [Differentiable copy_]); record_copy_ then does
 /// the copy and records it.

@@ -1,5 +1,5 @@
-// The manual formulas of the reductions (ReduceFormulas.h), and the reductions that must stay
-// hand-written (max and min along a dim: two outputs).
+// The manual formulas of the reductions (ReduceFormulas.h). max and min along a dim (two
+// outputs) are hand-written, in src/autograd/nodes/MultiOutput.cpp.
 //
 // The rows themselves are in the `// ---- reductions ----` section of Derivatives.cpp. The
 // formulas are PyTorch's (tools/autograd/derivatives.yaml, FunctionsManual.cpp):
@@ -201,48 +201,5 @@ Tensor cumprod_backward(const Tensor& grad, const Tensor& self, const Tensor& re
 }
 
 }  // namespace reduce_formulas
-
-// ---- hand-written: multi-output ----
-// max(dim) and min(dim) return (values, indices): the recording template makes nodes for
-// single-output ops only (Note [Recording template]), so these record their node by hand. The
-// values get the gradient at the returned indices; the indices are not differentiable.
-namespace {
-
-template <bool IsMax>
-std::tuple<Tensor, Tensor> ag_minmax_dim(const Tensor& x, int64_t dim, bool keepdim) {
-  std::tuple<Tensor, Tensor> r;
-  {
-    BelowAutograd below;
-    r = IsMax ? ops::reduce_ops().max_dim(x, dim, keepdim) : ops::reduce_ops().min_dim(x, dim, keepdim);
-  }
-  const Tensor& values = std::get<0>(r);
-  if (!is_differentiable(values.dtype()) || !any_requires_grad({&x})) return r;
-  // saved: indices; ints: dim; scalars: keepdim.
-  auto node = std::make_shared<FormulaNode>(IsMax ? "MaxBackward0" : "MinBackward0", TENSOR_GRAD(
-      const InputMeta& m = n.input_meta(0);
-      if (m.sizes.empty()) return {g};
-      const int64_t d = n.ints[0];
-      const bool keepdim = n.scalars[0].to_bool();
-      Tensor idx = n.saved(0);
-      DimVector shape(m.sizes.size(), 1);
-      shape[d] = m.sizes[d];
-      Tensor pos = arange(m.sizes[d], TensorOptions(kInt64).device(g.device())).view(shape);
-      Tensor mask = pos.eq(keepdim ? idx : idx.unsqueeze(d)).to(g.dtype());
-      return {(keepdim ? g : g.unsqueeze(d)) * mask};));
-  node->add_input(x);
-  node->save(std::get<1>(r));
-  node->ints.push_back(reduce_formulas::wrap_dim(dim, x.dim()));
-  node->scalars.push_back(keepdim);
-  set_history(values, node, 0);
-  return r;
-}
-
-}  // namespace
-
-void register_reduce_derivatives() {
-  auto& r = ops::reduce_ops();
-  r.max_dim.set(DispatchKey::Autograd, &ag_minmax_dim<true>);
-  r.min_dim.set(DispatchKey::Autograd, &ag_minmax_dim<false>);
-}
 
 }  // namespace tensor::autograd

@@ -35,7 +35,7 @@ Tensor track(Tensor out, const Tensor& base, ViewKind kind, IntArrayRef params =
 
 // For views whose elements are a pattern over the base's logical positions (diagonal, unfold):
 // the same view of arange(numel) names each element's position, and the gradient is
-// index_add'ed back there (Note [Views by positions] in src/autograd/ViewNodes.cpp).
+// index_add'ed back there (Note [Views by positions] in src/autograd/nodes/Views.cpp).
 template <class ViewFn>
 Tensor track_by_positions(Tensor out, const Tensor& base, const ViewFn& same_view) {
   if (!base.requires_grad()) autograd_hooks::remember_view_base(out, base);

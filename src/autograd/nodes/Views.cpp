@@ -1,5 +1,5 @@
-// The hand-written nodes (Note [Hand-written nodes]): views, in-place writes through views
-// (CopySlices) and copy_. Everything else records from the derivatives table.
+// The hand-written nodes of views, in-place writes through views (CopySlices) and copy_
+// (Note [Hand-written nodes]).
 #include "src/autograd/Functions.h"
 
 #include <cmath>
@@ -10,16 +10,19 @@ namespace tensor::autograd {
 
 // Note [Hand-written nodes]
 // The derivatives table (Derivatives.cpp) records ops whose outputs are new tensors. What it
-// cannot express is here, in one place:
+// cannot express is here, in src/autograd/nodes/, and nowhere else:
 //   - views (record_view, record_positions_view): the output aliases its base, so the node
 //     must also remember the base for later in-place writes (Note [In-place on views]);
 //   - in-place writes through a view (CopySlices, set_inplace_history): the write changes the
 //     base's history, not only the view's;
 //   - copy_ (record_copy_): the primitive every kernel uses, so it records only above
 //     autograd (Note [Differentiable copy_]);
-//   - the outputs of multi-output views (split, chunk, unbind: mark_multi_output_views).
-// Multi-output ops that are not views (sort, topk, max/min with indices) record one node with
-// several outputs in their area's derivatives file.
+//   - the outputs of multi-output views (split, chunk, unbind: mark_multi_output_views);
+//   - multi-output ops (max/min along a dim, sort, topk, max_pool2d_with_indices, the
+//     normalizations): one node for several outputs (nodes/MultiOutput.cpp);
+//   - in-place indexing ops (scatter_, scatter_add_, index_add_, masked_fill_): the write changes
+//     self's history (nodes/InPlace.cpp). Elementwise in-place ops come from the table's own
+//     template (Derivatives.cpp); tril_/triu_ are composites of masked_fill_.
 
 // Note [Positions in a base]
 // A geometry (sizes, strides, storage offset) over a base's storage reads storage elements; a
