@@ -1,6 +1,5 @@
 #include "src/nn/SetData.h"
 
-#include "src/autograd/AutogradMeta.h"
 #include "src/core/Check.h"
 
 namespace tensor::nn::detail {
@@ -20,8 +19,7 @@ void set_data(const Tensor& dst, const Tensor& src) {
   d->set_storage_and_dtype(s->storage(), s->dtype(), s->device());
   d->set_sizes_and_strides(s->sizes(), s->strides(), s->storage_offset());
   // A stale gradient of the old dtype/device would break the next accumulation.
-  if (autograd::AutogradMeta* m = d->autograd_meta(); m && m->grad_.defined())
-    m->grad_ = m->grad_.to(src.device(), src.dtype());
+  if (dst.grad().defined()) dst.mutable_grad() = dst.grad().to(src.device(), src.dtype());
 }
 
 }  // namespace tensor::nn::detail
