@@ -51,6 +51,7 @@
   X(Sigmoid, sigmoid, F | C, ToFloat, Full)                   \
   X(Relu, relu, I | F, Same, Full)                            \
   X(Gelu, gelu, F, ToFloat, Full)                             \
+  X(GeluTanh, gelu_tanh, F, ToFloat, Internal)                \
   X(Silu, silu, F, ToFloat, Full)                             \
   X(Erf, erf, F, ToFloat, Full)                               \
   X(Floor, floor, I | F, Same, Full)                          \

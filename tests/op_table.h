@@ -66,6 +66,7 @@ inline std::vector<UnaryCase> unary_cases() {
       {"sigmoid", [](auto& a) { return tensor::sigmoid(a); }, sigmoid_ref, -10, 10, kFloats},
       {"relu", [](auto& a) { return tensor::relu(a); }, [](double x) { return std::isnan(x) || x > 0 ? x : 0; }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32, kInt64}},
       {"gelu", [](auto& a) { return tensor::gelu(a); }, [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }, -5, 5, kFloats},
+      {"gelu_tanh", [](auto& a) { return tensor::gelu(a, "tanh"); }, [](double x) { return 0.5 * x * (1 + std::tanh(0.79788456080286535588 * (x + 0.044715 * x * x * x))); }, -5, 5, kFloats},
       {"silu", [](auto& a) { return tensor::silu(a); }, [](double x) { return std::isinf(x) && x < 0 ? 0.0 : x * sigmoid_ref(x); }, -10, 10, kFloats},
       {"erf", [](auto& a) { return tensor::erf(a); }, [](double x) { return std::erf(x); }, -3, 3, kFloats},
       {"floor", [](auto& a) { return tensor::floor(a); }, [](double x) { return std::floor(x); }, -5, 5, {kFloat32, kFloat64, kFloat16, kInt32}},

@@ -170,6 +170,8 @@ TENSOR_UNARY_FREE(logical_not)
 TENSOR_UNARY_FREE(bitwise_not)
 TENSOR_UNARY_FREE(isnan)
 #undef TENSOR_UNARY_FREE
+/// GELU with `approximate` "none" (the erf form, as gelu(a)) or "tanh" (PyTorch's tanh form).
+TENSOR_API Tensor gelu(const Tensor& a, const std::string& approximate);
 /// Clamps to [min, max]; either bound may be absent.
 TENSOR_API Tensor clamp(const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
 TENSOR_API Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> min, std::optional<Scalar> max);

@@ -61,6 +61,11 @@ HWY_INLINE auto scalar_fn(T x) {
     else return static_cast<T>(x > T(0) ? x : T(0));
   }
   else if constexpr (Op == UnaryOp::Gelu) return static_cast<T>(T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))));
+  else if constexpr (Op == UnaryOp::GeluTanh) {
+    // PyTorch's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+    const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
+    return static_cast<T>(T(0.5) * x * (T(1) + std::tanh(inner)));
+  }
   else if constexpr (Op == UnaryOp::Silu) return static_cast<T>(x * sigmoid_s(x));
   else if constexpr (Op == UnaryOp::Erf) return std::erf(x);
   else if constexpr (Op == UnaryOp::Floor) {
@@ -224,7 +229,7 @@ namespace {
 // The CPU kernel of one op: oneDNN where it is faster (Note [oneDNN eltwise]), else the loops.
 template <UnaryOp Op>
 void unary_entry(const TensorIterator& iter) {
-  if constexpr (Op == UnaryOp::Gelu || Op == UnaryOp::Tanh || Op == UnaryOp::Sigmoid) {
+  if constexpr (Op == UnaryOp::Gelu || Op == UnaryOp::GeluTanh || Op == UnaryOp::Tanh || Op == UnaryOp::Sigmoid) {
     if (onednn_unary(iter, Op)) return;
   }
   HWY_DYNAMIC_DISPATCH(UnaryKernelImpl)(iter, static_cast<int>(Op), info(Op).name);

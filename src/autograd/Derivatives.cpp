@@ -118,6 +118,15 @@ Tensor relu_backward(const Tensor& g, const Tensor& y) {
   return where(y.le(0), 0.0, g);
 }
 
+// d/dx of 0.5 x (1 + tanh(u)), u = b (x + k x^3): 0.5 (1 + t) + 0.5 x (1 - t^2) b (1 + 3 k x^2)
+// with t = tanh(u) (PyTorch's GeluBackward0 for approximate="tanh").
+Tensor gelu_tanh_derivative(const Tensor& x) {
+  constexpr double b = 0.79788456080286535588, k = 0.044715;
+  Tensor x2 = x * x;
+  Tensor t = ((x + x2 * x * k) * b).tanh();
+  return (t + 1) * 0.5 + x * 0.5 * (1 - t * t) * (x2 * (3 * k) + 1) * b;
+}
+
 // d/dx x * sigmoid(x) = s * (1 + x * (1 - s)).
 Tensor silu_derivative(const Tensor& x) {
   Tensor s = x.sigmoid();
@@ -160,6 +169,7 @@ constexpr Row unary_row(UnaryOp op) {
     case UnaryOp::Gelu: return holo("GeluBackward0", kSaveSelf, D((((v.self * M_SQRT1_2).erf() + 1) * 0.5) +
                                                                v.self * (v.self * v.self * -0.5).exp() *
                                                                    (0.5 * kTwoOverSqrtPi * M_SQRT1_2)));
+    case UnaryOp::GeluTanh: return holo("GeluBackward0", kSaveSelf, D(gelu_tanh_derivative(v.self)));
     case UnaryOp::Silu: return holo("SiluBackward0", kSaveSelf, D(silu_derivative(v.self)));
     case UnaryOp::Erf: return holo("ErfBackward0", kSaveSelf, D((v.self * v.self * -1).exp() * kTwoOverSqrtPi));
     case UnaryOp::Reciprocal: return holo("ReciprocalBackward0", kSaveResult, D(-(v.result * v.result)));

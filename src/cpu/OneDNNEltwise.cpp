@@ -49,6 +49,7 @@ bool onednn_unary(const TensorIterator& it, UnaryOp op) {
   dnnl::algorithm alg;
   switch (op) {
     case UnaryOp::Gelu: alg = dnnl::algorithm::eltwise_gelu_erf; break;
+    case UnaryOp::GeluTanh: alg = dnnl::algorithm::eltwise_gelu_tanh; break;
     case UnaryOp::Tanh: alg = dnnl::algorithm::eltwise_tanh; break;
     case UnaryOp::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; break;
     default: return false;
@@ -59,11 +60,5 @@ bool onednn_unary(const TensorIterator& it, UnaryOp op) {
   return true;
 }
 
-Tensor onednn_gelu_tanh(const Tensor& x) {
-  if (!x.device().is_cpu() || x.scalar_type() != kFloat32 || x.numel() < kMinElements || !x.is_contiguous()) return {};
-  Tensor y = tensor::empty(x.sizes(), x.options());
-  run_eltwise(dnnl::algorithm::eltwise_gelu_tanh, x.numel(), x.data_ptr(), y.data_ptr());
-  return y;
-}
 
 }  // namespace tensor::cpu

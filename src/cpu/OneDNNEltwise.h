@@ -12,9 +12,5 @@ namespace tensor::cpu {
 /// nothing, otherwise.
 bool onednn_unary(const TensorIterator& it, UnaryOp op);
 
-/// tanh-approximated GELU of a contiguous float32 CPU tensor with oneDNN's gelu_tanh, into a
-/// fresh tensor; undefined when x does not qualify (the caller then composes the formula).
-/// No autograd: callers use it only when no gradient is recorded.
-Tensor onednn_gelu_tanh(const Tensor& x);
 
 }  // namespace tensor::cpu

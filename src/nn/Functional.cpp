@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "src/core/Check.h"
-#include "src/cpu/OneDNNEltwise.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/linalg.h"
 #include "tensor/ops.h"
@@ -158,18 +157,7 @@ Tensor relu(Tensor input, const ReLUFuncOptions& options) {
 }
 
 Tensor gelu(const Tensor& input, const GELUFuncOptions& options) {
-  const std::string& a = options.approximate();
-  if (a == "none") return tensor::gelu(input);
-  TENSOR_CHECK(a == "tanh", "gelu: approximate must be \"none\" or \"tanh\", got \"{}\"", a);
-  // Without a gradient to record, one oneDNN pass instead of 8 ops (Note [oneDNN eltwise]).
-  if (!(autograd::GradMode::is_enabled() && input.requires_grad())) {
-    Tensor y = cpu::onednn_gelu_tanh(input);
-    if (y.defined()) return y;
-  }
-  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), as PyTorch's tanh approximation.
-  const double k = std::sqrt(2.0 / M_PI);
-  Tensor inner = (input + input * input * input * 0.044715) * k;
-  return input * 0.5 * (tensor::tanh(inner) + 1);
+  return tensor::gelu(input, options.approximate());
 }
 
 Tensor silu(const Tensor& input) { return tensor::silu(input); }

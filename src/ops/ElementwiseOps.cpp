@@ -277,6 +277,12 @@ TENSOR_BINARY_OPS(TENSOR_BINARY_API)
 Tensor pow(const Scalar& base, const Tensor& exponent) { return pow(wrapped_scalar(base), exponent); }
 Tensor xlogy(const Scalar& self, const Tensor& other) { return xlogy(wrapped_scalar(self), other); }
 
+Tensor gelu(const Tensor& a, const std::string& approximate) {
+  if (approximate == "none") return gelu(a);
+  if (approximate == "tanh") return unary_op(UnaryOp::GeluTanh).functional(a);
+  TENSOR_ERROR("gelu: approximate must be \"none\" or \"tanh\", got \"{}\"", approximate);
+}
+
 Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
   if (rounding_mode.empty()) return div(a, b);
   if (rounding_mode == "trunc") return binary_op(BinaryOp::DivTrunc).functional(a, b, 1);
