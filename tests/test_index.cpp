@@ -904,3 +904,22 @@ TEST(IndexMeta, FrontEndsWithoutData) {
   expect_error([&] { big.masked_select(empty({1}, meta_bool)); }, {"masked_select", "meta"});
   expect_error([&] { big.nonzero(); }, {"nonzero", "meta"});
 }
+
+TEST(IndexMeta, CatStackWithoutData) {
+  const TensorOptions meta = TensorOptions(kFloat32).device(kMeta);
+  Tensor big = empty({100000, 100000}, meta);
+  Tensor h = empty({100000, 3}, TensorOptions(kFloat16).device(kMeta));
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(shape(t), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), tensor::Error);
+  };
+  expect_meta(cat({big, h}, 1), {100000, 100003}, kFloat32, "cat promotes");
+  expect_meta(cat({empty({0}, TensorOptions(kFloat64).device(kMeta)), h}, -1), {100000, 3}, kFloat64,
+              "cat legacy empty");
+  expect_meta(stack({h, h, h}, 1), {100000, 3, 3}, kFloat16, "stack");
+  expect_error([&] { cat({big, empty({3}, meta)}, 0); }, {"cat", "same number of dims"});
+  expect_error([&] { stack({big, h}, 0); }, {"stack", "equal size"});
+}
