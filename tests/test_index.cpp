@@ -923,3 +923,31 @@ TEST(IndexMeta, CatStackWithoutData) {
   expect_error([&] { cat({big, empty({3}, meta)}, 0); }, {"cat", "same number of dims"});
   expect_error([&] { stack({big, h}, 0); }, {"stack", "equal size"});
 }
+
+TEST(IndexMeta, ClampWhereWithoutData) {
+  const TensorOptions meta = TensorOptions(kFloat32).device(kMeta);
+  Tensor big = empty({100000, 100000}, meta);
+  Tensor i = empty({3, 1}, TensorOptions(kInt32).device(kMeta));
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(shape(t), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), tensor::Error);
+  };
+  expect_meta(big.clamp(0.25, 0.75), {100000, 100000}, kFloat32, "clamp");
+  expect_meta(i.clamp(std::nullopt, 2.5), {3, 1}, kFloat32, "clamp promotes to the bound's kind");
+  expect_meta(big.clamp_(-1, 1), {100000, 100000}, kFloat32, "clamp_");
+  Tensor out;
+  expect_meta(tensor::clamp_out(out, i, 0, 1), {3, 1}, kInt32, "clamp_out allocating");
+  Tensor given = empty({3, 1}, meta);
+  expect_meta(tensor::clamp_out(given, i, 0.5, std::nullopt), {3, 1}, kFloat32, "clamp_out into a meta tensor");
+  expect_meta(tensor::where(empty({100000, 1}, TensorOptions(kBool).device(kMeta)), big, 0), {100000, 100000}, kFloat32,
+              "where");
+  expect_meta(tensor::where(empty({1, 4}, TensorOptions(kBool).device(kMeta)), i, 2.0), {3, 4}, kFloat32,
+              "where promotes");
+  // The same checks as on the CPU.
+  expect_error([&] { big.clamp(std::nullopt, std::nullopt); }, {"clamp", "at least one of min and max"});
+  expect_error([&] { empty({2}, TensorOptions(kComplex64).device(kMeta)).clamp(0, 1); }, {"clamp", "not supported"});
+  expect_error([&] { tensor::where(big, big, big); }, {"where", "bool"});
+}
