@@ -857,3 +857,97 @@ TEST(IndexMeta, ShapesOnly) {
   expect_error([&] { x.index_select(1, tensor::tensor({4})); }, {"index_select", "index 4", "dim 1"});
   expect_error([&] { x.gather(0, empty({2}, TensorOptions(kInt64).device(kMeta))); }, {"gather", "[2]", "[3, 4]"});
 }
+
+// Each indexing op's Meta instance is its front end alone (Note [Front ends and backend
+// kernels]): the output's shape and dtype, the same checks, and no data touched, so a meta
+// tensor of 10^10 elements costs nothing.
+TEST(IndexMeta, FrontEndsWithoutData) {
+  const TensorOptions meta = TensorOptions(kFloat32).device(kMeta);
+  const TensorOptions meta_long = TensorOptions(kInt64).device(kMeta);
+  const TensorOptions meta_bool = TensorOptions(kBool).device(kMeta);
+  Tensor big = empty({100000, 100000}, meta);
+  Tensor d = empty({2, 3, 4}, TensorOptions(kFloat64).device(kMeta));
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(shape(t), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), tensor::Error);
+  };
+  expect_meta(big.index_select(0, empty({7}, meta_long)), {7, 100000}, kFloat32, "index_select");
+  expect_meta(d.index_select(-1, empty({5}, TensorOptions(kInt32).device(kMeta))), {2, 3, 5}, kFloat64,
+              "index_select int32");
+  expect_meta(big.gather(1, empty({100000, 3}, meta_long)), {100000, 3}, kFloat32, "gather");
+  expect_meta(big.scatter(0, empty({2, 2}, meta_long), empty({2, 2}, meta)), {100000, 100000}, kFloat32, "scatter");
+  expect_meta(tensor::scatter_add(d, 2, empty({2, 3, 1}, meta_long), empty({2, 3, 1}, d.options())), {2, 3, 4},
+              kFloat64, "scatter_add");
+  expect_meta(big.scatter_(1, empty({1, 1}, meta_long), empty({1, 1}, meta)), {100000, 100000}, kFloat32, "scatter_");
+  expect_meta(d.scatter_add_(0, empty({1, 1, 1}, meta_long), empty({1, 1, 1}, d.options())), {2, 3, 4}, kFloat64,
+              "scatter_add_");
+  expect_meta(big.index_add(1, empty({3}, meta_long), empty({100000, 3}, meta), 2), {100000, 100000}, kFloat32,
+              "index_add");
+  expect_meta(d.index_add_(1, empty({2}, meta_long), empty({2, 2, 4}, d.options())), {2, 3, 4}, kFloat64, "index_add_");
+  expect_meta(empty({100000}, meta).masked_fill(empty({100000, 1}, meta_bool), 1.5), {100000, 100000}, kFloat32,
+              "masked_fill");
+  expect_meta(big.masked_fill_(empty({100000}, meta_bool), -1), {100000, 100000}, kFloat32, "masked_fill_");
+  Tensor i = empty({100000, 100000}, meta_long);
+  expect_meta(i.masked_fill(empty({1}, meta_bool), 3), {100000, 100000}, kInt64, "masked_fill int64");
+  // The same checks as on the CPU.
+  expect_error([&] { big.index_select(0, empty({2, 2}, meta_long)); }, {"index_select", "1-D", "[2, 2]"});
+  expect_error([&] { big.gather(0, empty({2}, meta_long)); }, {"gather", "[2]", "[100000, 100000]"});
+  expect_error([&] { big.scatter_(0, empty({1, 1}, meta_long), empty({1, 1}, meta_long)); }, {"scatter_", "same dtype"});
+  expect_error([&] { i.index_add_(0, empty({1}, meta_long), empty({1, 100000}, meta_long), 0.5); },
+               {"index_add_", "alpha"});
+  expect_error([&] { big.masked_fill(empty({3}, meta_bool), 0); }, {"masked_fill", "cannot be broadcast"});
+  expect_error([&] { big.masked_fill_(empty({100000}, meta), 0); }, {"masked_fill_", "bool mask"});
+  // The output sizes of masked_select and nonzero depend on the data: their Meta instances raise.
+  expect_error([&] { big.masked_select(empty({1}, meta_bool)); }, {"masked_select", "meta"});
+  expect_error([&] { big.nonzero(); }, {"nonzero", "meta"});
+}
+
+TEST(IndexMeta, CatStackWithoutData) {
+  const TensorOptions meta = TensorOptions(kFloat32).device(kMeta);
+  Tensor big = empty({100000, 100000}, meta);
+  Tensor h = empty({100000, 3}, TensorOptions(kFloat16).device(kMeta));
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(shape(t), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), tensor::Error);
+  };
+  expect_meta(cat({big, h}, 1), {100000, 100003}, kFloat32, "cat promotes");
+  expect_meta(cat({empty({0}, TensorOptions(kFloat64).device(kMeta)), h}, -1), {100000, 3}, kFloat64,
+              "cat legacy empty");
+  expect_meta(stack({h, h, h}, 1), {100000, 3, 3}, kFloat16, "stack");
+  expect_error([&] { cat({big, empty({3}, meta)}, 0); }, {"cat", "same number of dims"});
+  expect_error([&] { stack({big, h}, 0); }, {"stack", "equal size"});
+}
+
+TEST(IndexMeta, ClampWhereWithoutData) {
+  const TensorOptions meta = TensorOptions(kFloat32).device(kMeta);
+  Tensor big = empty({100000, 100000}, meta);
+  Tensor i = empty({3, 1}, TensorOptions(kInt32).device(kMeta));
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(shape(t), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), tensor::Error);
+  };
+  expect_meta(big.clamp(0.25, 0.75), {100000, 100000}, kFloat32, "clamp");
+  expect_meta(i.clamp(std::nullopt, 2.5), {3, 1}, kFloat32, "clamp promotes to the bound's kind");
+  expect_meta(big.clamp_(-1, 1), {100000, 100000}, kFloat32, "clamp_");
+  Tensor out;
+  expect_meta(tensor::clamp_out(out, i, 0, 1), {3, 1}, kInt32, "clamp_out allocating");
+  Tensor given = empty({3, 1}, meta);
+  expect_meta(tensor::clamp_out(given, i, 0.5, std::nullopt), {3, 1}, kFloat32, "clamp_out into a meta tensor");
+  expect_meta(tensor::where(empty({100000, 1}, TensorOptions(kBool).device(kMeta)), big, 0), {100000, 100000}, kFloat32,
+              "where");
+  expect_meta(tensor::where(empty({1, 4}, TensorOptions(kBool).device(kMeta)), i, 2.0), {3, 4}, kFloat32,
+              "where promotes");
+  // The same checks as on the CPU.
+  expect_error([&] { big.clamp(std::nullopt, std::nullopt); }, {"clamp", "at least one of min and max"});
+  expect_error([&] { empty({2}, TensorOptions(kComplex64).device(kMeta)).clamp(0, 1); }, {"clamp", "not supported"});
+  expect_error([&] { tensor::where(big, big, big); }, {"where", "bool"});
+}

@@ -343,3 +343,34 @@ TEST(SortOps, Errors) {
   expect_error([&] { tensor::argsort(c); }, {"sort()", "complex"});
   expect_error([&] { tensor::topk(x.gt(0), 1); }, {"topk()", "bool", "[2, 3]"});
 }
+
+// sort's and topk's Meta instances are their front ends alone (Note [Front ends and backend
+// kernels]): the outputs' shapes and dtypes, the same checks, and no data touched.
+TEST(SortOps, MetaShapesWithoutData) {
+  const TensorOptions meta = TensorOptions(kFloat32).device(kMeta);
+  Tensor big = tensor::empty({100000, 100000}, meta);
+  Tensor i = tensor::empty({2, 3, 4}, TensorOptions(kInt32).device(kMeta));
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(t.sizes().vec(), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), tensor::Error);
+  };
+  auto [v, ix] = big.sort(0, true);
+  expect_meta(v, {100000, 100000}, kFloat32, "sort values");
+  expect_meta(ix, {100000, 100000}, kInt64, "sort indices");
+  auto [tv, ti] = tensor::topk(i, 2, 1);
+  expect_meta(tv, {2, 2, 4}, kInt32, "topk values");
+  expect_meta(ti, {2, 2, 4}, kInt64, "topk indices");
+  auto [bv, bi] = big.topk(5);
+  expect_meta(bv, {100000, 5}, kFloat32, "topk last dim");
+  expect_meta(bi, {100000, 5}, kInt64, "topk last dim indices");
+  expect_meta(tensor::argsort(i, -1), {2, 3, 4}, kInt64, "argsort");
+  expect_meta(std::get<0>(tensor::empty({}, meta).sort()), {}, kFloat32, "sort 0-dim");
+  // The same checks as on the CPU.
+  expect_error([&] { tensor::topk(big, 100001, 1); }, {"topk()", "k out of range", "k = 100001"});
+  expect_error([&] { tensor::sort(i, 3); }, {"sort()", "dim 3", "[2, 3, 4]"});
+  expect_error([&] { tensor::sort(tensor::empty({2}, TensorOptions(kComplex64).device(kMeta))); }, {"sort()", "complex"});
+  expect_error([&] { tensor::topk(tensor::empty({2}, TensorOptions(kBool).device(kMeta)), 1); }, {"topk()", "bool"});
+}

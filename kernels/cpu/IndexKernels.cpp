@@ -12,8 +12,26 @@
 
 #include "src/core/DtypeVisit.h"
 #include "src/core/Parallel.h"
+#include "tensor/ops.h"
 
 namespace tensor::cpu {
+
+// The Highway where kernel (kernels/cpu/CopyKernels.cpp), declared here rather than through
+// kernels/cpu/Elementwise.h (and its TensorIterator.h), which this file needs for nothing else.
+/// out = where(mask, value, src), mask and src broadcast to out's shape (src may be out itself).
+void masked_fill_where(const Tensor& out, const Tensor& mask, const Tensor& value, const Tensor& src, const char* op);
+
+void masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value, const Tensor& src, const char* op) {
+  // self = where(mask, value, src): the value is a 0-dim tensor that the iterator broadcasts
+  // with stride 0, so this runs the vectorized select (Note [Vectorized where] in
+  // kernels/cpu/CopyKernels.cpp) rather than a per-element branch on random masks.
+  Tensor fillv = empty({}, self.options());
+  visit_dtype(self.dtype(), op, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    *static_cast<T*>(fillv.data_ptr()) = checked_scalar<T>(value, op);
+  });
+  masked_fill_where(self, mask, fillv, src, op);
+}
 
 namespace {
 using index_loops::Geometry;

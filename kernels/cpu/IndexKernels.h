@@ -26,6 +26,10 @@ void scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor&
 void index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha,
                const char* op);
 
+/// self = where(mask, value, src), mask and src broadcast to self's shape (src may be self): the
+/// value checked against self's dtype (the error names `op`), then the vectorized select.
+void masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value, const Tensor& src, const char* op);
+
 /// masked_select of self and mask, both of one (broadcast) shape: the number of true entries,
 /// then the selected elements written to out (count + 1 elements, the spare slot scratch).
 int64_t masked_select_count(const Tensor& self, const Tensor& mask);

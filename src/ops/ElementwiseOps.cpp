@@ -344,8 +344,17 @@ Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
 Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
 Tensor operator~(const Tensor& a) { return bitwise_not(a); }
 
-// ---- clamp and where ----
-Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+// ---- clamp and where: front ends over their backend kernels ----
+namespace ops {
+namespace {
+
+// The per-backend kernels: CPU's built in, CUDA's registered.
+dispatch::BackendKernels<ClampKernel> g_clamp_kernels{{&cpu::clamp_kernel, nullptr}};
+dispatch::BackendKernels<WhereKernel> g_where_kernels{{&cpu::where_kernel, nullptr}};
+
+template <DispatchKey K>
+Tensor& clamp_out_fn(Tensor& out, const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  const ClampKernel kernel = g_clamp_kernels.get<K>("clamp");
   TENSOR_CHECK(!out.defined() || !autograd::GradMode::is_enabled() || !(a.requires_grad() || out.requires_grad()),
                "clamp_out: functions with out=... arguments don't support automatic differentiation, but one of the "
                "arguments requires grad (input shape {})", detail::shape_str(a.sizes()));
@@ -359,35 +368,56 @@ Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> lo, std::o
   it.add_output(out).add_input(a);
   it.build();
   TENSOR_CHECK(!is_complex(it.common_dtype()) && it.common_dtype() != kBool, "clamp: not supported for dtype {}", it.common_dtype());
-  if (!it.is_meta()) {
-    cpu::clamp_kernel(it, lo ? &*lo : nullptr, hi ? &*hi : nullptr);
+  if constexpr (K != DispatchKey::Meta) {
+    kernel(it, lo ? &*lo : nullptr, hi ? &*hi : nullptr);
     it.finish();
   }
   if (out.defined()) out.unsafeGetTensorImpl()->bump_version();
   else out = it.output();
   return out;
 }
-namespace {
-Tensor clamp_kernel_fn(const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+template <DispatchKey K>
+Tensor clamp_fn(const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
   Tensor out;
-  return clamp_out(out, a, lo, hi);
+  return clamp_out_fn<K>(out, a, lo, hi);
 }
-Tensor where_kernel_fn(const Tensor& cond, const Tensor& a, const Tensor& b) {
+template <DispatchKey K>
+Tensor where_fn(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const WhereKernel kernel = g_where_kernels.get<K>("where");
   TENSOR_CHECK(cond.dtype() == kBool, "where: condition must be a bool tensor, got {} of shape {}", cond.dtype(),
                detail::shape_str(cond.sizes()));
   TensorIterator it;
   it.name("where").add_output().add_input(cond).add_input(a).add_input(b).no_input_cast(1);
   it.build();
-  if (!it.is_meta()) cpu::where_kernel(it);
+  if constexpr (K != DispatchKey::Meta) kernel(it);
   return it.output();
 }
-dispatch::OpDef<ops::ClampFn> g_clamp = dispatch::backend_def<ops::ClampFn>("clamp", &clamp_kernel_fn);
-dispatch::OpDef<ops::WhereFn> g_where = dispatch::backend_def<ops::WhereFn>("where", &where_kernel_fn);
+dispatch::OpDef<ClampFn> g_clamp = TENSOR_FRONT_END_DEF(ClampFn, "clamp", clamp_fn);
+dispatch::OpDef<ClampOutFn> g_clamp_out = TENSOR_FRONT_END_DEF(ClampOutFn, "clamp_out", clamp_out_fn);
+dispatch::OpDef<WhereFn> g_where = TENSOR_FRONT_END_DEF(WhereFn, "where", where_fn);
 }  // namespace
-dispatch::OpDef<ops::ClampFn>& ops::clamp_op() { return g_clamp; }
-dispatch::OpDef<ops::WhereFn>& ops::where_op() { return g_where; }
 
-Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) { return g_clamp(a, lo, hi); }
+dispatch::OpDef<ClampFn>& clamp_op() { return g_clamp; }
+dispatch::OpDef<ClampOutFn>& clamp_out_op() { return g_clamp_out; }
+dispatch::OpDef<WhereFn>& where_op() { return g_where; }
+
+void register_kernel(DispatchKey backend, ClampKernel kernel) {
+  dispatch::check_kernel_backend(backend, "clamp");
+  g_clamp_kernels.set(backend, kernel);
+  g_clamp.set(backend, &clamp_fn<DispatchKey::CUDA>);
+  g_clamp_out.set(backend, &clamp_out_fn<DispatchKey::CUDA>);
+}
+void register_kernel(DispatchKey backend, WhereKernel kernel) {
+  dispatch::check_kernel_backend(backend, "where");
+  g_where_kernels.set(backend, kernel);
+  g_where.set(backend, &where_fn<DispatchKey::CUDA>);
+}
+}  // namespace ops
+
+Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) {
+  return ops::clamp_out_op()(out, a, lo, hi);
+}
+Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) { return ops::clamp_op()(a, lo, hi); }
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return tensor::clamp(*this, lo, hi); }
 Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
   // While recording, the in-place clamp is the functional one of the old values copied back:
@@ -396,10 +426,10 @@ Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
     Tensor old = clone();
     return copy_(old.clamp(lo, hi));
   }
-  return clamp_out(*this, *this, lo, hi);
+  return ops::clamp_out_op()(*this, *this, lo, hi);
 }
 
-Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return g_where(cond, a, b); }
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return ops::where_op()(cond, a, b); }
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) { return where(cond, wrapped_scalar(a), b); }
 Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) { return where(cond, a, wrapped_scalar(b)); }
 

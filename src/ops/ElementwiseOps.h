@@ -46,8 +46,22 @@ void register_kernel(DispatchKey backend, BinaryOp op, BinaryKernel kernel);
 
 using WhereFn = Tensor(const Tensor&, const Tensor&, const Tensor&);
 using ClampFn = Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
+/// clamp_out(out, a, lo, hi), out possibly undefined (then allocated); also Tensor::clamp_'s
+/// path when not recording (out = a = self).
+using ClampOutFn = Tensor&(Tensor&, const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
 dispatch::OpDef<WhereFn>& where_op();
 dispatch::OpDef<ClampFn>& clamp_op();
+/// No Autograd kernel: out= is not differentiable (its front end says so).
+dispatch::OpDef<ClampOutFn>& clamp_out_op();
+
+/// Backend kernels of where and clamp over the front end's TensorIterator (operands: out, then
+/// cond, a, b for where, cond kept bool; out, a for clamp, in the common dtype, with the bounds
+/// given or null).
+using WhereKernel = void (*)(const TensorIterator& iter);
+using ClampKernel = void (*)(const TensorIterator& iter, const Scalar* lo, const Scalar* hi);
+/// Registers a backend's (CUDA's) kernel of where, or of clamp and clamp_out.
+void register_kernel(DispatchKey backend, WhereKernel kernel);
+void register_kernel(DispatchKey backend, ClampKernel kernel);
 
 /// libtorch's threshold_backward: self <= threshold ? 0 : grad, in one pass (CPU, floating
 /// dtypes; not recorded by autograd). ReluBackward0 uses it when no graph is being built.

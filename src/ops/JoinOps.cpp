@@ -1,6 +1,12 @@
 // Joining and splitting: cat, stack (copies into one new tensor), split, chunk, unbind (views).
+//
+// cat and stack are front ends (Note [Front ends and backend kernels], src/ops/ElementwiseOps.cpp):
+// the checks, dtype promotion and the output's allocation, where the Meta instance stops; the
+// CPU and CUDA instances then copy each input into its slab of the output with their backend's
+// CatSlabKernel (CPU's: kernels/cpu/CatKernels.cpp).
 #include "kernels/cpu/CatKernels.h"
 #include "src/autograd/Functions.h"
+#include "src/dispatch/BackendKernels.h"
 #include "src/ops/IndexOps.h"
 #include "tensor/ops.h"
 
@@ -11,13 +17,18 @@ namespace {
 using detail::shape_str;
 using detail::wrap_dim;
 
+// The per-backend kernels: CPU's built in, CUDA's registered.
+dispatch::BackendKernels<CatSlabKernel> g_cat_kernels{{&cpu::cat_copy_slab, nullptr}};
+
 // Note [Legacy empty tensors in cat]
 // PyTorch once used a 1-D tensor of shape [0] as "no tensor", and cat still skips such
 // inputs whatever the other inputs' ranks are: cat({zeros({0}), x}, 1) == x for a 2-D x.
 // They still take part in dtype promotion.
 bool is_legacy_empty(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
 
-Tensor cat_impl(TensorList tensors, int64_t dim, const char* op) {
+// `kernel`: the backend's, looked up by the caller before any work (null for Meta).
+template <DispatchKey K>
+Tensor cat_impl(CatSlabKernel kernel, TensorList tensors, int64_t dim, const char* op) {
   TENSOR_CHECK(!tensors.empty(), "{}: expected a non-empty list of tensors", op);
   ScalarType dtype = ScalarType::Undefined;
   Device device = Device(kCPU);
@@ -38,7 +49,7 @@ Tensor cat_impl(TensorList tensors, int64_t dim, const char* op) {
     dtype = promote_types(dtype, t.dtype());
     if (ref < 0 && !is_legacy_empty(t)) ref = static_cast<int64_t>(i);
   }
-  index_detail::check_cpu_or_meta(tensors[0], op, "the input");
+  index_detail::check_backend_device<K>(tensors[0], op, "the input");
   TensorOptions opts = TensorOptions().dtype(dtype).device(device);
   if (ref < 0) return empty({0}, opts);  // only legacy empty tensors
   const Tensor& r = tensors[ref];
@@ -60,19 +71,24 @@ Tensor cat_impl(TensorList tensors, int64_t dim, const char* op) {
     shape[dim] += t.size(dim);
   }
   Tensor out = empty(shape, opts);
-  if (out.is_meta() || out.numel() == 0) return out;
+  if (K == DispatchKey::Meta || out.numel() == 0) return out;
   int64_t offset = 0;
   for (const Tensor& t : tensors) {
     if (is_legacy_empty(t)) continue;
-    cpu::cat_copy_slab(out, t, dim, offset);
+    kernel(out, t, dim, offset);
     offset += t.size(dim);
   }
   return out;
 }
 
-Tensor cat_kernel(TensorList tensors, int64_t dim) { return cat_impl(tensors, dim, "cat"); }
+template <DispatchKey K>
+Tensor cat_fn(TensorList tensors, int64_t dim) {
+  return cat_impl<K>(g_cat_kernels.get<K>("cat"), tensors, dim, "cat");
+}
 
-Tensor stack_kernel(TensorList tensors, int64_t dim) {
+template <DispatchKey K>
+Tensor stack_fn(TensorList tensors, int64_t dim) {
+  const CatSlabKernel kernel = g_cat_kernels.get<K>("stack");
   TENSOR_CHECK(!tensors.empty(), "stack: expected a non-empty list of tensors");
   for (size_t i = 0; i < tensors.size(); ++i) {
     TENSOR_CHECK(tensors[i].defined(), "stack: tensor {} in the list is undefined", i);
@@ -84,18 +100,25 @@ Tensor stack_kernel(TensorList tensors, int64_t dim) {
   std::vector<Tensor> expanded;
   expanded.reserve(tensors.size());
   for (const Tensor& t : tensors) expanded.push_back(t.unsqueeze(dim));
-  return cat_impl(expanded, dim, "stack");
+  return cat_impl<K>(kernel, expanded, dim, "stack");
 }
 
-using dispatch::backend_def;
-
-dispatch::OpDef<CatFn> g_cat = backend_def<CatFn>("cat", &cat_kernel);
-dispatch::OpDef<StackFn> g_stack = backend_def<StackFn>("stack", &stack_kernel);
+// Constant-initialized: CPU and Meta slots hold their front-end instances; CUDA's are filled by
+// register_kernel.
+dispatch::OpDef<CatFn> g_cat = TENSOR_FRONT_END_DEF(CatFn, "cat", cat_fn);
+dispatch::OpDef<StackFn> g_stack = TENSOR_FRONT_END_DEF(StackFn, "stack", stack_fn);
 
 }  // namespace
 
 dispatch::OpDef<CatFn>& cat_op() { return g_cat; }
 dispatch::OpDef<StackFn>& stack_op() { return g_stack; }
+
+void register_kernel(DispatchKey backend, CatSlabKernel kernel) {
+  dispatch::check_kernel_backend(backend, "cat/stack");
+  g_cat_kernels.set(backend, kernel);
+  g_cat.set(backend, &cat_fn<DispatchKey::CUDA>);
+  g_stack.set(backend, &stack_fn<DispatchKey::CUDA>);
+}
 
 }  // namespace ops
 
