@@ -401,6 +401,52 @@ TEST(Conv, MetaShapes) {
   EXPECT_THROW(conv2d(x, empty({128, 32, 3, 3}, TensorOptions().device(kMeta))), Error);
 }
 
+// convolution and convolution_backward are front ends: on meta tensors they check, size and
+// lay out the results and touch no data (these activations would not fit in memory).
+TEST(Conv, MetaShapesWithoutData) {
+  const TensorOptions meta = TensorOptions().dtype(kFloat32).device(kMeta);
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(t.sizes().vec(), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), Error);
+  };
+  Tensor x = empty({4096, 256, 224, 224}, meta), w = empty({512, 256, 3, 3}, meta), b = empty({512}, meta);
+  expect_meta(conv2d(x, w, b, 1, 1), {4096, 512, 224, 224}, kFloat32, "conv2d");
+  expect_meta(conv2d(x.to(kBFloat16), w.to(kBFloat16), {}, 2), {4096, 512, 111, 111}, kBFloat16, "conv2d bfloat16");
+  expect_meta(conv2d(empty({2, 3, 9, 9}, meta.dtype(kFloat16)), empty({4, 3, 3, 3}, meta.dtype(kFloat16))),
+              {2, 4, 7, 7}, kFloat16, "conv2d float16");
+  expect_meta(conv3d(empty({2, 4, 6, 7, 8}, meta.dtype(kFloat64)), empty({6, 2, 3, 3, 3}, meta.dtype(kFloat64)), {}, 1,
+                     0, 1, 2),
+              {2, 6, 4, 5, 6}, kFloat64, "conv3d grouped float64");
+  expect_meta(conv_transpose2d(x, empty({256, 8, 4, 4}, meta), {}, 2, 1, 1, 2), {4096, 16, 449, 449}, kFloat32,
+              "conv_transpose2d, output_padding");
+  expect_meta(conv1d(empty({3, 10}, meta), empty({5, 3, 4}, meta), {}, 1, "same"), {5, 10}, kFloat32,
+              "conv1d unbatched same");
+  // The output keeps a channels-last input's layout, as on the CPU.
+  Tensor xcl = channels_last(empty({8, 16, 10, 10}, meta));
+  Tensor ycl = conv2d(xcl, empty({32, 16, 3, 3}, meta));
+  expect_meta(ycl, {8, 32, 8, 8}, kFloat32, "channels-last conv2d");
+  EXPECT_TRUE(is_channels_last_dense(ycl));
+  // The same checks as on the CPU.
+  expect_error([&] { conv2d(x, empty({512, 128, 3, 3}, meta)); }, {"conv2d", "256 channels", "[4096, 256, 224, 224]"});
+  expect_error([&] { conv2d(x, w, empty({3}, meta)); }, {"conv2d", "bias", "[512]"});
+  // convolution_backward through autograd: meta gradients of the input's, weight's and bias's
+  // shapes and layouts.
+  Tensor xg = empty({8, 16, 10, 10}, meta).requires_grad_(true), wg = empty({32, 16, 3, 3}, meta).requires_grad_(true),
+         bg = empty({32}, meta).requires_grad_(true);
+  conv2d(xg, wg, bg, 2, 1).sum().backward();
+  expect_meta(xg.grad(), {8, 16, 10, 10}, kFloat32, "grad input");
+  expect_meta(wg.grad(), {32, 16, 3, 3}, kFloat32, "grad weight");
+  expect_meta(bg.grad(), {32}, kFloat32, "grad bias");
+  Tensor xt = empty({2, 6, 5, 5}, meta.dtype(kFloat64)).requires_grad_(true),
+         wt = empty({6, 2, 3, 3}, meta.dtype(kFloat64)).requires_grad_(true);
+  conv_transpose2d(xt, wt, {}, 2, 1, 1, 3).sum().backward();
+  expect_meta(xt.grad(), {2, 6, 5, 5}, kFloat64, "transposed grad input");
+  expect_meta(wt.grad(), {6, 2, 3, 3}, kFloat64, "transposed grad weight");
+}
+
 // ---- the primitive cache ----
 
 TEST(Conv, PrimitiveCacheHitsOnRepeatedCalls) {

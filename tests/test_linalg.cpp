@@ -338,6 +338,40 @@ TEST(Linalg, MetaShapes) {
                 .sizes().vec(), (std::vector<int64_t>{2, 4, 6}));
 }
 
+// mm, bmm, addmm and linear are front ends: on meta tensors they check and size the result
+// and touch no data (a product this large would not fit in memory).
+TEST(Linalg, MetaShapesWithoutData) {
+  const TensorOptions meta = TensorOptions().dtype(kFloat32).device(kMeta);
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(t.sizes().vec(), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), Error);
+  };
+  Tensor a = empty({100000, 3000}, meta), b = empty({3000, 200000}, meta);
+  expect_meta(mm(a, b), {100000, 200000}, kFloat32, "mm");
+  expect_meta(mm(empty({4, 5}, meta.dtype(kFloat64)), empty({5, 6}, meta.dtype(kFloat64))), {4, 6}, kFloat64,
+              "mm float64");
+  expect_meta(bmm(empty({64, 1000, 30}, meta.dtype(kBFloat16)), empty({64, 30, 2000}, meta.dtype(kBFloat16))),
+              {64, 1000, 2000}, kBFloat16, "bmm");
+  expect_meta(addmm(empty({200000}, meta), a, b), {100000, 200000}, kFloat32, "addmm fused bias");
+  expect_meta(addmm(empty({100000, 1}, meta), a, b, 2, 3), {100000, 200000}, kFloat32, "addmm");
+  expect_meta(linear(empty({8, 100, 3000}, meta), empty({50000, 3000}, meta), empty({50000}, meta)), {8, 100, 50000},
+              kFloat32, "linear");
+  expect_meta(linear(empty({3000}, meta.dtype(kInt64)), empty({7, 3000}, meta.dtype(kInt64)), Tensor()), {7}, kInt64,
+              "linear int64 1-D");
+  expect_meta(matmul(empty({2, 5, 3000}, meta), empty({3, 1, 3000, 4}, meta)), {3, 2, 5, 4}, kFloat32,
+              "matmul batched");
+  // The same checks as on the CPU.
+  expect_error([&] { mm(a, empty({4, 5}, meta)); }, {"mm", "[100000, 3000]", "[4, 5]", "cannot be multiplied"});
+  expect_error([&] { bmm(empty({2, 3, 4}, meta), empty({3, 4, 5}, meta)); }, {"bmm", "same batch size"});
+  expect_error([&] { addmm(empty({3, 3}, meta), empty({2, 3}, meta), empty({3, 4}, meta)); },
+               {"addmm", "[3, 3]", "broadcast"});
+  expect_error([&] { linear(empty({2, 3}, meta), empty({4, 5}, meta)); }, {"linear", "in_features = 5"});
+  expect_error([&] { mm(empty({2, 2}, meta.dtype(kBool)), empty({2, 2}, meta.dtype(kBool))); }, {"mm", "Bool"});
+}
+
 TEST(Linalg, PrimitiveCacheReusesAndEvicts) {
   Tensor a = randn({31, 29}), b = randn({29, 23});
   mm(a, b);

@@ -7,6 +7,7 @@
 #include <tensor/tensor.h>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -533,6 +534,55 @@ TEST(PoolNorm, MetaTensorsGiveShapes) {
   EXPECT_EQ(batch_norm(x, {}, {}, {}, {}, true, 0.1, 1e-5).sizes(), x.sizes());
   EXPECT_EQ(group_norm(x, 3).sizes(), x.sizes());
   EXPECT_EQ(layer_norm(x, {9, 8}).sizes(), x.sizes());
+}
+
+// Every pooling and normalization op (and, through autograd, its backward) is a front end: on
+// meta tensors it checks and sizes the results and touches no data.
+TEST(PoolNorm, MetaShapesWithoutData) {
+  const TensorOptions meta = TensorOptions().dtype(kFloat32).device(kMeta);
+  auto expect_meta = [](const Tensor& t, const std::vector<int64_t>& sizes, ScalarType dt, const std::string& what) {
+    SCOPED_TRACE(what);
+    EXPECT_TRUE(t.is_meta());
+    EXPECT_EQ(t.sizes().vec(), sizes);
+    EXPECT_EQ(t.dtype(), dt);
+    EXPECT_THROW(t.data_ptr(), Error);
+  };
+  Tensor big = empty({4096, 256, 224, 224}, meta);
+  expect_meta(max_pool2d(big, {2}), {4096, 256, 112, 112}, kFloat32, "max_pool2d");
+  auto [v, i] = max_pool2d_with_indices(empty({3, 9, 8}, meta.dtype(kFloat64)), {3}, {2}, {1}, {1}, true);
+  expect_meta(v, {3, 5, 5}, kFloat64, "max_pool2d_with_indices values");
+  expect_meta(i, {3, 5, 5}, kInt64, "max_pool2d_with_indices indices");
+  expect_meta(avg_pool2d(big.to(kBFloat16), {3}, {2}, {1}), {4096, 256, 112, 112}, kBFloat16, "avg_pool2d");
+  expect_meta(adaptive_avg_pool2d(big, {7, 7}), {4096, 256, 7, 7}, kFloat32, "adaptive_avg_pool2d");
+  expect_meta(adaptive_avg_pool2d(big, {1, 1}), {4096, 256, 1, 1}, kFloat32, "global pooling");
+  Tensor rm = empty({256}, meta), rv = empty({256}, meta);
+  expect_meta(batch_norm(big, {}, {}, rm, rv, true, 0.1, 1e-5), {4096, 256, 224, 224}, kFloat32, "batch_norm");
+  expect_meta(batch_norm(big.to(kFloat64), {}, {}, rm, rv, false, 0.1, 1e-5), {4096, 256, 224, 224}, kFloat64,
+              "batch_norm eval float64");
+  expect_meta(layer_norm(big, {224, 224}), {4096, 256, 224, 224}, kFloat32, "layer_norm");
+  expect_meta(group_norm(big, 32), {4096, 256, 224, 224}, kFloat32, "group_norm");
+  // The same checks as on the CPU.
+  expect_error([&] { max_pool2d(big, {7}, {1}, {4}); }, {"max_pool2d", "half of kernel size"});
+  expect_error([&] { group_norm(big, 3); }, {"group_norm", "divisible by num_groups"});
+  // The backward ops, through autograd.
+  auto grad_of = [&](const std::function<Tensor(const Tensor&)>& f, const Tensor& x0) {
+    Tensor x = x0.detach().requires_grad_(true);
+    f(x).sum().backward();
+    return x.grad();
+  };
+  Tensor x = empty({8, 16, 10, 10}, meta);
+  expect_meta(grad_of([](const Tensor& t) { return max_pool2d(t, {2}); }, x), {8, 16, 10, 10}, kFloat32,
+              "max_pool2d backward");
+  expect_meta(grad_of([](const Tensor& t) { return avg_pool2d(t, {3}, {2}, {1}); }, x), {8, 16, 10, 10}, kFloat32,
+              "avg_pool2d backward");
+  expect_meta(grad_of([](const Tensor& t) { return adaptive_avg_pool2d(t, {3, 3}); }, x), {8, 16, 10, 10}, kFloat32,
+              "adaptive_avg_pool2d backward");
+  expect_meta(grad_of([](const Tensor& t) { return batch_norm(t, {}, {}, {}, {}, true, 0.1, 1e-5); }, x),
+              {8, 16, 10, 10}, kFloat32, "batch_norm backward");
+  expect_meta(grad_of([](const Tensor& t) { return layer_norm(t, {10, 10}); }, x), {8, 16, 10, 10}, kFloat32,
+              "layer_norm backward");
+  expect_meta(grad_of([](const Tensor& t) { return group_norm(t, 4); }, x), {8, 16, 10, 10}, kFloat32,
+              "group_norm backward");
 }
 
 // ---------------- errors ----------------

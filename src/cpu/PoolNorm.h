@@ -1,10 +1,38 @@
-// Internal: the oneDNN pooling and normalization kernels (src/cpu/Pooling.cpp and
-// src/cpu/Normalization.cpp).
+// Internal: the CPU kernels of pooling and normalization (src/cpu/PoolNormKernel.cpp), and the
+// oneDNN ones they run (src/cpu/Pooling.cpp and src/cpu/Normalization.cpp).
 #pragma once
+
+#include <tuple>
 
 #include "kernels/cpu/PoolNormKernels.h"
 
 namespace tensor::cpu {
+
+// ---- the CPU kernels behind the front ends (src/ops/PoolNormOps.h's PoolNormKernels) ----
+// Each picks oneDNN or the loops by dtype, layout and mode; contracts as in PoolNormOps.h.
+Tensor max_pool2d_kernel(const Tensor& x, const Pool2d& g);
+std::tuple<Tensor, Tensor> max_pool2d_with_indices_kernel(const Tensor& x, const Pool2d& g);
+void max_pool2d_backward_kernel(const Tensor& grad, const Tensor& indices, const Pool2d& g, const Tensor& grad_input);
+Tensor avg_pool2d_kernel(const Tensor& x, const Pool2d& g);
+Tensor avg_pool2d_backward_kernel(const Tensor& grad, IntArrayRef in_sizes, const Pool2d& g);
+Tensor adaptive_avg_pool2d_kernel(const Tensor& x, const Pool2d& g);
+void adaptive_avg_pool2d_backward_kernel(const Tensor& grad, const Pool2d& g, const Tensor& grad_input);
+Tensor batch_norm_kernel(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& running_mean,
+                         const Tensor& running_var, bool training, double momentum, double eps, const Tensor& mean,
+                         const Tensor& var);
+Tensor batch_norm_backward_kernel(const Tensor& grad, const Tensor& x, const Tensor& w, const Tensor& mean,
+                                  const Tensor& var, bool training, double eps, const Tensor& grad_weight,
+                                  const Tensor& grad_bias);
+void layer_norm_kernel(const Tensor& x, int64_t rows, int64_t cols, const Tensor& w, const Tensor& b, double eps,
+                       const Tensor& out, const Tensor& mean, const Tensor& var);
+void layer_norm_backward_kernel(const Tensor& grad, const Tensor& x, int64_t rows, int64_t cols, const Tensor& w,
+                                const Tensor& mean, const Tensor& var, double eps, const Tensor& grad_input,
+                                const Tensor& grad_weight, const Tensor& grad_bias);
+void group_norm_kernel(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b, double eps,
+                       const Tensor& out, const Tensor& mean, const Tensor& var);
+void group_norm_backward_kernel(const Tensor& grad, const Tensor& x, int64_t groups, const Tensor& w,
+                                const Tensor& mean, const Tensor& var, double eps, const Tensor& grad_input,
+                                const Tensor& grad_weight, const Tensor& grad_bias);
 
 // ---- oneDNN (float32, bfloat16) ----
 namespace onednn {

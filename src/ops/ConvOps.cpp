@@ -1,9 +1,12 @@
 // Front ends of the convolutions: argument checks (errors name the op, the shapes and dtypes),
 // int-or-list parameters, "valid"/"same" padding, unbatched inputs, output shapes, and the
-// dispatcher table (src/ops/ConvOps.h) whose CPU kernels pick oneDNN (float32, bfloat16; float16
+// dispatcher table (src/ops/ConvOps.h). convolution and convolution_backward are front ends
+// (Note [Front ends and backend kernels]): output shapes and layouts and their allocation, then
+// the backend's kernel; CPU's (src/cpu/ConvKernel.cpp) picks oneDNN (float32, bfloat16; float16
 // through float32) or the reference loops (float64).
 #include "src/ops/ConvOps.h"
 #include "src/cpu/Conv.h"
+#include "src/dispatch/BackendKernels.h"
 
 #include <algorithm>
 
@@ -18,6 +21,10 @@ namespace ops {
 namespace {
 
 using cpu::ConvParams;
+
+// The per-backend kernels: CPU's built in (src/cpu/ConvKernel.cpp), CUDA's registered.
+dispatch::BackendKernels<ConvolutionKernel> g_conv_kernels{{&cpu::convolution_kernel, nullptr}};
+dispatch::BackendKernels<ConvolutionBackwardKernel> g_conv_backward_kernels{{&cpu::convolution_backward_kernel, nullptr}};
 
 /// Output spatial sizes (Note [Convolution padding]).
 DimVector output_sizes(const Tensor& input, const Tensor& weight, const ConvParams& p) {
@@ -47,152 +54,56 @@ ConvParams make_params(IntArrayRef stride, IntArrayRef pad_l, IntArrayRef pad_r,
   return p;
 }
 
-/// The batch and spatial dims, over which a bias gradient sums.
-DimVector channel_reduce_dims(const Tensor& act) {
-  DimVector dims{0};
-  for (int64_t i = 2; i < act.dim(); ++i) dims.push_back(i);
-  return dims;
-}
+// ---- front ends (the CPU, CUDA and Meta instances) ----
 
-/// Sizes (N, C, 1, ...) so that a per-channel vector broadcasts over an activation.
-DimVector channel_shape(const Tensor& act) {
-  DimVector s(act.dim(), 1);
-  s[1] = act.size(1);
-  return s;
-}
-
-// Note [Negative right padding on oneDNN]
-// oneDNN accepts pad_r > -stride only; the reference loops accept any pad_r. A negative pad_r
-// only drops elements: for a convolution the input's tail that no output reads, for a
-// transposed convolution the output's tail that no input reaches (it gets just the bias). So
-// the oneDNN calls narrow those tails away and use pad_r = 0.
-bool has_negative_pad(const ConvParams& p) {
-  return std::any_of(p.pad_r.begin(), p.pad_r.end(), [](int64_t v) { return v < 0; });
-}
-
-/// The tail-trimmed form (Note [Negative right padding on oneDNN]): `t` narrowed in every
-/// spatial dim with a negative pad_r; false when nothing would be left.
-bool trim(const ConvParams& p, Tensor& t, ConvParams& q) {
-  q = p;
-  for (int64_t i = 0; i < p.spatial(); ++i) {
-    if (p.pad_r[i] >= 0) continue;
-    const int64_t keep = t.size(2 + i) + p.pad_r[i];
-    if (keep <= 0) return false;
-    t = t.narrow(2 + i, 0, keep);
-    q.pad_r[i] = 0;
-  }
-  return true;
-}
-
-void fill_bias(const Tensor& out, const Tensor& bias) {
-  Tensor o = out;
-  if (bias.defined()) o.copy_(bias.reshape(channel_shape(out)).expand(out.sizes()));
-  else o.zero_();
-}
-
-void onednn_forward(const Tensor& input, const Tensor& weight, const Tensor& bias, const ConvParams& p,
-                    const Tensor& out) {
-  if (!has_negative_pad(p)) return cpu::onednn_convolution(input, weight, bias, p, out);
-  ConvParams q;
-  Tensor in = input, o = out;
-  if (!p.transposed ? !trim(p, in, q) : !trim(p, o, q)) return cpu::ref_convolution(input, weight, bias, p, out);
-  if (p.transposed) fill_bias(out, bias);  // the trimmed tail
-  cpu::onednn_convolution(in, weight, bias, q, o);
-}
-
-void onednn_backward(const Tensor& grad, const Tensor& input, const Tensor& weight, const ConvParams& p,
-                     const Tensor& gi, const Tensor& gw, const Tensor& gb) {
-  if (!has_negative_pad(p)) return cpu::onednn_convolution_backward(grad, input, weight, p, gi, gw, gb);
-  ConvParams q;
-  Tensor in = input, g = grad, gi_part = gi, gb_part = gb;
-  if (!p.transposed) {
-    // The dropped input tail gets a zero gradient.
-    if (!trim(p, in, q) || (gi.defined() && !trim(p, gi_part, q)))
-      return cpu::ref_convolution_backward(grad, input, weight, p, gi, gw, gb);
-    if (gi.defined()) Tensor(gi).zero_();
-  } else {
-    if (!trim(p, g, q)) return cpu::ref_convolution_backward(grad, input, weight, p, gi, gw, gb);
-    gb_part = Tensor();  // the bias also reached the trimmed tail: sum the whole grad below
-  }
-  cpu::onednn_convolution_backward(g, in, weight, q, gi_part, gw, gb_part);
-  if (gb.defined() && !gb_part.defined()) Tensor(gb).copy_(grad.sum(channel_reduce_dims(grad)));
-}
-
-// ---- CPU and Meta kernels ----
-
-Tensor convolution_impl(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-                        IntArrayRef pad_l, IntArrayRef pad_r, IntArrayRef dilation, bool transposed, int64_t groups) {
+template <DispatchKey K>
+Tensor convolution_fn(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                      IntArrayRef pad_l, IntArrayRef pad_r, IntArrayRef dilation, bool transposed, int64_t groups) {
+  const ConvolutionKernel kernel = g_conv_kernels.get<K>("convolution");
   const ConvParams p = make_params(stride, pad_l, pad_r, dilation, transposed, groups);
   Tensor out = empty_like_layout(output_sizes(input, weight, p), input, input.scalar_type());
-  if (input.is_meta() || out.numel() == 0) return out;
-  if (input.numel() == 0 || weight.numel() == 0) {  // no input channels: only the bias
-    fill_bias(out, bias);
-    return out;
-  }
-  switch (input.scalar_type()) {
-    case kFloat32:
-    case kBFloat16:
-      onednn_forward(input, weight, bias, p, out);
-      break;
-    case kFloat16: {  // oneDNN 2.6 has no float16 convolution on this CPU: compute in float32
-      Tensor o32 = empty_like_layout(out.sizes(), input, kFloat32);
-      onednn_forward(input.to(kFloat32), weight.to(kFloat32), bias.defined() ? bias.to(kFloat32) : bias, p, o32);
-      out.copy_(o32);
-      break;
-    }
-    default:
-      cpu::ref_convolution(input, weight, bias, p, out);
-  }
+  if constexpr (K != DispatchKey::Meta)
+    if (out.numel() != 0) kernel(input, weight, bias, p, out);
   return out;
 }
 
-std::tuple<Tensor, Tensor, Tensor> convolution_backward_impl(const Tensor& grad, const Tensor& input,
-                                                             const Tensor& weight, IntArrayRef stride,
-                                                             IntArrayRef pad_l, IntArrayRef pad_r,
-                                                             IntArrayRef dilation, bool transposed, int64_t groups,
-                                                             std::array<bool, 3> mask) {
+template <DispatchKey K>
+std::tuple<Tensor, Tensor, Tensor> convolution_backward_fn(const Tensor& grad, const Tensor& input,
+                                                           const Tensor& weight, IntArrayRef stride,
+                                                           IntArrayRef pad_l, IntArrayRef pad_r,
+                                                           IntArrayRef dilation, bool transposed, int64_t groups,
+                                                           std::array<bool, 3> mask) {
+  const ConvolutionBackwardKernel kernel = g_conv_backward_kernels.get<K>("convolution_backward");
   const ConvParams p = make_params(stride, pad_l, pad_r, dilation, transposed, groups);
   const ScalarType t = input.scalar_type();
   Tensor gi = mask[0] ? empty_like_layout(input.sizes(), input, t) : Tensor();
   Tensor gw = mask[1] ? empty(weight.sizes(), weight.options()) : Tensor();
   Tensor gb = mask[2] ? empty({grad.size(1)}, grad.options().dtype(t)) : Tensor();
-  if (input.is_meta()) return {gi, gw, gb};
-  if (grad.numel() == 0 || input.numel() == 0 || weight.numel() == 0) {
-    for (Tensor* r : {&gi, &gw, &gb})
-      if (r->defined()) r->zero_();
-    if (gb.defined() && grad.numel() > 0) gb.copy_(grad.sum(channel_reduce_dims(grad)));
-    return {gi, gw, gb};
-  }
-  const Tensor g = grad.scalar_type() == t ? grad : grad.to(t);
-  switch (t) {
-    case kFloat32:
-    case kBFloat16:
-      onednn_backward(g, input, weight, p, gi, gw, gb);
-      break;
-    case kFloat16: {
-      auto f32 = [](const Tensor& x) { return x.defined() ? empty_like_layout(x.sizes(), x, kFloat32) : x; };
-      Tensor gi32 = f32(gi), gw32 = f32(gw), gb32 = f32(gb);
-      onednn_backward(g.to(kFloat32), input.to(kFloat32), weight.to(kFloat32), p, gi32, gw32, gb32);
-      for (auto [dst, src] : {std::pair<Tensor*, Tensor*>{&gi, &gi32}, {&gw, &gw32}, {&gb, &gb32}})
-        if (dst->defined()) dst->copy_(*src);
-      break;
-    }
-    default:
-      cpu::ref_convolution_backward(g, input, weight, p, gi, gw, gb);
-  }
+  if constexpr (K != DispatchKey::Meta) kernel(grad, input, weight, p, gi, gw, gb);
   return {gi, gw, gb};
 }
 
-using dispatch::backend_def;
-
+// The dispatcher table (constant-initialized; CUDA slots filled by register_kernel).
 ConvOpDefs g_conv = {
-    backend_def<ConvolutionFn>("convolution", &convolution_impl),
-    backend_def<ConvolutionBackwardFn>("convolution_backward", &convolution_backward_impl),
+    TENSOR_FRONT_END_DEF(ConvolutionFn, "convolution", convolution_fn),
+    TENSOR_FRONT_END_DEF(ConvolutionBackwardFn, "convolution_backward", convolution_backward_fn),
 };
 
 }  // namespace
 
 ConvOpDefs& conv_ops() { return g_conv; }
+
+void register_kernel(DispatchKey backend, ConvolutionKernel kernel) {
+  dispatch::check_kernel_backend(backend, "convolution");
+  g_conv_kernels.set(backend, kernel);
+  g_conv.convolution.set(backend, &convolution_fn<DispatchKey::CUDA>);
+}
+
+void register_kernel(DispatchKey backend, ConvolutionBackwardKernel kernel) {
+  dispatch::check_kernel_backend(backend, "convolution_backward");
+  g_conv_backward_kernels.set(backend, kernel);
+  g_conv.convolution_backward.set(backend, &convolution_backward_fn<DispatchKey::CUDA>);
+}
 
 }  // namespace ops
 

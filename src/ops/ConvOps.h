@@ -1,5 +1,6 @@
-// Internal: the convolution op table. Its kernels: src/cpu/Conv.h (oneDNN) and
-// kernels/cpu/ConvKernels.h (plain loops).
+// Internal: the convolution op table and its backend kernels (Note [Front ends and backend
+// kernels]). CPU's kernels: src/cpu/Conv.h (the entries, which pick oneDNN or the plain loops
+// of kernels/cpu/ConvKernels.h).
 //
 // Every public convolution (conv1d/2d/3d, conv_transpose1d/2d/3d, the "same"/"valid" forms)
 // checks its arguments in src/ops/ConvOps.cpp, adds a batch dim to unbatched inputs and calls
@@ -20,6 +21,7 @@
 #include <array>
 #include <tuple>
 
+#include "kernels/cpu/ConvKernels.h"  // ConvParams
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor {
@@ -34,13 +36,27 @@ using ConvolutionBackwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, 
                                                                  IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef,
                                                                  bool, int64_t, std::array<bool, 3>);
 
+/// Backend kernel of convolution: out (non-empty, allocated by the front end in the input's
+/// layout, Note [Channels-last layout]) = convolution(input, weight) + bias (may be undefined).
+using ConvolutionKernel = void (*)(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                                   const cpu::ConvParams& p, const Tensor& out);
+/// Backend kernel of convolution_backward: fills the defined ones of grad_input, grad_weight and
+/// grad_bias (allocated by the front end); grad may differ from the input's dtype.
+using ConvolutionBackwardKernel = void (*)(const Tensor& grad, const Tensor& input, const Tensor& weight,
+                                           const cpu::ConvParams& p, const Tensor& grad_input,
+                                           const Tensor& grad_weight, const Tensor& grad_bias);
+
 struct ConvOpDefs {
   dispatch::OpDef<ConvolutionFn> convolution;
   dispatch::OpDef<ConvolutionBackwardFn> convolution_backward;
 };
 
-/// The one table of convolution ops (CPU and Meta kernels; Autograd filled lazily).
+/// The one table of convolution ops (CPU and Meta front ends; Autograd filled lazily).
 ConvOpDefs& conv_ops();
+
+/// Registers a backend's (CUDA's) kernel.
+void register_kernel(DispatchKey backend, ConvolutionKernel kernel);
+void register_kernel(DispatchKey backend, ConvolutionBackwardKernel kernel);
 
 }  // namespace ops
 

@@ -1,9 +1,14 @@
 // Front ends of the matrix products: shape, dtype and device checks (libtorch's rules and
 // messages), output allocation, and the composites matmul, dot, outer and einsum.
+//
+// mm, bmm, addmm and linear are front ends (Note [Front ends and backend kernels]): checks and
+// the output's allocation, then the backend's matmul kernel (CPU: cpu::matmul, which picks
+// oneDNN or the plain loops by dtype); Meta stops after the allocation.
 #include "src/ops/LinalgOps.h"
 #include "src/cpu/Matmul.h"
 
 #include "src/core/Check.h"
+#include "src/dispatch/BackendKernels.h"
 #include "tensor/linalg.h"
 #include "tensor/ops.h"
 
@@ -11,6 +16,9 @@ namespace tensor::ops {
 namespace {
 
 using detail::shape_str;
+
+// The per-backend kernels: CPU's built in, CUDA's registered.
+dispatch::BackendKernels<MatmulKernel> g_matmul_kernels{{&cpu::matmul, nullptr}};
 
 void check_pair(const char* op, const Tensor& a, const Tensor& b) {
   TENSOR_CHECK(a.defined() && b.defined(), "{}: expected defined tensors", op);
@@ -23,7 +31,9 @@ void check_pair(const char* op, const Tensor& a, const Tensor& b) {
                shape_str(a.sizes()), shape_str(b.sizes()));
 }
 
-Tensor mm_impl(const Tensor& a, const Tensor& b) {
+template <DispatchKey K>
+Tensor mm_fn(const Tensor& a, const Tensor& b) {
+  const MatmulKernel kernel = g_matmul_kernels.get<K>("mm");
   check_pair("mm", a, b);
   TENSOR_CHECK(a.dim() == 2 && b.dim() == 2, "mm: expected 2-D tensors, but got shapes {} and {}",
                shape_str(a.sizes()), shape_str(b.sizes()));
@@ -31,12 +41,14 @@ Tensor mm_impl(const Tensor& a, const Tensor& b) {
                "mm: shapes {} and {} cannot be multiplied ({}x{} and {}x{})", shape_str(a.sizes()),
                shape_str(b.sizes()), a.size(0), a.size(1), b.size(0), b.size(1));
   Tensor out = empty({a.size(0), b.size(1)}, a.options());
-  if (out.is_meta() || out.numel() == 0) return out;
-  cpu::matmul("mm", a, b, Tensor(), out, 1, 0);
+  if constexpr (K != DispatchKey::Meta)
+    if (out.numel() != 0) kernel("mm", a, b, Tensor(), out, 1, 0);
   return out;
 }
 
-Tensor bmm_impl(const Tensor& a, const Tensor& b) {
+template <DispatchKey K>
+Tensor bmm_fn(const Tensor& a, const Tensor& b) {
+  const MatmulKernel kernel = g_matmul_kernels.get<K>("bmm");
   check_pair("bmm", a, b);
   TENSOR_CHECK(a.dim() == 3 && b.dim() == 3, "bmm: expected 3-D tensors, but got shapes {} and {}",
                shape_str(a.sizes()), shape_str(b.sizes()));
@@ -45,15 +57,17 @@ Tensor bmm_impl(const Tensor& a, const Tensor& b) {
   TENSOR_CHECK(a.size(2) == b.size(1), "bmm: shapes {} and {} cannot be multiplied (inner sizes {} and {})",
                shape_str(a.sizes()), shape_str(b.sizes()), a.size(2), b.size(1));
   Tensor out = empty({a.size(0), a.size(1), b.size(2)}, a.options());
-  if (out.is_meta() || out.numel() == 0) return out;
-  cpu::matmul("bmm", a, b, Tensor(), out, 1, 0);
+  if constexpr (K != DispatchKey::Meta)
+    if (out.numel() != 0) kernel("bmm", a, b, Tensor(), out, 1, 0);
   return out;
 }
 
 bool is_zero(const Scalar& s) { return s.to_complex() == std::complex<double>(0, 0); }
 bool is_one(const Scalar& s) { return s.to_complex() == std::complex<double>(1, 0); }
 
-Tensor addmm_impl(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+template <DispatchKey K>
+Tensor addmm_fn(const Tensor& self, const Tensor& a, const Tensor& b, const Scalar& beta, const Scalar& alpha) {
+  const MatmulKernel kernel = g_matmul_kernels.get<K>("addmm");
   check_pair("addmm", a, b);
   TENSOR_CHECK(self.defined() && self.scalar_type() == a.scalar_type(),
                "addmm: expected self to have dtype {} like the matrices, but got {}", a.scalar_type(),
@@ -68,19 +82,22 @@ Tensor addmm_impl(const Tensor& self, const Tensor& a, const Tensor& b, const Sc
   TENSOR_CHECK(bcast_ok, "addmm: self of shape {} does not broadcast to the product's shape [{}, {}]",
                shape_str(self.sizes()), n, m);
   Tensor out = empty({n, m}, a.options());
-  if (out.is_meta() || out.numel() == 0) return out;
+  if constexpr (K == DispatchKey::Meta) return out;
+  if (out.numel() == 0) return out;
   // A row vector added once (beta 1, alpha 1: oneDNN scales the bias with the output) is a fused
   // bias, linear's case; otherwise the product is summed into a copy of self.
   if (is_one(beta) && is_one(alpha) && self.numel() == m && (self.dim() == 1 || (self.dim() == 2 && self.size(0) == 1)) && m > 1) {
-    cpu::matmul("addmm", a, b, self.reshape({m}), out, 1, 0);
+    kernel("addmm", a, b, self.reshape({m}), out, 1, 0);
     return out;
   }
   if (!is_zero(beta)) out.copy_(self.expand({n, m}));
-  cpu::matmul("addmm", a, b, Tensor(), out, alpha, is_zero(beta) ? Scalar(0) : beta);
+  kernel("addmm", a, b, Tensor(), out, alpha, is_zero(beta) ? Scalar(0) : beta);
   return out;
 }
 
-Tensor linear_impl(const Tensor& x, const Tensor& w, const Tensor& bias) {
+template <DispatchKey K>
+Tensor linear_fn(const Tensor& x, const Tensor& w, const Tensor& bias) {
+  const MatmulKernel kernel = g_matmul_kernels.get<K>("linear");
   check_pair("linear", x, w);
   TENSOR_CHECK(w.dim() == 2, "linear: expected a 2-D weight [out_features, in_features], but got shape {}",
                shape_str(w.sizes()));
@@ -99,26 +116,35 @@ Tensor linear_impl(const Tensor& x, const Tensor& w, const Tensor& bias) {
   DimVector os(x.sizes());
   os[os.size() - 1] = of;
   Tensor out = empty(os, x.options());
-  if (out.is_meta() || out.numel() == 0) return out;
+  if constexpr (K == DispatchKey::Meta) return out;
+  if (out.numel() == 0) return out;
   const int64_t rows = x.numel() / std::max<int64_t>(x.size(-1), 1);
   Tensor x2 = x.dim() == 2 ? x : x.reshape({rows, x.size(-1)});
-  cpu::matmul("linear", x2, w.t(), bias.defined() ? bias.reshape({of}) : bias,
+  kernel("linear", x2, w.t(), bias.defined() ? bias.reshape({of}) : bias,
               out.dim() == 2 ? out : out.view({rows, of}), 1, 0);
   return out;
 }
 
-using dispatch::backend_def;
-
+// The dispatcher table (constant-initialized; CUDA slots filled by register_kernel).
 LinalgOpDefs g_linalg = {
-    backend_def<MmFn>("mm", &mm_impl),
-    backend_def<MmFn>("bmm", &bmm_impl),
-    backend_def<AddmmFn>("addmm", &addmm_impl),
-    backend_def<LinearFn>("linear", &linear_impl),
+    TENSOR_FRONT_END_DEF(MmFn, "mm", mm_fn),
+    TENSOR_FRONT_END_DEF(MmFn, "bmm", bmm_fn),
+    TENSOR_FRONT_END_DEF(AddmmFn, "addmm", addmm_fn),
+    TENSOR_FRONT_END_DEF(LinearFn, "linear", linear_fn),
 };
 
 }  // namespace
 
 LinalgOpDefs& linalg_ops() { return g_linalg; }
+
+void register_kernel(DispatchKey backend, MatmulKernel kernel) {
+  dispatch::check_kernel_backend(backend, "mm/bmm/addmm/linear");
+  g_matmul_kernels.set(backend, kernel);
+  g_linalg.mm.set(backend, &mm_fn<DispatchKey::CUDA>);
+  g_linalg.bmm.set(backend, &bmm_fn<DispatchKey::CUDA>);
+  g_linalg.addmm.set(backend, &addmm_fn<DispatchKey::CUDA>);
+  g_linalg.linear.set(backend, &linear_fn<DispatchKey::CUDA>);
+}
 
 }  // namespace tensor::ops
 

@@ -1,6 +1,9 @@
 // Front ends of pooling and normalization: libtorch's argument rules and output sizes, checks
-// that name the op, the shapes and dtypes, the choice between oneDNN and the plain loops, and
-// the dispatcher table (src/ops/PoolNormOps.h). Derivatives: rows of src/autograd/Derivatives.cpp, src/autograd/PoolNormFormulas.cpp.
+// that name the op, the shapes and dtypes, and the dispatcher table (src/ops/PoolNormOps.h).
+// Each op is a front end (Note [Front ends and backend kernels]): checks, geometry, output
+// sizes and what it can allocate without knowing the kernel (Meta stops there), then the
+// backend's kernel. CPU's kernels (src/cpu/PoolNormKernel.cpp) choose between oneDNN and the
+// plain loops, and so allocate the results whose layout follows that choice. Derivatives: rows of src/autograd/Derivatives.cpp, src/autograd/PoolNormFormulas.cpp.
 #include "src/ops/PoolNormOps.h"
 #include "src/cpu/PoolNorm.h"
 
@@ -8,7 +11,7 @@
 
 #include "src/core/Check.h"
 #include "src/cpu/Layout.h"
-#include "src/cpu/OneDNN.h"
+#include "src/dispatch/BackendKernels.h"
 #include "tensor/normalization.h"
 #include "tensor/ops.h"
 #include "tensor/pooling.h"
@@ -18,10 +21,25 @@ namespace ops {
 namespace {
 
 using cpu::Pool2d;
-namespace loops = cpu::loops;
-namespace dnn = cpu::onednn;
 
 using detail::shape_str;
+
+// The per-backend kernels, one table per op: CPU's built in (src/cpu/PoolNormKernel.cpp),
+// CUDA's registered (register_kernels).
+using dispatch::BackendKernels;
+BackendKernels<MaxPoolKernel> g_max_pool2d{{&cpu::max_pool2d_kernel, nullptr}};
+BackendKernels<MaxPoolIdxKernel> g_max_pool2d_with_indices{{&cpu::max_pool2d_with_indices_kernel, nullptr}};
+BackendKernels<MaxPoolBwdKernel> g_max_pool2d_backward{{&cpu::max_pool2d_backward_kernel, nullptr}};
+BackendKernels<AvgPoolKernel> g_avg_pool2d{{&cpu::avg_pool2d_kernel, nullptr}};
+BackendKernels<AvgPoolBwdKernel> g_avg_pool2d_backward{{&cpu::avg_pool2d_backward_kernel, nullptr}};
+BackendKernels<AdaptivePoolKernel> g_adaptive_avg_pool2d{{&cpu::adaptive_avg_pool2d_kernel, nullptr}};
+BackendKernels<AdaptivePoolBwdKernel> g_adaptive_avg_pool2d_backward{{&cpu::adaptive_avg_pool2d_backward_kernel, nullptr}};
+BackendKernels<BatchNormKernel> g_batch_norm{{&cpu::batch_norm_kernel, nullptr}};
+BackendKernels<BatchNormBwdKernel> g_batch_norm_backward{{&cpu::batch_norm_backward_kernel, nullptr}};
+BackendKernels<LayerNormKernel> g_layer_norm{{&cpu::layer_norm_kernel, nullptr}};
+BackendKernels<LayerNormBwdKernel> g_layer_norm_backward{{&cpu::layer_norm_backward_kernel, nullptr}};
+BackendKernels<GroupNormKernel> g_group_norm{{&cpu::group_norm_kernel, nullptr}};
+BackendKernels<GroupNormBwdKernel> g_group_norm_backward{{&cpu::group_norm_backward_kernel, nullptr}};
 
 void check_floating(const char* op, const Tensor& x) {
   TENSOR_CHECK(x.is_floating_point(), "{}: expected a floating point input, got {}", op, x.describe());
@@ -31,11 +49,7 @@ void check_floating(const char* op, const Tensor& x) {
 /// mean and variance are float32 for bfloat16 data too).
 ScalarType stat_dtype(ScalarType t) { return t == kFloat64 ? kFloat64 : kFloat32; }
 
-using cpu::empty_in_layout_of;
 using cpu::empty_row_major_like;
-
-/// A copy of a 4-d tensor laid out channels-last.
-Tensor to_channels_last(const Tensor& t) { return t.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2}); }
 
 // ---- pooling geometry ----
 std::array<int64_t, 2> pair_arg(const char* op, const char* name, IntArrayRef v, IntArrayRef in_sizes) {
@@ -107,59 +121,31 @@ DimVector pool_out_sizes(IntArrayRef in, const Pool2d& g) {
   return s;
 }
 
-/// The input as (N, C, H, W) (unbatched inputs gain a batch of 1).
-Tensor as4d(const Tensor& t) { return t.dim() == 3 ? t.unsqueeze(0) : t; }
-
-/// An input oneDNN can read as it lies, or a contiguous copy.
-Tensor dnn_layout(const Tensor& x4) { return dnn::pool_layout_ok(x4) ? x4 : x4.contiguous(); }
-
 // ---- max pooling ----
-Tensor max_pool2d_impl(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil_mode) {
+template <DispatchKey K>
+Tensor max_pool2d_fn(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil_mode) {
+  const MaxPoolKernel kernel = g_max_pool2d.get<K>("max_pool2d");
   check_floating("max_pool2d", x);
   Pool2d g = pool_geometry("max_pool2d", x.sizes(), k, s, p, d, ceil_mode);
   DimVector osz = pool_out_sizes(x.sizes(), g);
-  if (x.is_meta() || x.numel() == 0) return empty(osz, x.options());
-  Tensor x4 = as4d(x);
-  if (dnn::supports(x.scalar_type())) {
-    x4 = dnn_layout(x4);
-    Tensor out = empty_in_layout_of({g.n, g.c, g.oh, g.ow}, x4, x.options());
-    dnn::max_pool2d(x4, g, out);
-    return x.dim() == 3 ? out.squeeze(0) : out;
-  }
-  Tensor out = empty_row_major_like({g.n, g.c, g.oh, g.ow}, x4, x.options());
-  loops::max_pool2d(x4.contiguous(), g, out, Tensor());
-  return x.dim() == 3 ? out.squeeze(0) : out;
+  if (K == DispatchKey::Meta || x.numel() == 0) return empty(osz, x.options());
+  return kernel(x, g);
 }
 
-// Note [Max pooling and NaN]
-// libtorch's max pooling lets NaN win (the loops here do the same). oneDNN's max kernel
-// compares with ordered comparisons, so a NaN that is not first in its window is skipped:
-// max_pool2d without autograd on float32/bfloat16 (the oneDNN path) may return a finite
-// maximum where libtorch returns NaN. Checking the input for NaN first would cost a full extra
-// pass (about as much as the pooling itself); the indexed form and every recorded call keep
-// libtorch's behaviour.
-
-// Note [Max pooling indices]
-// oneDNN's max pooling workspace holds each maximum's offset inside its window, in a layout
-// of oneDNN's choosing; libtorch's indices are flat over H * W with its own tie rule. The
-// indexed form therefore runs the plain loop (it reads the input once, as oneDNN would), and
-// only max_pool2d without indices and without autograd takes oneDNN's inference kernel.
-std::tuple<Tensor, Tensor> max_pool2d_with_indices_impl(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p,
-                                                        IntArrayRef d, bool ceil_mode) {
+template <DispatchKey K>
+std::tuple<Tensor, Tensor> max_pool2d_with_indices_fn(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                                      IntArrayRef d, bool ceil_mode) {
+  const MaxPoolIdxKernel kernel = g_max_pool2d_with_indices.get<K>("max_pool2d_with_indices");
   check_floating("max_pool2d_with_indices", x);
   Pool2d g = pool_geometry("max_pool2d_with_indices", x.sizes(), k, s, p, d, ceil_mode);
   DimVector osz = pool_out_sizes(x.sizes(), g);
-  if (x.is_meta() || x.numel() == 0) return {empty(osz, x.options()), empty(osz, x.options().dtype(kInt64))};
-  const Tensor x4 = as4d(x);
-  const DimVector osz4{g.n, g.c, g.oh, g.ow};
-  Tensor out = empty_row_major_like(osz4, x4, x.options());
-  Tensor idx = empty_row_major_like(osz4, x4, x.options().dtype(kInt64));
-  loops::max_pool2d(x4.contiguous(), g, out, idx);
-  if (x.dim() == 3) return {out.squeeze(0), idx.squeeze(0)};
-  return {out, idx};
+  if (K == DispatchKey::Meta || x.numel() == 0) return {empty(osz, x.options()), empty(osz, x.options().dtype(kInt64))};
+  return kernel(x, g);
 }
 
-Tensor max_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, const Tensor& indices) {
+template <DispatchKey K>
+Tensor max_pool2d_backward_fn(const Tensor& grad, IntArrayRef in_sizes, const Tensor& indices) {
+  const MaxPoolBwdKernel kernel = g_max_pool2d_backward.get<K>("max_pool2d_backward");
   check_pool_input("max_pool2d_backward", in_sizes);
   TENSOR_CHECK(grad.sizes() == indices.sizes() && grad.dim() == static_cast<int64_t>(in_sizes.size()),
                "max_pool2d_backward: grad_output {} and indices {} must have the output's shape (input shape {})",
@@ -170,8 +156,8 @@ Tensor max_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, const 
   g.c = in_sizes[nd - 3], g.ih = in_sizes[nd - 2], g.iw = in_sizes[nd - 1];
   g.oh = grad.size(-2), g.ow = grad.size(-1);
   Tensor gi = empty(in_sizes, grad.options());
-  if (grad.is_meta() || gi.numel() == 0) return gi;
-  loops::max_pool2d_backward(grad.contiguous(), indices.contiguous(), g, gi);
+  if constexpr (K != DispatchKey::Meta)
+    if (gi.numel() != 0) kernel(grad, indices, g, gi);
   return gi;
 }
 
@@ -185,50 +171,27 @@ Pool2d avg_geometry(const char* op, IntArrayRef sizes, IntArrayRef k, IntArrayRe
   return g;
 }
 
-/// oneDNN divides by the kernel size (include padding) or the in-input count (exclude); it
-/// matches libtorch unless a divisor is forced or ceil_mode adds a window past the right
-/// padding under count_include_pad (Note [Average pooling divisors] in kernels/cpu/PoolNormKernels.cpp).
-bool dnn_avg_ok(const Pool2d& g, ScalarType t) {
-  if (!dnn::supports(t) || g.divisor != 0) return false;
-  if (!g.count_include_pad) return true;
-  return (g.oh - 1) * g.sh - g.ph + g.kh <= g.ih + g.ph && (g.ow - 1) * g.sw - g.pw + g.kw <= g.iw + g.pw;
-}
-
-Tensor avg_pool2d_impl(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
-                       bool count_include_pad, std::optional<int64_t> divisor) {
+template <DispatchKey K>
+Tensor avg_pool2d_fn(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
+                     bool count_include_pad, std::optional<int64_t> divisor) {
+  const AvgPoolKernel kernel = g_avg_pool2d.get<K>("avg_pool2d");
   check_floating("avg_pool2d", x);
   Pool2d g = avg_geometry("avg_pool2d", x.sizes(), k, s, p, ceil_mode, count_include_pad, divisor);
   DimVector osz = pool_out_sizes(x.sizes(), g);
-  if (x.is_meta() || x.numel() == 0) return empty(osz, x.options());
-  Tensor x4 = as4d(x);
-  if (dnn_avg_ok(g, x.scalar_type())) {
-    x4 = dnn_layout(x4);
-    Tensor out = empty_in_layout_of({g.n, g.c, g.oh, g.ow}, x4, x.options());
-    dnn::avg_pool2d(x4, g, out);
-    return x.dim() == 3 ? out.squeeze(0) : out;
-  }
-  Tensor out = empty_row_major_like({g.n, g.c, g.oh, g.ow}, x4, x.options());
-  loops::avg_pool2d(x4.contiguous(), g, out);
-  return x.dim() == 3 ? out.squeeze(0) : out;
+  if (K == DispatchKey::Meta || x.numel() == 0) return empty(osz, x.options());
+  return kernel(x, g);
 }
 
-Tensor avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef k, IntArrayRef s, IntArrayRef p,
-                                bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor) {
+template <DispatchKey K>
+Tensor avg_pool2d_backward_fn(const Tensor& grad, IntArrayRef in_sizes, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                              bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor) {
+  const AvgPoolBwdKernel kernel = g_avg_pool2d_backward.get<K>("avg_pool2d_backward");
   Pool2d g = avg_geometry("avg_pool2d_backward", in_sizes, k, s, p, ceil_mode, count_include_pad, divisor);
   DimVector osz = pool_out_sizes(in_sizes, g);
   TENSOR_CHECK(grad.sizes() == IntArrayRef(osz), "avg_pool2d_backward: grad_output {} must have the output shape {}",
                grad.describe(), shape_str(osz));
-  if (grad.is_meta() || grad.numel() == 0) return zeros(in_sizes, grad.options());
-  Tensor g4 = as4d(grad);
-  if (dnn_avg_ok(g, grad.scalar_type())) {
-    g4 = dnn_layout(g4);
-    Tensor gi = empty_in_layout_of({g.n, g.c, g.ih, g.iw}, g4, grad.options());
-    dnn::avg_pool2d_backward(g4, g, gi);
-    return in_sizes.size() == 3 ? gi.squeeze(0) : gi;
-  }
-  Tensor gi = empty(in_sizes, grad.options());
-  loops::avg_pool2d_backward(g4.contiguous(), g, gi);
-  return gi;
+  if (K == DispatchKey::Meta || grad.numel() == 0) return zeros(in_sizes, grad.options());
+  return kernel(grad, in_sizes, g);
 }
 
 // ---- adaptive average pooling ----
@@ -247,50 +210,26 @@ Pool2d adaptive_geometry(const char* op, IntArrayRef sizes, IntArrayRef output_s
   return g;
 }
 
-// Note [Adaptive pooling kernels]
-// Measured with benchmarks/bench_pool_norm.cpp (float32, 2 threads):
-// - 1x1 output (global pooling, (64, 512, 7, 7)): the general window loop took 0.56 ms,
-//   oneDNN's 7x7 average pooling 0.31 ms, libtorch 0.13 ms (it calls mean over H, W). A
-//   contiguous sum per plane takes 0.15 ms, as mean() does; contiguous inputs take that loop,
-//   others mean(dims = {-2, -1}) (the Highway reduction reads any strides).
-// - an output that divides the input is an average pooling with kernel = stride = in / out:
-//   16 -> 4 on (32, 256): loop 1.02 ms, oneDNN 0.34 ms. So oneDNN runs it (float32, bfloat16).
-// - other sizes (overlapping, uneven windows) and other dtypes run the loop.
-Tensor adaptive_avg_pool2d_impl(const Tensor& x, IntArrayRef output_size) {
+template <DispatchKey K>
+Tensor adaptive_avg_pool2d_fn(const Tensor& x, IntArrayRef output_size) {
+  const AdaptivePoolKernel kernel = g_adaptive_avg_pool2d.get<K>("adaptive_avg_pool2d");
   check_floating("adaptive_avg_pool2d", x);
   Pool2d g = adaptive_geometry("adaptive_avg_pool2d", x.sizes(), output_size);
   DimVector osz = pool_out_sizes(x.sizes(), g);
-  if (x.is_meta() || x.numel() == 0 || g.oh * g.ow == 0) return empty(osz, x.options());
-  if (g.oh == 1 && g.ow == 1 && (x.is_contiguous() || x.dim() == 3)) {
-    Tensor out = empty(osz, x.options());
-    loops::adaptive_avg_pool2d(x.contiguous(), g, out);
-    return out;
-  }
-  if (g.oh == 1 && g.ow == 1) return x.mean({-2, -1}, /*keepdim=*/true);
-  if (dnn::supports(x.scalar_type()) && g.ih % g.oh == 0 && g.iw % g.ow == 0) {
-    Pool2d a = g;
-    a.kh = a.sh = g.ih / g.oh;
-    a.kw = a.sw = g.iw / g.ow;
-    a.count_include_pad = false;
-    Tensor x4 = dnn_layout(as4d(x));
-    Tensor out = empty_in_layout_of({g.n, g.c, g.oh, g.ow}, x4, x.options());
-    dnn::avg_pool2d(x4, a, out);
-    return x.dim() == 3 ? out.squeeze(0) : out;
-  }
-  Tensor out = empty(osz, x.options());
-  loops::adaptive_avg_pool2d(x.contiguous(), g, out);
-  return out;
+  if (K == DispatchKey::Meta || x.numel() == 0 || g.oh * g.ow == 0) return empty(osz, x.options());
+  return kernel(x, g);
 }
 
-Tensor adaptive_avg_pool2d_backward_impl(const Tensor& grad, IntArrayRef in_sizes) {
+template <DispatchKey K>
+Tensor adaptive_avg_pool2d_backward_fn(const Tensor& grad, IntArrayRef in_sizes) {
+  const AdaptivePoolBwdKernel kernel = g_adaptive_avg_pool2d_backward.get<K>("adaptive_avg_pool2d_backward");
   TENSOR_CHECK(grad.dim() == static_cast<int64_t>(in_sizes.size()) && grad.dim() >= 3,
                "adaptive_avg_pool2d_backward: grad_output {} does not match the input shape {}", grad.describe(),
                shape_str(in_sizes));
   Pool2d g = adaptive_geometry("adaptive_avg_pool2d_backward", in_sizes, {grad.size(-2), grad.size(-1)});
   Tensor gi = empty(in_sizes, grad.options());
-  if (grad.is_meta() || gi.numel() == 0) return gi;
-  if (grad.numel() == 0) return gi.zero_();
-  loops::adaptive_avg_pool2d_backward(grad.contiguous(), g, gi);
+  if constexpr (K != DispatchKey::Meta)
+    if (gi.numel() != 0) kernel(grad, g, gi);
   return gi;
 }
 
@@ -302,33 +241,10 @@ void check_param(const char* op, const char* name, const Tensor& t, int64_t n, c
                op, name, n, what, t.describe(), x.describe());
 }
 
-Tensor param_as(const Tensor& t, ScalarType st) { return t.defined() ? t.to(st).contiguous() : Tensor(); }
-
-// Note [batch_norm kernels]
-// oneDNN 2.6 normalizes plain NCHW tensors with its generic `ncsp_bnorm` kernel, which lost
-// 3.5x to the loops of kernels/cpu/PoolNormKernels.cpp on (8, 64, 56, 56) float32 (eval 0.67 vs 0.22 ms,
-// training forward 1.20 vs 0.33 ms, forward + backward 2.80 vs 0.79 ms; minimum of 40 calls,
-// interleaved in one process). Its channels-last kernel (`bnorm_jit`, NHWC) is fast (training
-// forward 0.49 ms) and beats a contiguous copy plus the loops. So float32 takes the loops
-// unless the input is channels-last; bfloat16 keeps oneDNN in both layouts (the loops would
-// compute it through double conversions).
-bool bn_uses_onednn(const Tensor& x) {
-  if (!dnn::supports(x.scalar_type())) return false;
-  return x.scalar_type() == kBFloat16 || (x.dim() == 4 && !x.is_contiguous() && cpu::prefers_channels_last(x));
-}
-
-/// The input in a layout oneDNN's batch_norm reads directly: contiguous, or channels-last 4-d.
-Tensor bn_layout(const Tensor& x) {
-  return x.is_contiguous() || (x.dim() == 4 && cpu::is_channels_last_contiguous(x)) ? x : x.contiguous();
-}
-
-void update_running(Tensor running, const Tensor& stat, double momentum, double scale) {
-  // running = (1 - momentum) * running + momentum * scale * stat, in place in running's dtype.
-  running.mul_(1 - momentum).add_(stat.to(running.dtype()) * (momentum * scale));
-}
-
-NormResult batch_norm_impl(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv,
-                           bool training, double momentum, double eps) {
+template <DispatchKey K>
+NormResult batch_norm_fn(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv,
+                         bool training, double momentum, double eps) {
+  const BatchNormKernel kernel = g_batch_norm.get<K>("batch_norm");
   const char* op = "batch_norm";
   TENSOR_CHECK(x.dim() >= 2 && x.dim() <= 5,
                "{}: expected a 2-d to 5-d input (N, C), (N, C, L), (N, C, H, W) or (N, C, D, H, W), got {}", op,
@@ -349,54 +265,23 @@ NormResult batch_norm_impl(const Tensor& x, const Tensor& w, const Tensor& b, co
                "{}: expected more than 1 value per channel when training, got input {}", op, x.describe());
   const ScalarType st = stat_dtype(x.scalar_type());
   Tensor mean = empty({c}, x.options().dtype(st)), var = empty({c}, x.options().dtype(st));
-  if (x.is_meta()) return {empty(x.sizes(), x.options()), mean, var};
-  if (x.numel() == 0) return {empty(x.sizes(), x.options()), mean.zero_(), var.fill_(1)};
-  Tensor wf = param_as(w, st), bf = param_as(b, st);
-  if (!training) {
-    mean.copy_(rm);
-    var.copy_(rv);
-  }
-  Tensor out;
-  if (bn_uses_onednn(x)) {
-    Tensor xl = bn_layout(x);
-    out = empty_strided(xl.sizes(), xl.strides(), x.options());
-    dnn::batch_norm(xl, wf, bf, mean, var, training, eps, out);
-  } else {
-    out = empty(x.sizes(), x.options());  // NCHW strides, as libtorch (Note [Channels-last layout])
-    loops::batch_norm(x.contiguous(), wf, bf, mean, var, training, eps, out);
-  }
-  if (training && rm.defined()) {
-    update_running(rm, mean, momentum, 1.0);
-    update_running(rv, var, momentum, static_cast<double>(count) / static_cast<double>(count - 1));
-  }
+  if constexpr (K == DispatchKey::Meta) return {empty(x.sizes(), x.options()), mean, var};
+  Tensor out = kernel(x, w, b, rm, rv, training, momentum, eps, mean, var);
   return {out, mean, var};
 }
 
-NormResult batch_norm_backward_impl(const Tensor& grad, const Tensor& x, const Tensor& w, const Tensor& mean,
-                                    const Tensor& var, bool training, double eps) {
+template <DispatchKey K>
+NormResult batch_norm_backward_fn(const Tensor& grad, const Tensor& x, const Tensor& w, const Tensor& mean,
+                                  const Tensor& var, bool training, double eps) {
+  const BatchNormBwdKernel kernel = g_batch_norm_backward.get<K>("batch_norm_backward");
   TENSOR_CHECK(grad.sizes() == x.sizes(), "batch_norm_backward: grad_output {} must match the input {}", grad.describe(),
                x.describe());
   const ScalarType st = mean.scalar_type();
   const int64_t c = x.size(1);
   Tensor gw = w.defined() ? empty({c}, x.options().dtype(st)) : Tensor();
   Tensor gb = empty({c}, x.options().dtype(st));
-  if (x.is_meta()) return {empty(x.sizes(), x.options()), gw, gb};
-  Tensor wf = param_as(w, st);
-  Tensor g = grad.to(x.dtype());
-  if (training && bn_uses_onednn(x) && x.numel() > 0) {
-    Tensor xl = bn_layout(x);
-    const bool cl = !xl.is_contiguous();
-    Tensor gl = cl ? (cpu::is_channels_last_contiguous(g) ? g : to_channels_last(g)) : g.contiguous();
-    Tensor gx = empty_strided(xl.sizes(), xl.strides(), x.options());
-    dnn::batch_norm_backward(gl, xl, wf, mean, var, eps, gx, gw, gb);
-    return {gx, gw, gb};
-  }
-  Tensor gx = empty(x.sizes(), x.options());
-  if (x.numel() == 0) {
-    if (gw.defined()) gw.zero_();
-    return {gx, gw, gb.zero_()};
-  }
-  loops::batch_norm_backward(g.contiguous(), x.contiguous(), wf, mean, var, training, eps, gx, gw, gb);
+  if constexpr (K == DispatchKey::Meta) return {empty(x.sizes(), x.options()), gw, gb};
+  Tensor gx = kernel(grad, x, w, mean, var, training, eps, gw, gb);
   return {gx, gw, gb};
 }
 
@@ -422,20 +307,22 @@ Rows layer_norm_rows(const char* op, const Tensor& x, IntArrayRef ns, const Tens
   return {rows, cols};
 }
 
-NormResult layer_norm_impl(const Tensor& x, IntArrayRef ns, const Tensor& w, const Tensor& b, double eps) {
+template <DispatchKey K>
+NormResult layer_norm_fn(const Tensor& x, IntArrayRef ns, const Tensor& w, const Tensor& b, double eps) {
+  const LayerNormKernel kernel = g_layer_norm.get<K>("layer_norm");
   const Rows r = layer_norm_rows("layer_norm", x, ns, w, b);
   const ScalarType st = stat_dtype(x.scalar_type());
   Tensor out = empty(x.sizes(), x.options());
   Tensor mean = empty({r.rows}, x.options().dtype(st)), var = empty({r.rows}, x.options().dtype(st));
-  if (x.is_meta() || x.numel() == 0) return {out, mean, var};
-  Tensor xc = x.contiguous(), wf = param_as(w, st), bf = param_as(b, st);
-  if (dnn::supports(x.scalar_type())) dnn::layer_norm(xc, r.rows, r.cols, wf, bf, eps, out, mean, var);
-  else loops::layer_norm(xc, r.rows, r.cols, wf, bf, eps, out, mean, var);
+  if constexpr (K != DispatchKey::Meta)
+    if (x.numel() != 0) kernel(x, r.rows, r.cols, w, b, eps, out, mean, var);
   return {out, mean, var};
 }
 
-NormResult layer_norm_backward_impl(const Tensor& grad, const Tensor& x, IntArrayRef ns, const Tensor& w,
-                                    const Tensor& mean, const Tensor& var, double eps) {
+template <DispatchKey K>
+NormResult layer_norm_backward_fn(const Tensor& grad, const Tensor& x, IntArrayRef ns, const Tensor& w,
+                                  const Tensor& mean, const Tensor& var, double eps) {
+  const LayerNormBwdKernel kernel = g_layer_norm_backward.get<K>("layer_norm_backward");
   const Rows r = layer_norm_rows("layer_norm_backward", x, ns, w, Tensor());
   TENSOR_CHECK(grad.sizes() == x.sizes(), "layer_norm_backward: grad_output {} must match the input {}",
                grad.describe(), x.describe());
@@ -444,14 +331,7 @@ NormResult layer_norm_backward_impl(const Tensor& grad, const Tensor& x, IntArra
   Tensor gw = w.defined() ? empty({r.cols}, x.options().dtype(st)) : Tensor();
   Tensor gb = empty({r.cols}, x.options().dtype(st));
   auto shaped = [&](const Tensor& t) { return t.defined() ? t.view(ns) : t; };
-  if (x.is_meta()) return {gx, shaped(gw), shaped(gb)};
-  if (x.numel() == 0) {
-    if (gw.defined()) gw.zero_();
-    return {gx, shaped(gw), shaped(gb.zero_())};
-  }
-  Tensor xc = x.contiguous(), gc = grad.to(x.dtype()).contiguous(), wf = param_as(w, st);
-  if (dnn::supports(x.scalar_type())) dnn::layer_norm_backward(gc, xc, r.rows, r.cols, wf, mean, var, eps, gx, gw, gb);
-  else loops::layer_norm_backward(gc, xc, r.rows, r.cols, wf, mean, var, eps, gx, gw, gb);
+  if constexpr (K != DispatchKey::Meta) kernel(grad, x, r.rows, r.cols, w, mean, var, eps, gx, gw, gb);
   return {gx, shaped(gw), shaped(gb)};
 }
 
@@ -476,18 +356,22 @@ int64_t check_group_norm(const char* op, const Tensor& x, int64_t groups, const 
   return c;
 }
 
-NormResult group_norm_impl(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b, double eps) {
+template <DispatchKey K>
+NormResult group_norm_fn(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b, double eps) {
+  const GroupNormKernel kernel = g_group_norm.get<K>("group_norm");
   check_group_norm("group_norm", x, groups, w, b);
   const ScalarType st = stat_dtype(x.scalar_type());
   Tensor out = empty_row_major_like(x.sizes(), x, x.options());
   Tensor mean = empty({x.size(0) * groups}, x.options().dtype(st)), var = empty({x.size(0) * groups}, x.options().dtype(st));
-  if (x.is_meta() || x.numel() == 0) return {out, mean, var};
-  loops::group_norm(x.contiguous(), groups, param_as(w, st), param_as(b, st), eps, out, mean, var);
+  if constexpr (K != DispatchKey::Meta)
+    if (x.numel() != 0) kernel(x, groups, w, b, eps, out, mean, var);
   return {out, mean, var};
 }
 
-NormResult group_norm_backward_impl(const Tensor& grad, const Tensor& x, int64_t groups, const Tensor& w,
-                                    const Tensor& mean, const Tensor& var, double eps) {
+template <DispatchKey K>
+NormResult group_norm_backward_fn(const Tensor& grad, const Tensor& x, int64_t groups, const Tensor& w,
+                                  const Tensor& mean, const Tensor& var, double eps) {
+  const GroupNormBwdKernel kernel = g_group_norm_backward.get<K>("group_norm_backward");
   const int64_t c = check_group_norm("group_norm_backward", x, groups, w, Tensor());
   TENSOR_CHECK(grad.sizes() == x.sizes(), "group_norm_backward: grad_output {} must match the input {}",
                grad.describe(), x.describe());
@@ -495,37 +379,54 @@ NormResult group_norm_backward_impl(const Tensor& grad, const Tensor& x, int64_t
   Tensor gx = empty_row_major_like(x.sizes(), x, x.options());
   Tensor gw = w.defined() ? empty({c}, x.options().dtype(st)) : Tensor();
   Tensor gb = empty({c}, x.options().dtype(st));
-  if (x.is_meta()) return {gx, gw, gb};
-  if (x.numel() == 0) {
-    if (gw.defined()) gw.zero_();
-    return {gx, gw, gb.zero_()};
-  }
-  loops::group_norm_backward(grad.to(x.dtype()).contiguous(), x.contiguous(), groups, param_as(w, st), mean, var, eps,
-                           gx, gw, gb);
+  if constexpr (K != DispatchKey::Meta) kernel(grad, x, groups, w, mean, var, eps, gx, gw, gb);
   return {gx, gw, gb};
 }
 
-using dispatch::backend_def;
-
+// The dispatcher table (constant-initialized; CUDA slots filled by register_kernels).
 PoolNormOpDefs g_pool_norm = {
-    backend_def<MaxPoolFn>("max_pool2d", &max_pool2d_impl),
-    backend_def<MaxPoolIdxFn>("max_pool2d_with_indices", &max_pool2d_with_indices_impl),
-    backend_def<MaxPoolBwdFn>("max_pool2d_backward", &max_pool2d_backward_impl),
-    backend_def<AvgPoolFn>("avg_pool2d", &avg_pool2d_impl),
-    backend_def<AvgPoolBwdFn>("avg_pool2d_backward", &avg_pool2d_backward_impl),
-    backend_def<AdaptivePoolFn>("adaptive_avg_pool2d", &adaptive_avg_pool2d_impl),
-    backend_def<AdaptivePoolBwdFn>("adaptive_avg_pool2d_backward", &adaptive_avg_pool2d_backward_impl),
-    backend_def<BatchNormFn>("batch_norm", &batch_norm_impl),
-    backend_def<BatchNormBwdFn>("batch_norm_backward", &batch_norm_backward_impl),
-    backend_def<LayerNormFn>("layer_norm", &layer_norm_impl),
-    backend_def<LayerNormBwdFn>("layer_norm_backward", &layer_norm_backward_impl),
-    backend_def<GroupNormFn>("group_norm", &group_norm_impl),
-    backend_def<GroupNormBwdFn>("group_norm_backward", &group_norm_backward_impl),
+    TENSOR_FRONT_END_DEF(MaxPoolFn, "max_pool2d", max_pool2d_fn),
+    TENSOR_FRONT_END_DEF(MaxPoolIdxFn, "max_pool2d_with_indices", max_pool2d_with_indices_fn),
+    TENSOR_FRONT_END_DEF(MaxPoolBwdFn, "max_pool2d_backward", max_pool2d_backward_fn),
+    TENSOR_FRONT_END_DEF(AvgPoolFn, "avg_pool2d", avg_pool2d_fn),
+    TENSOR_FRONT_END_DEF(AvgPoolBwdFn, "avg_pool2d_backward", avg_pool2d_backward_fn),
+    TENSOR_FRONT_END_DEF(AdaptivePoolFn, "adaptive_avg_pool2d", adaptive_avg_pool2d_fn),
+    TENSOR_FRONT_END_DEF(AdaptivePoolBwdFn, "adaptive_avg_pool2d_backward", adaptive_avg_pool2d_backward_fn),
+    TENSOR_FRONT_END_DEF(BatchNormFn, "batch_norm", batch_norm_fn),
+    TENSOR_FRONT_END_DEF(BatchNormBwdFn, "batch_norm_backward", batch_norm_backward_fn),
+    TENSOR_FRONT_END_DEF(LayerNormFn, "layer_norm", layer_norm_fn),
+    TENSOR_FRONT_END_DEF(LayerNormBwdFn, "layer_norm_backward", layer_norm_backward_fn),
+    TENSOR_FRONT_END_DEF(GroupNormFn, "group_norm", group_norm_fn),
+    TENSOR_FRONT_END_DEF(GroupNormBwdFn, "group_norm_backward", group_norm_backward_fn),
 };
 
 }  // namespace
 
 PoolNormOpDefs& pool_norm_ops() { return g_pool_norm; }
+
+void register_kernels(DispatchKey backend, const PoolNormKernels& k) {
+  dispatch::check_kernel_backend(backend, "pooling/normalization");
+  // Each op whose kernel is given starts routing to its front end's instance for the backend.
+#define TENSOR_REGISTER_POOL_NORM(op)                             \
+  if (k.op != nullptr) {                                          \
+    g_##op.set(backend, k.op);                                    \
+    g_pool_norm.op.set(backend, &op##_fn<DispatchKey::CUDA>);     \
+  }
+  TENSOR_REGISTER_POOL_NORM(max_pool2d)
+  TENSOR_REGISTER_POOL_NORM(max_pool2d_with_indices)
+  TENSOR_REGISTER_POOL_NORM(max_pool2d_backward)
+  TENSOR_REGISTER_POOL_NORM(avg_pool2d)
+  TENSOR_REGISTER_POOL_NORM(avg_pool2d_backward)
+  TENSOR_REGISTER_POOL_NORM(adaptive_avg_pool2d)
+  TENSOR_REGISTER_POOL_NORM(adaptive_avg_pool2d_backward)
+  TENSOR_REGISTER_POOL_NORM(batch_norm)
+  TENSOR_REGISTER_POOL_NORM(batch_norm_backward)
+  TENSOR_REGISTER_POOL_NORM(layer_norm)
+  TENSOR_REGISTER_POOL_NORM(layer_norm_backward)
+  TENSOR_REGISTER_POOL_NORM(group_norm)
+  TENSOR_REGISTER_POOL_NORM(group_norm_backward)
+#undef TENSOR_REGISTER_POOL_NORM
+}
 
 }  // namespace ops
 

@@ -1,6 +1,7 @@
-// Internal: dispatcher tables of pooling and normalization. Their kernels: src/cpu/PoolNorm.h
-// (oneDNN) and kernels/cpu/PoolNormKernels.h (plain loops, and the pooling geometry Pool2d the
-// front ends compute once).
+// Internal: dispatcher tables of pooling and normalization, and their backend kernels (Note
+// [Front ends and backend kernels]). CPU's kernels: src/cpu/PoolNorm.h (the entries, which pick
+// oneDNN or the plain loops of kernels/cpu/PoolNormKernels.h; that header also holds the
+// pooling geometry Pool2d the front ends compute once).
 #pragma once
 
 #include <optional>
@@ -64,5 +65,66 @@ struct PoolNormOpDefs {
 
 /// The one table of pooling and normalization ops.
 PoolNormOpDefs& pool_norm_ops();
+
+// ---- backend kernels (called after the front end's checks; never on meta tensors) ----
+/// A backend's kernels, one per op (undefined Tensor = absent weight or bias). Pooling kernels
+/// get a non-empty input (3-d unbatched or 4-d) and the front end's geometry; those returning a
+/// Tensor allocate their result, whose layout may follow the backend's choice of kernel.
+struct PoolNormKernels {
+  /// -> the pooled values, x's dim.
+  Tensor (*max_pool2d)(const Tensor& x, const cpu::Pool2d& g) = nullptr;
+  /// -> (values, int64 flat H * W indices), x's dim.
+  std::tuple<Tensor, Tensor> (*max_pool2d_with_indices)(const Tensor& x, const cpu::Pool2d& g) = nullptr;
+  /// grad_input (non-empty, the input's sizes, contiguous) = grad scattered to the indices.
+  void (*max_pool2d_backward)(const Tensor& grad, const Tensor& indices, const cpu::Pool2d& g,
+                              const Tensor& grad_input) = nullptr;
+  Tensor (*avg_pool2d)(const Tensor& x, const cpu::Pool2d& g) = nullptr;
+  /// grad non-empty -> the gradient of the input's sizes.
+  Tensor (*avg_pool2d_backward)(const Tensor& grad, IntArrayRef in_sizes, const cpu::Pool2d& g) = nullptr;
+  /// Non-empty output (g: sizes only).
+  Tensor (*adaptive_avg_pool2d)(const Tensor& x, const cpu::Pool2d& g) = nullptr;
+  /// Fills grad_input (non-empty, contiguous); grad may be empty.
+  void (*adaptive_avg_pool2d_backward)(const Tensor& grad, const cpu::Pool2d& g, const Tensor& grad_input) = nullptr;
+  /// -> out; fills mean/var (allocated by the front end: the statistics used) and updates the
+  /// running statistics in training. x may be empty.
+  Tensor (*batch_norm)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& running_mean,
+                       const Tensor& running_var, bool training, double momentum, double eps, const Tensor& mean,
+                       const Tensor& var) = nullptr;
+  /// -> grad_input; fills grad_weight (may be undefined) and grad_bias. x may be empty.
+  Tensor (*batch_norm_backward)(const Tensor& grad, const Tensor& x, const Tensor& w, const Tensor& mean,
+                                const Tensor& var, bool training, double eps, const Tensor& grad_weight,
+                                const Tensor& grad_bias) = nullptr;
+  /// x (non-empty) viewed as (rows, cols): fills out, mean and var.
+  void (*layer_norm)(const Tensor& x, int64_t rows, int64_t cols, const Tensor& w, const Tensor& b, double eps,
+                     const Tensor& out, const Tensor& mean, const Tensor& var) = nullptr;
+  /// Fills grad_input, grad_weight (may be undefined) and grad_bias ([cols]); x may be empty.
+  void (*layer_norm_backward)(const Tensor& grad, const Tensor& x, int64_t rows, int64_t cols, const Tensor& w,
+                              const Tensor& mean, const Tensor& var, double eps, const Tensor& grad_input,
+                              const Tensor& grad_weight, const Tensor& grad_bias) = nullptr;
+  /// x (non-empty, (N, C, *)): fills out, mean and var ([N * groups]).
+  void (*group_norm)(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& b, double eps,
+                     const Tensor& out, const Tensor& mean, const Tensor& var) = nullptr;
+  /// Fills grad_input, grad_weight (may be undefined) and grad_bias; x may be empty.
+  void (*group_norm_backward)(const Tensor& grad, const Tensor& x, int64_t groups, const Tensor& w,
+                              const Tensor& mean, const Tensor& var, double eps, const Tensor& grad_input,
+                              const Tensor& grad_weight, const Tensor& grad_bias) = nullptr;
+};
+using MaxPoolKernel = decltype(PoolNormKernels::max_pool2d);
+using MaxPoolIdxKernel = decltype(PoolNormKernels::max_pool2d_with_indices);
+using MaxPoolBwdKernel = decltype(PoolNormKernels::max_pool2d_backward);
+using AvgPoolKernel = decltype(PoolNormKernels::avg_pool2d);
+using AvgPoolBwdKernel = decltype(PoolNormKernels::avg_pool2d_backward);
+using AdaptivePoolKernel = decltype(PoolNormKernels::adaptive_avg_pool2d);
+using AdaptivePoolBwdKernel = decltype(PoolNormKernels::adaptive_avg_pool2d_backward);
+using BatchNormKernel = decltype(PoolNormKernels::batch_norm);
+using BatchNormBwdKernel = decltype(PoolNormKernels::batch_norm_backward);
+using LayerNormKernel = decltype(PoolNormKernels::layer_norm);
+using LayerNormBwdKernel = decltype(PoolNormKernels::layer_norm_backward);
+using GroupNormKernel = decltype(PoolNormKernels::group_norm);
+using GroupNormBwdKernel = decltype(PoolNormKernels::group_norm_backward);
+
+/// Registers a backend's (CUDA's) kernels: each op whose kernel is given routes to it; the
+/// others keep an empty slot (the dispatcher's "no kernel" error).
+void register_kernels(DispatchKey backend, const PoolNormKernels& kernels);
 
 }  // namespace tensor::ops
