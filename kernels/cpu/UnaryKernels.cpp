@@ -217,8 +217,9 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace tensor::cpu {
-static_assert(oplist::B == kGroupBool && oplist::I == kGroupInt && oplist::F == kGroupFloating &&
-              oplist::C == kGroupComplex, "the op list's dtype columns must be DtypeGroups bits");
+static_assert(unsigned(oplist::B) == unsigned(kGroupBool) && unsigned(oplist::I) == unsigned(kGroupInt) &&
+                  unsigned(oplist::F) == unsigned(kGroupFloating) && unsigned(oplist::C) == unsigned(kGroupComplex),
+              "the op list's dtype columns must be DtypeGroups bits");
 
 HWY_EXPORT(UnaryKernelImpl);
 void unary_kernel(const TensorIterator& iter, UnaryOp op, const char* name) {
