@@ -86,14 +86,4 @@ struct OpDef<R(A...)> {
   void set(DispatchKey k, Fn f) { kernels[static_cast<int>(k)] = f; }
 };
 
-/// An op table whose CPU and Meta slots share one kernel (kernels that skip the data work
-/// on meta tensors). Constant-initializable, so built-in tables need no static initializer.
-template <class Fn>
-constexpr OpDef<Fn> backend_def(const char* name, Fn* f) {
-  OpDef<Fn> d{name, {}};
-  d.kernels[static_cast<int>(DispatchKey::CPU)] = f;
-  d.kernels[static_cast<int>(DispatchKey::Meta)] = f;
-  return d;
-}
-
 }  // namespace tensor::dispatch
