@@ -164,6 +164,12 @@ inline std::vector<StructuredCase> structured_cases() {
       {"masked_fill (broadcast mask)", [](const V& v) { return v[0].masked_fill(tensor::tensor({true, false, false, true}), 2.0); }, {{3, 4}}},
       {"cat", [](const V& v) { return tensor::cat({v[0], v[1]}, 1); }, {{3, 2}, {3, 4}}},
       {"stack", [](const V& v) { return tensor::stack({v[0], v[1]}, -1); }, {{3, 4}, {3, 4}}},
+      // Data movement: a transposed (non-contiguous) input; copy=true forces the conversion op.
+      {"clone", [](const V& v) { return v[0].t().clone() * v[0].t(); }, {{3, 4}}},
+      {"_to_copy", [](const V& v) { return v[0].t().to(v[0].dtype(), false, /*copy=*/true); }, {{3, 4}}},
+      {"_to_copy (real to complex)", [](const V& v) { return (v[0].to(tensor::kComplex128) * tensor::complex128(0.5, 2)).real(); }, {{3, 4}}},
+      // A lazily conjugated complex input (real inputs have no conj bit, so nothing to resolve).
+      {"resolve_conj", [](const V& v) { return v[0].conj().resolve_conj() * v[1]; }, {{3, 4}, {4}}},
       {"tril", [](const V& v) { return v[0].tril(-1); }, {{3, 4}}},
       {"triu", [](const V& v) { return v[0].triu(1) * v[0]; }, {{4, 3}}},
       {"flip", [](const V& v) { return v[0].flip({0, -1}); }, {{2, 3, 4}}},

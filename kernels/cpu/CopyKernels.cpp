@@ -1,5 +1,8 @@
 // CPU copy (with dtype conversion), fill, where and clamp kernels, per Highway target.
 #include "kernels/cpu/Elementwise.h"
+#include "kernels/cpu/CopyKernels.h"
+#include <algorithm>
+#include <cstring>
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/CopyKernels.cpp"
@@ -185,7 +188,7 @@ void ClampKernelImpl(const TensorIterator& iter, const Scalar* lo, const Scalar*
 }
 
 // dst[r * d_row + c] = src[r + c * s_col] for 4-byte elements (Note [Blocked transpose copy]
-// in src/core/Copy.cpp): 16x16 tiles, each moved as 4x4 register transposes of 128-bit rows,
+// in copy() below): 16x16 tiles, each moved as 4x4 register transposes of 128-bit rows,
 // so every source and destination cache line is touched once and whole.
 void Transpose32Impl(uint32_t* dst, const uint32_t* src, int64_t rows, int64_t cols, int64_t d_row, int64_t s_col) {
   constexpr int64_t B = 16;
@@ -252,6 +255,86 @@ void masked_fill_where(const Tensor& out, const Tensor& mask, const Tensor& valu
 }
 void clamp_kernel(const TensorIterator& iter, const Scalar* lo, const Scalar* hi) {
   HWY_DYNAMIC_DISPATCH(ClampKernelImpl)(iter, lo, hi);
+}
+
+namespace {
+// Note [Blocked transpose copy]
+// A copy whose source walks memory with a large stride in the inner loop (t().contiguous())
+// misses cache on every element, and power-of-two row pitches map every line of a naive tile
+// to the same L1 set. So the copy moves blocks of one cache line by one cache line (16x16
+// floats): it reads each source line whole into a small L1-resident buffer, transposes there,
+// and writes each destination line whole. Every line is touched once, set conflicts stop
+// mattering, and blocks are independent, so threads split them.
+template <class T>
+void transpose_tiles(char* dst, const char* src, int64_t rows, int64_t cols, int64_t d_row, int64_t d_col,
+                     int64_t s_row, int64_t s_col) {
+  constexpr int64_t B = 64 / sizeof(T);
+  const T* s = reinterpret_cast<const T*>(src);
+  T* d = reinterpret_cast<T*>(dst);
+  int64_t tiles_r = (rows + B - 1) / B, tiles_c = (cols + B - 1) / B;
+#pragma omp parallel for collapse(2) if (rows * cols >= 65536)
+  for (int64_t tr = 0; tr < tiles_r; ++tr)
+    for (int64_t tc = 0; tc < tiles_c; ++tc) {
+      const int64_t r0 = tr * B, c0 = tc * B;
+      const int64_t nr = std::min(B, rows - r0), nc = std::min(B, cols - c0);
+      alignas(64) T buf[B][B];
+      // Source line c holds dst column c (contiguous along r since s_row == 1).
+      for (int64_t c = 0; c < nc; ++c) {
+        const T* line = s + r0 * s_row + (c0 + c) * s_col;
+        for (int64_t r = 0; r < nr; ++r) buf[r][c] = line[r];
+      }
+      for (int64_t r = 0; r < nr; ++r) {
+        T* out = d + (r0 + r) * d_row + c0 * d_col;
+        for (int64_t c = 0; c < nc; ++c) out[c] = buf[r][c];
+      }
+    }
+}
+
+// Same dtype, 2-D, destination contiguous, source with unit stride on the other dim.
+bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
+  if (dst.dim() != 2 || src.sizes() != dst.sizes() || src.dtype() != dst.dtype() || !dst.is_contiguous() || src.is_conj())
+    return false;
+  if (src.stride(0) != 1 || src.stride(1) == 1 || dst.size(0) < 32 || dst.size(1) < 32) return false;
+  char* d = static_cast<char*>(dst.data_ptr());
+  const char* s = static_cast<const char*>(src.data_ptr());
+  int64_t rows = dst.size(0), cols = dst.size(1);
+  switch (dst.element_size()) {
+    case 1: transpose_tiles<uint8_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
+    case 2: transpose_tiles<uint16_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
+    case 4:
+      transpose32(reinterpret_cast<uint32_t*>(d), reinterpret_cast<const uint32_t*>(s), rows, cols, cols,
+                       src.stride(1));
+      return true;
+    case 8: transpose_tiles<uint64_t>(d, s, rows, cols, cols, 1, src.stride(0), src.stride(1)); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+// copy_'s CPU kernel: a memcpy for identical layouts, blocked transposes, else the loop.
+void copy(const Tensor& dst, const Tensor& src, bool) {
+  if (src.dtype() == dst.dtype() && src.sizes() == dst.sizes() && src.is_contiguous() && dst.is_contiguous() &&
+      !src.is_conj() && !dst.is_conj()) {
+    if (dst.data_ptr() != src.data_ptr())
+      std::memcpy(dst.data_ptr(), src.data_ptr(), static_cast<size_t>(dst.nbytes()));
+    return;
+  }
+  if (!dst.is_conj() && try_transpose_copy(dst, src)) return;
+  TensorIterator it;
+  it.name("copy_").add_output(dst).add_input(src).resize_outputs(false).no_input_cast(1);
+  it.common_dtype(dst.dtype());
+  it.build();
+  copy_kernel(it);
+  it.finish();
+}
+
+void fill(const Tensor& self, const Scalar& value) {
+  TensorIterator it;
+  it.name("fill_").add_output(self).resize_outputs(false);
+  it.common_dtype(self.dtype());
+  it.build();
+  fill_kernel(it, value);
 }
 }  // namespace tensor::cpu
 #endif

@@ -46,10 +46,6 @@ Tensor positions_in(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, 
 }
 void remember_view_base(const Tensor& out, const Tensor& base) { autograd::remember_view_base(out, base); }
 
-bool copy_needs_recording(const Tensor& self, const Tensor& src) { return autograd::copy_needs_recording(self, src); }
-Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
-  return autograd::record_copy_(self, src, non_blocking);
-}
 
 }  // namespace autograd_hooks
 }  // namespace tensor

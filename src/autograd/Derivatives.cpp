@@ -9,6 +9,7 @@
 #include "src/autograd/PoolNormFormulas.h"
 #include "src/autograd/Record.h"
 #include "src/autograd/ReduceFormulas.h"
+#include "src/ops/CopyOps.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
@@ -727,10 +728,32 @@ void register_rearrange_rows() {
   ops::rearrange_ops().triu_.set(DispatchKey::Autograd, &triangle_inplace_autograd<false>);
 }
 
+
+// ---- data movement: clone, _to_copy, resolve_conj (copy_ and fill_ write in place:
+// nodes/InPlace.cpp) ----
+TENSOR_ROW(Clone, ops::copy_ops().clone, "CloneBackward0", 0, true, (const Tensor& self), return {grad};)
+// The gradient goes back to self's dtype and device (a real self of a complex result takes the
+// real part, as PyTorch).
+TENSOR_ROW(ToCopy, ops::copy_ops().to_copy, "ToCopyBackward0", 0, false,
+    (const Tensor& self, ScalarType dtype, Device device, bool non_blocking),
+    const InputMeta& m = n.input_meta(0);
+    Tensor g = grad.is_complex() && !is_complex(m.dtype) ? grad.real() : grad;
+    return {g.to(m.device, m.dtype)};)
+// resolve_conj changes the representation, not the value: the conj view it reads records the
+// conjugation (ConjBackward0).
+TENSOR_ROW(ResolveConj, ops::copy_ops().resolve_conj, "ResolveConjBackward0", 0, true, (const Tensor& self),
+    return {grad};)
+void register_copy_rows() {
+  register_row<CloneRow>();
+  register_row<ToCopyRow>();
+  register_row<ResolveConjRow>();
+}
+
 }  // namespace
 
 void register_rows();
 void register_rows() {
+  register_copy_rows();
   register_condition_rows();
   register_reduction_rows();
   register_indexing_rows();

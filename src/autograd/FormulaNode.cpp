@@ -68,7 +68,7 @@ Tensor SavedVariable::unpack(const char* node_name) const {
 void FormulaNode::add_input(const Tensor& t) {
   Edge e = (t.defined() && t.requires_grad()) ? gradient_edge(t) : Edge{};
   mutable_next_edges().push_back(e);
-  input_meta_.push_back(t.defined() ? InputMeta{DimVector(t.sizes()), t.dtype()} : InputMeta{});
+  input_meta_.push_back(t.defined() ? InputMeta{DimVector(t.sizes()), t.dtype(), t.device()} : InputMeta{});
 }
 
 void FormulaNode::add_edge(const Edge& e, const InputMeta& m) {

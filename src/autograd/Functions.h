@@ -37,6 +37,7 @@ class SavedVariable {
 struct InputMeta {
   DimVector sizes;
   ScalarType dtype = ScalarType::Undefined;
+  Device device{DeviceType::CPU};
 };
 
 class FormulaNode;

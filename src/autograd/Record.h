@@ -2,6 +2,7 @@
 // kernel (Note [Recording template]).
 #pragma once
 
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -74,6 +75,16 @@ struct Keep<IntArrayRef> {
   static void reset(Stored&) {}
   static void release(Stored&) {}
   static void add_edges(FormulaNode&, IntArrayRef) {}
+};
+// Device has no default value, and the node's tuple is made before the arguments are kept.
+template <>
+struct Keep<Device> {
+  using Stored = std::optional<Device>;
+  static Stored store(Device d, bool) { return d; }
+  static Device load(const Stored& s, const char*) { return *s; }
+  static void reset(Stored&) {}
+  static void release(Stored&) {}
+  static void add_edges(FormulaNode&, Device) {}
 };
 template <>
 struct Keep<TensorList> {

@@ -43,9 +43,4 @@ Tensor positions_in(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, 
 /// on views] in src/autograd/Functions.cpp).
 void remember_view_base(const Tensor& out, const Tensor& base);
 
-/// True when Tensor::copy_ must record (Note [Differentiable copy_]); record_copy_ then does the
-/// copy and records it.
-bool copy_needs_recording(const Tensor& self, const Tensor& src);
-Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking);
-
 }  // namespace tensor::autograd_hooks

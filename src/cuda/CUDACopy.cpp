@@ -9,6 +9,7 @@
 #include "src/cuda/CUDAHooks.h"
 #include "src/cuda/CUDAKernels.h"
 #include "tensor/cuda/cuda.h"
+#include "tensor/ops.h"
 
 namespace tensor::cuda_detail {
 
@@ -110,6 +111,62 @@ void fill_bytes(void* dst, Device device, const void* pattern, size_t elem_size,
   } else {
     TENSOR_CUDA_CHECK(launch_fill(dst, pattern, elem_size, nbytes, s));
   }
+}
+
+// Note [CUDA copy_ by staging]
+// Until CUDA has elementwise kernels, copy_ and fill_ on CUDA move bytes only: a conversion,
+// broadcast or strided layout is done by the CPU kernel on a host image of the memory span the
+// tensor covers, then the bytes go back. Contiguous copies of the same dtype, the common case,
+// go straight between devices.
+namespace {
+// The elements a view reaches, counted from its first one (strides are non-negative).
+int64_t span_of(const Tensor& t) {
+  int64_t span = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) span += (t.size(d) - 1) * t.stride(d);
+  return span;
+}
+// A CPU tensor holding the bytes of t's span, viewed with t's geometry.
+Tensor host_image(const Tensor& t) {
+  Tensor flat = empty({span_of(t)}, TensorOptions(t.dtype()));
+  copy_bytes(flat.data_ptr(), flat.device(), t.data_ptr(), t.device(), static_cast<size_t>(flat.nbytes()), false);
+  return flat.as_strided(t.sizes(), t.strides(), 0);
+}
+// Sends a host image (contiguous, or host_image's view, whose data starts at the span) back.
+void write_back(const Tensor& dst, const Tensor& image) {
+  copy_bytes(dst.data_ptr(), dst.device(), image.data_ptr(), image.device(),
+             static_cast<size_t>(span_of(dst) * dst.element_size()), false);
+}
+}  // namespace
+
+void copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  if (src.dtype() == dst.dtype() && src.sizes() == dst.sizes() && src.is_contiguous() && dst.is_contiguous() &&
+      !src.is_conj() && !dst.is_conj()) {
+    copy_bytes(dst.data_ptr(), dst.device(), src.data_ptr(), src.device(), static_cast<size_t>(dst.nbytes()),
+               non_blocking);
+    return;
+  }
+  // host_image copies raw bytes: a lazily conjugated side is conjugated again as a view.
+  Tensor host_src = src.is_cuda() ? host_image(src) : src;
+  if (src.is_cuda() && src.is_conj()) host_src = host_src.conj();
+  if (!dst.is_cuda()) {
+    Tensor(dst).copy_(host_src);  // CPU kernel: conversion, broadcast, layout
+    return;
+  }
+  Tensor image = dst.is_contiguous() ? empty(dst.sizes(), TensorOptions(dst.dtype())) : host_image(dst);
+  (dst.is_conj() ? image.conj() : image).copy_(host_src);
+  write_back(dst, image);
+}
+
+void fill_kernel(const Tensor& self, const Scalar& value) {
+  if (self.is_contiguous() && !self.is_conj()) {
+    const Tensor one = scalar_tensor(value, TensorOptions(self.dtype()));
+    fill_bytes(self.data_ptr(), self.device(), one.data_ptr(), static_cast<size_t>(self.element_size()),
+               static_cast<size_t>(self.numel()));
+    return;
+  }
+  Tensor image = host_image(self);
+  (self.is_conj() ? image.conj() : image).fill_(value);
+  write_back(self, image);
 }
 
 }  // namespace tensor::cuda_detail

@@ -26,6 +26,8 @@ namespace cuda_detail {
 void check_available(const char* op, Device) { no_cuda(op); }
 void copy_bytes(void*, Device, const void*, Device, size_t, bool) { no_cuda("copy to or from CUDA"); }
 void fill_bytes(void*, Device, const void*, size_t, size_t) { no_cuda("fill on CUDA"); }
+void copy_kernel(const Tensor&, const Tensor&, bool) { no_cuda("copy_ to or from CUDA"); }
+void fill_kernel(const Tensor&, const Scalar&) { no_cuda("fill_ on CUDA"); }
 }  // namespace cuda_detail
 
 namespace cuda {

@@ -20,7 +20,7 @@ struct LocalKeys {
   DispatchKeySet included;
   DispatchKeySet excluded;
 };
-LocalKeys& local_keys();
+TENSOR_API LocalKeys& local_keys();
 
 inline DispatchKeySet key_set_of(const TensorImpl* t) {
   DispatchKeySet ks;
@@ -54,7 +54,7 @@ inline DispatchKeySet compute_keys(const A&... a) {
   return from_local(ks, lk);
 }
 
-[[noreturn]] void no_kernel(const char* op, DispatchKey k);
+[[noreturn]] TENSOR_API void no_kernel(const char* op, DispatchKey k);
 
 template <class Sig> struct OpDef;
 

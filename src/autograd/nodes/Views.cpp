@@ -15,13 +15,12 @@ namespace tensor::autograd {
 //     must also remember the base for later in-place writes (Note [In-place on views]);
 //   - in-place writes through a view (CopySlices, set_inplace_history): the write changes the
 //     base's history, not only the view's;
-//   - copy_ (record_copy_): the primitive every kernel uses, so it records only above
-//     autograd (Note [Differentiable copy_]);
 //   - the outputs of multi-output views (split, chunk, unbind: mark_multi_output_views);
 //   - multi-output ops (max/min along a dim, sort, topk, max_pool2d_with_indices, the
 //     normalizations): one node for several outputs (nodes/MultiOutput.cpp);
-//   - in-place indexing ops (scatter_, scatter_add_, index_add_, masked_fill_): the write changes
-//     self's history (nodes/InPlace.cpp). Elementwise in-place ops come from the table's own
+//   - in-place writes: copy_ and fill_ (Note [Differentiable copy_]), and the in-place indexing
+//     ops (scatter_, scatter_add_, index_add_, masked_fill_): the write changes self's history
+//     (nodes/InPlace.cpp). Elementwise in-place ops come from the table's own
 //     template (Derivatives.cpp); tril_/triu_ are composites of masked_fill_.
 
 // Note [Positions in a base]
@@ -231,38 +230,6 @@ void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>&
   set_history(base, cs);
   // The view now reads the rebased base: its elements sit at these positions of the base.
   set_view_history(self, base, pos);
-}
-
-// Note [Differentiable copy_]
-// copy_ is not a dispatcher op (it is the primitive every kernel uses), so it records here,
-// only when called above autograd: kernels below autograd run with the Autograd key excluded
-// and their internal copies never record. The old values are overwritten, so only src gets a
-// gradient (summed back over broadcast dims and cast to src's dtype).
-bool copy_needs_recording(const Tensor& self, const Tensor& src) {
-  return GradMode::is_enabled() && !dispatch::local_keys().excluded.has(DispatchKey::Autograd) &&
-         is_differentiable(self.dtype()) && (self.requires_grad() || (src.requires_grad() && is_differentiable(src.dtype())));
-}
-
-Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
-  check_inplace(self, "copy_");
-  const Edge old = self.requires_grad() ? gradient_edge(self) : Edge{};
-  const InputMeta old_meta{DimVector(self.sizes()), self.dtype()};
-  {
-    BelowAutograd below;
-    self.copy_(src, non_blocking);
-  }
-  auto node = std::make_shared<FormulaNode>("CopyBackwards", TENSOR_GRAD(
-      const InputMeta& m = n.input_meta(1);
-      Tensor gs;
-      if (n.needs_input_grad(1)) {
-        gs = sum_to(g, m.sizes);
-        if (gs.dtype() != m.dtype) gs = is_complex(gs.dtype()) && !is_complex(m.dtype) ? gs.real().to(m.dtype) : gs.to(m.dtype);
-      }
-      return {Tensor(), gs};));
-  node->add_edge(old, old_meta);
-  node->add_input(src);
-  set_inplace_history(self, node);
-  return self;
 }
 
 // Note [Views by positions]

@@ -1,0 +1,159 @@
+// copy_, fill_/zero_, clone, to() (_to_copy), contiguous and resolve_conj: the data movement
+// every other op relies on, and their dispatcher tables (src/ops/CopyOps.h).
+//
+// Note [Copy through the dispatcher]
+// These are dispatcher ops like any other, so the Profiler and Autocast keys see them and a
+// backend adds kernels without editing the core:
+//   copy_, fill_     front ends (checks, meta handling, version bump) over per-backend kernels:
+//                    CPU's in kernels/cpu/CopyKernels.cpp, CUDA's in src/cuda/CUDACopy.cpp. A
+//                    copy between CPU and CUDA carries both keys, and CUDA's kernel (the higher
+//                    key) moves the bytes either way. Their Autograd kernels are hand-written
+//                    (src/autograd/nodes/InPlace.cpp): they write in place.
+//   clone, _to_copy, resolve_conj
+//                    composites, the same function in every backend slot (each piece
+//                    dispatches): empty() and copy_, or for resolve_conj conj_physical; their Autograd kernels are rows of the derivatives
+//                    table (CloneBackward0, ToCopyBackward0, ResolveConjBackward0).
+//   to(), contiguous()
+//                    not ops of their own, as in libtorch: they return self when nothing changes
+//                    (the common case, and free) and otherwise call _to_copy or clone.
+// Kernels below autograd call copy_ freely: with the Autograd key excluded it never records.
+#include "src/ops/CopyOps.h"
+
+#include "kernels/cpu/CopyKernels.h"
+#include "src/core/Check.h"
+#include "src/core/TensorIterator.h"
+#include "src/cuda/CUDAHooks.h"
+#include "src/dispatch/BackendKernels.h"
+#include "src/ops/ElementwiseOps.h"
+#include "tensor/ops.h"
+
+namespace tensor {
+namespace ops {
+namespace {
+using detail::shape_str;
+using dispatch::BackendKernels;
+
+// The per-backend kernels, both built in (CUDA's raise a clear error in a build without CUDA).
+BackendKernels<CopyKernel> g_copy_kernels{{&cpu::copy, &cuda_detail::copy_kernel}};
+BackendKernels<FillKernel> g_fill_kernels{{&cpu::fill, &cuda_detail::fill_kernel}};
+
+template <DispatchKey K>
+Tensor& copy_fn(Tensor& self, const Tensor& src, bool non_blocking) {
+  TENSOR_CHECK(self.defined() && src.defined(), "copy_: both tensors must be defined");
+  const CopyKernel kernel = g_copy_kernels.get<K>("copy_");
+  if constexpr (K == DispatchKey::Meta) {
+    TENSOR_CHECK(self.is_meta(), "copy_: cannot copy from a meta tensor (it has no data) into a {} tensor",
+                 self.device().str());
+    TENSOR_CHECK(broadcast_shapes(src.sizes(), self.sizes()) == self.sizes().vec(),
+                 "copy_: source of shape {} cannot be broadcast to destination shape {}", shape_str(src.sizes()),
+                 shape_str(self.sizes()));
+    return self;
+  } else {
+    if (self.numel() == 0) return self;
+    check_no_internal_overlap(self, "copy_");
+    if (self.device() == src.device()) check_no_partial_overlap(self, src, "copy_");
+    kernel(self, src, non_blocking);
+    self.unsafeGetTensorImpl()->bump_version();
+    return self;
+  }
+}
+
+template <DispatchKey K>
+Tensor& fill_fn(Tensor& self, const Scalar& value) {
+  TENSOR_CHECK(self.defined(), "fill_: tensor is undefined");
+  const FillKernel kernel = g_fill_kernels.get<K>("fill_");
+  if constexpr (K != DispatchKey::Meta) {
+    if (self.numel() == 0) return self;
+    kernel(self, value);
+    self.unsafeGetTensorImpl()->bump_version();
+  }
+  return self;
+}
+
+Tensor clone_composite(const Tensor& self) {
+  TENSOR_CHECK(self.defined(), "clone: tensor is undefined");
+  Tensor out = empty(self.sizes(), self.options());
+  out.copy_(self);
+  return out;
+}
+
+Tensor to_copy_composite(const Tensor& self, ScalarType dtype, Device device, bool non_blocking) {
+  TENSOR_CHECK(self.defined(), "to: tensor is undefined");
+  Tensor out = empty(self.sizes(), TensorOptions().dtype(dtype).device(device));
+  out.copy_(self, non_blocking);
+  return out;
+}
+
+Tensor resolve_conj_composite(const Tensor& self) {
+  TENSOR_CHECK(self.defined(), "resolve_conj: tensor is undefined");
+  if (!self.is_conj()) return self;
+  // The conjugate of the plain data (an alias without the conj bit), by the elementwise
+  // conj_physical: copy_ cannot serve, since TensorIterator resolves conj inputs through here.
+  Tensor plain(make_intrusive<TensorImpl>(self.unsafeGetTensorImpl()->storage(), self.dtype(), self.device()));
+  plain.unsafeGetTensorImpl()->set_sizes_and_strides(self.sizes(), self.strides(), self.storage_offset());
+  return unary_op(UnaryOp::Conj).functional(plain);
+}
+
+// Constant-initialized; CUDA's kernels are built in, so its front-end slots are filled here too.
+template <class Fn>
+constexpr dispatch::OpDef<Fn> all_backends(const char* name, Fn* cpu, Fn* cuda, Fn* meta) {
+  dispatch::OpDef<Fn> d = dispatch::front_end_def<Fn>(name, cpu, meta);
+  d.kernels[static_cast<int>(DispatchKey::CUDA)] = cuda;
+  return d;
+}
+
+CopyOpDefs g_copy = {
+    all_backends<CopyFn>("copy_", &copy_fn<DispatchKey::CPU>, &copy_fn<DispatchKey::CUDA>,
+                         &copy_fn<DispatchKey::Meta>),
+    all_backends<FillFn>("fill_", &fill_fn<DispatchKey::CPU>, &fill_fn<DispatchKey::CUDA>,
+                         &fill_fn<DispatchKey::Meta>),
+    dispatch::composite_def<CloneFn>("clone", &clone_composite),
+    dispatch::composite_def<ToCopyFn>("_to_copy", &to_copy_composite),
+    dispatch::composite_def<ResolveConjFn>("resolve_conj", &resolve_conj_composite),
+};
+
+}  // namespace
+
+CopyOpDefs& copy_ops() { return g_copy; }
+
+void register_kernel(DispatchKey backend, CopyKernel kernel) {
+  dispatch::check_kernel_backend(backend, "copy_");
+  g_copy_kernels.set(backend, kernel);
+}
+void register_kernel(DispatchKey backend, FillKernel kernel) {
+  dispatch::check_kernel_backend(backend, "fill_");
+  g_fill_kernels.set(backend, kernel);
+}
+
+}  // namespace ops
+
+// ---- public API ----
+using ops::copy_ops;
+
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) { return copy_ops().copy_(*this, src, non_blocking); }
+Tensor& Tensor::fill_(const Scalar& value) { return copy_ops().fill_(*this, value); }
+Tensor& Tensor::fill_(const Tensor& value) {
+  TENSOR_CHECK(value.dim() == 0, "fill_: only a 0-dim value tensor is supported, got shape {}",
+               detail::shape_str(value.sizes()));
+  return fill_(value.item());
+}
+Tensor& Tensor::zero_() { return fill_(0); }
+
+Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
+  const ScalarType t = o.has_dtype() ? o.dtype() : dtype();
+  const Device d = o.has_device() ? o.device() : device();
+  if (!copy && t == dtype() && d == device()) return *this;
+  return copy_ops().to_copy(*this, t, d, non_blocking);
+}
+Tensor Tensor::to(ScalarType t, bool nb, bool copy) const { return to(TensorOptions().dtype(t), nb, copy); }
+Tensor Tensor::to(Device d, bool nb, bool copy) const { return to(TensorOptions().device(d), nb, copy); }
+Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const { return to(TensorOptions().device(d).dtype(t), nb, copy); }
+
+Tensor Tensor::contiguous() const {
+  if (is_contiguous() && !is_conj()) return *this;
+  return clone();
+}
+Tensor Tensor::clone() const { return copy_ops().clone(*this); }
+Tensor Tensor::resolve_conj() const { return is_conj() ? copy_ops().resolve_conj(*this) : *this; }
+
+}  // namespace tensor

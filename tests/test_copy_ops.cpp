@@ -1,0 +1,199 @@
+// copy_, fill_/zero_, clone, to() and resolve_conj as dispatcher ops (Note [Copy through the
+// dispatcher], src/ops/CopyOps.cpp): a wrapping key sees every one of them, Meta runs their
+// front ends alone, and their autograd follows libtorch's (hand values below).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "src/dispatch/Dispatcher.h"
+#include "src/ops/CopyOps.h"
+#include "tensor/tensor.h"
+
+using namespace tensor;
+
+namespace {
+
+std::vector<std::string>& seen() {
+  static std::vector<std::string> s;
+  return s;
+}
+
+// Profiler-key kernels that log the op and redispatch below themselves, as the profiler will.
+Tensor& log_copy(Tensor& self, const Tensor& src, bool nb) {
+  seen().push_back("copy_");
+  return ops::copy_ops().copy_.redispatch(DispatchKey::Profiler, self, src, nb);
+}
+Tensor& log_fill(Tensor& self, const Scalar& v) {
+  seen().push_back("fill_");
+  return ops::copy_ops().fill_.redispatch(DispatchKey::Profiler, self, v);
+}
+Tensor log_clone(const Tensor& self) {
+  seen().push_back("clone");
+  return ops::copy_ops().clone.redispatch(DispatchKey::Profiler, self);
+}
+Tensor log_to_copy(const Tensor& self, ScalarType t, Device d, bool nb) {
+  seen().push_back("_to_copy");
+  return ops::copy_ops().to_copy.redispatch(DispatchKey::Profiler, self, t, d, nb);
+}
+Tensor log_resolve_conj(const Tensor& self) {
+  seen().push_back("resolve_conj");
+  return ops::copy_ops().resolve_conj.redispatch(DispatchKey::Profiler, self);
+}
+
+// Installs the logging kernels and turns the Profiler key on for this thread, for one scope.
+struct LogDataMovement {
+  LogDataMovement() {
+    seen().clear();
+    auto& t = ops::copy_ops();
+    t.copy_.set(DispatchKey::Profiler, &log_copy);
+    t.fill_.set(DispatchKey::Profiler, &log_fill);
+    t.clone.set(DispatchKey::Profiler, &log_clone);
+    t.to_copy.set(DispatchKey::Profiler, &log_to_copy);
+    t.resolve_conj.set(DispatchKey::Profiler, &log_resolve_conj);
+    dispatch::local_keys().included = dispatch::local_keys().included | DispatchKeySet(DispatchKey::Profiler);
+  }
+  ~LogDataMovement() {
+    dispatch::local_keys().included = dispatch::local_keys().included.remove(DispatchKey::Profiler);
+    auto& t = ops::copy_ops();
+    t.copy_.set(DispatchKey::Profiler, nullptr);
+    t.fill_.set(DispatchKey::Profiler, nullptr);
+    t.clone.set(DispatchKey::Profiler, nullptr);
+    t.to_copy.set(DispatchKey::Profiler, nullptr);
+    t.resolve_conj.set(DispatchKey::Profiler, nullptr);
+  }
+};
+
+using Names = std::vector<std::string>;
+
+}  // namespace
+
+TEST(CopyDispatch, AWrappingKeySeesEveryDataMovementOp) {
+  Tensor x = arange(6, TensorOptions(kFloat32)).view({2, 3});
+  Tensor y = empty({2, 3});
+  Tensor c = tensor::tensor({1.0, 2.0}).to(kComplex64) * complex128(0, 1);
+  LogDataMovement log;
+  y.copy_(x);
+  EXPECT_EQ(seen(), Names({"copy_"}));
+  seen().clear();
+  y.fill_(2.5);
+  y.zero_();
+  EXPECT_EQ(seen(), Names({"fill_", "fill_"}));
+  seen().clear();
+  Tensor z = x.clone();
+  EXPECT_EQ(seen(), Names({"clone", "copy_"}));  // a composite: its copy_ dispatches too
+  seen().clear();
+  Tensor d = x.to(kFloat64);
+  EXPECT_EQ(seen(), Names({"_to_copy", "copy_"}));
+  seen().clear();
+  (void)x.to(kFloat32);  // nothing to do: no op, as libtorch
+  (void)x.contiguous();
+  EXPECT_TRUE(seen().empty());
+  Tensor t = x.t().contiguous();  // contiguous() of a strided tensor is a clone
+  EXPECT_EQ(seen(), Names({"clone", "copy_"}));
+  seen().clear();
+  Tensor r = c.conj().resolve_conj();
+  ASSERT_FALSE(seen().empty());
+  EXPECT_EQ(seen()[0], "resolve_conj");
+  seen().clear();
+  // The values are right through the wrapping kernels.
+  EXPECT_TRUE(equal(t, tensor::tensor({{0.f, 3.f}, {1.f, 4.f}, {2.f, 5.f}})));
+  EXPECT_TRUE(equal(d, tensor::tensor({{0.0, 1.0, 2.0}, {3.0, 4.0, 5.0}})));
+  EXPECT_FALSE(r.is_conj());
+  EXPECT_EQ(r[0].item().to<complex128>(), complex128(0, -1));
+  EXPECT_EQ(r[1].item().to<complex128>(), complex128(0, -2));
+}
+
+TEST(CopyDispatch, CopyConvertsBroadcastsAndWritesStridedDestinations) {
+  // dst is a transposed view (3x4 over 4x3 memory); src broadcasts a row and converts dtype.
+  Tensor base = zeros({4, 3}, TensorOptions(kInt32));
+  Tensor dst = base.t();
+  dst.copy_(tensor::tensor({1.9, -2.5, 3.0, 40.0}));  // float64 -> int32 truncates toward zero
+  const int expected[4] = {1, -2, 3, 40};
+  for (int r = 0; r < 4; ++r)
+    for (int c = 0; c < 3; ++c) EXPECT_EQ(base[r][c].item<int>(), expected[r]) << r << "," << c;
+  EXPECT_THROW(dst.copy_(zeros({2, 4})), Error);  // [2, 4] does not broadcast to [3, 4]
+}
+
+TEST(CopyDispatch, MetaRunsTheFrontEndsAlone) {
+  Tensor m = empty({2, 3}, TensorOptions().device(Device("meta")));
+  Tensor c = m.clone();
+  EXPECT_TRUE(c.is_meta());
+  EXPECT_EQ(c.sizes().vec(), std::vector<int64_t>({2, 3}));
+  Tensor d = m.to(kFloat64);
+  EXPECT_TRUE(d.is_meta());
+  EXPECT_EQ(d.dtype(), kFloat64);
+  EXPECT_NO_THROW(m.fill_(1));
+  EXPECT_NO_THROW(m.copy_(ones({3})));  // CPU into meta: shapes checked only
+  EXPECT_THROW(m.copy_(ones({4})), Error);
+  try {
+    Tensor cpu = empty({2, 3});
+    cpu.copy_(m);
+    FAIL() << "copying from a meta tensor must raise";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("copy_"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CopyAutograd, NodeNamesFollowLibtorch) {
+  Tensor x = randn({2, 3}).requires_grad_(true);
+  EXPECT_EQ(x.clone().grad_fn()->name(), "CloneBackward0");
+  EXPECT_EQ(x.to(kFloat64).grad_fn()->name(), "ToCopyBackward0");
+  EXPECT_EQ(x.t().contiguous().grad_fn()->name(), "CloneBackward0");
+  Tensor c = (x.to(kComplex64) * complex128(0, 1)).conj();
+  EXPECT_EQ(c.resolve_conj().grad_fn()->name(), "ResolveConjBackward0");
+  Tensor y = x * 2;
+  y.fill_(1);
+  EXPECT_EQ(y.grad_fn()->name(), "FillBackward0");
+}
+
+TEST(CopyAutograd, ToGivesTheGradientBackInTheSourceDtype) {
+  Tensor x = tensor::tensor({1.5f, -2.0f, 0.25f}).requires_grad_(true);
+  Tensor y = x.to(kFloat64);
+  (y * y).sum().backward();
+  ASSERT_TRUE(x.grad().defined());
+  EXPECT_EQ(x.grad().dtype(), kFloat32);
+  EXPECT_TRUE(allclose(x.grad(), tensor::tensor({3.0f, -4.0f, 0.5f})));
+  // Real to complex: l = sum(real(z * (0.5 + 2i))) = sum(0.5 x), so dl/dx = 0.5.
+  Tensor a = tensor::tensor({1.0, 2.0}, TensorOptions(kFloat64)).requires_grad_(true);
+  (a.to(kComplex128) * complex128(0.5, 2)).real().sum().backward();
+  EXPECT_EQ(a.grad().dtype(), kFloat64);
+  EXPECT_TRUE(allclose(a.grad(), tensor::tensor({0.5, 0.5})));
+}
+
+TEST(CopyAutograd, FillRecordsAndRejectsLeaves) {
+  Tensor x = tensor::tensor({1.0, 2.0, 3.0}).requires_grad_(true);
+  try {
+    x.fill_(0);
+    FAIL() << "fill_ on a leaf that requires grad must raise, as in libtorch";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("fill_"), std::string::npos) << e.what();
+  }
+  {
+    NoGradGuard no_grad;
+    EXPECT_NO_THROW(x.detach().fill_(1));  // allowed without recording (x is now all 1)
+  }
+  Tensor w = tensor::tensor({1.0, 2.0, 3.0}).requires_grad_(true);
+  // y = 2w, then y[0:2] = 5: l = sum(y * w) = 5 w0 + 5 w1 + 2 w2^2, dl/dw = [5, 5, 4 w2].
+  Tensor y = w * 2;
+  y.narrow(0, 0, 2).fill_(5);
+  (y * w).sum().backward();
+  EXPECT_TRUE(allclose(w.grad(), tensor::tensor({5.0, 5.0, 12.0}))) << w.grad();
+  // zero_ is fill_(0): the old values get no gradient.
+  Tensor v = tensor::tensor({1.0, -1.0}).requires_grad_(true);
+  Tensor u = v * 3;
+  u.zero_();
+  (u + v).sum().backward();
+  EXPECT_TRUE(allclose(v.grad(), tensor::tensor({1.0, 1.0})));
+}
+
+TEST(CopyAutograd, CopyIntoANonLeafSendsTheGradientToTheSource) {
+  // dst = 3a, dst[1] = b (copy_ through a view): l = sum(dst * [1, 2]) = 3 a0 + 2 b.
+  Tensor a = tensor::tensor({1.0, 1.0}).requires_grad_(true);
+  Tensor b = tensor::tensor(4.0).requires_grad_(true);
+  Tensor dst = a * 3;
+  dst.select(0, 1).copy_(b);
+  (dst * tensor::tensor({1.0, 2.0})).sum().backward();
+  EXPECT_TRUE(allclose(a.grad(), tensor::tensor({3.0, 0.0})));
+  EXPECT_NEAR(b.grad().item<double>(), 2.0, 1e-12);
+}
