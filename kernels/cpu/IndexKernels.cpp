@@ -7,6 +7,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstring>
 #include <type_traits>
 
@@ -346,6 +347,76 @@ void write_at_offsets(const Tensor& dst, const Tensor& value, const Geometry& g,
     index_loops::for_each(
         g, [=](int64_t a, int64_t b, int64_t c) { d[c + offs[b]] = v[a]; }, /*parallel=*/false);
   });
+}
+
+// ---- advanced indexing: the CPU kernels of index and index_put_ ----
+namespace {
+using detail::shape_str;
+
+// The element offsets of a mask's true entries, in row-major order (the linear form of
+// nonzero(mask) over dims of `strides`).
+Tensor mask_offsets(const Tensor& mask, IntArrayRef strides) {
+  const int64_t count = mask_true_count(mask);
+  // A spare slot lets the loop store at every entry and advance only on true ones (no branch).
+  Tensor buf = empty({count + 1}, TensorOptions(kInt64));
+  mask_offsets_fill(mask, strides, buf);
+  return buf.narrow(0, 0, count);
+}
+
+// The linear element offset of src that each position of the broadcast index shape b picks.
+Tensor fold_offsets(const Tensor& src, const AdvancedIndex& ai, const char* op) {
+  Tensor offsets = zeros(ai.b, TensorOptions(kInt64));
+  for (size_t j = 0; j < ai.dims.size(); ++j) {
+    const AdvancedIndex::Entry& e = ai.dims[j];
+    if (!e.t.defined()) continue;
+    const bool mask = e.mask_dims > 0;
+    const Tensor idx = mask ? mask_offsets(e.t, IntArrayRef(src.strides().data() + j, static_cast<size_t>(e.mask_dims)))
+                            : e.t;
+    const int64_t size = src.size(static_cast<int64_t>(j));
+    int64_t bad_value = 0;
+    TENSOR_CHECK(fold_index_offsets(offsets, idx.expand(ai.b), size, src.stride(static_cast<int64_t>(j)), mask, bad_value),
+                 "{}: index {} is out of bounds for dim {} with size {} (indexed tensor of shape {})", op, bad_value, j,
+                 size, shape_str(src.sizes()));
+  }
+  return offsets;
+}
+
+// The loop over the output shape (Note [Basic then advanced indexing]): operand 0 walks t (the
+// output, or the value broadcast to it), 1 the offsets of b, 2 the un-indexed dims of src.
+Geometry index_geometry(const Tensor& src, const AdvancedIndex& ai, const Tensor& t) {
+  DimVector b_strides(ai.b.size(), 0);
+  for (int64_t i = static_cast<int64_t>(ai.b.size()) - 1, st = 1; i >= 0; --i) {
+    b_strides[static_cast<size_t>(i)] = st;
+    st *= std::max<int64_t>(ai.b[static_cast<size_t>(i)], 1);
+  }
+  Geometry g;
+  int64_t o = 0;  // output dim
+  auto add_src_dim = [&](int64_t j) { g.add_dim(src.size(j), t.stride(o++), 0, src.stride(j)); };
+  auto add_b_dims = [&] {
+    for (size_t i = 0; i < ai.b.size(); ++i) g.add_dim(ai.b[i], t.stride(o++), b_strides[i], 0);
+  };
+  if (ai.adjacent) {
+    for (int64_t j = 0; j < ai.first; ++j) add_src_dim(j);
+    add_b_dims();
+    for (int64_t j = ai.last + 1; j < src.dim(); ++j) add_src_dim(j);
+  } else {
+    add_b_dims();
+    for (int64_t j = 0; j < src.dim(); ++j)
+      if (!ai.dims[static_cast<size_t>(j)].indexed()) add_src_dim(j);
+  }
+  g.coalesce();
+  return g;
+}
+}  // namespace
+
+void advanced_index(const Tensor& src, const AdvancedIndex& ai, const Tensor& out) {
+  const Tensor offsets = fold_offsets(src, ai, "index");
+  read_at_offsets(src, out, index_geometry(src, ai, out), offsets.data_ptr<int64_t>());
+}
+
+void advanced_index_put(const Tensor& dst, const AdvancedIndex& ai, const Tensor& value) {
+  const Tensor offsets = fold_offsets(dst, ai, "index_put_");
+  write_at_offsets(dst, value, index_geometry(dst, ai, value), offsets.data_ptr<int64_t>());
 }
 
 }  // namespace tensor::cpu

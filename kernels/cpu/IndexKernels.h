@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/AdvancedIndex.h"
 #include "kernels/cpu/IndexLoops.h"
 #include "tensor/core/Scalar.h"
 #include "tensor/core/Tensor.h"
@@ -55,5 +56,11 @@ void read_at_offsets(const Tensor& src, const Tensor& out, const index_loops::Ge
 /// dst[c + offs[b]] = value[a] over g (operand 0: value, 1: offsets, 2: dst); serial, so the
 /// last write of a repeated index wins.
 void write_at_offsets(const Tensor& dst, const Tensor& value, const index_loops::Geometry& g, const int64_t* offs);
+/// index's CPU kernel: out (allocated, ai.out_shape, non-empty) = src indexed by ai. Raises
+/// naming "index" when an index is out of range.
+void advanced_index(const Tensor& src, const AdvancedIndex& ai, const Tensor& out);
+/// index_put_'s CPU kernel: dst indexed by ai = value (broadcast to ai.out_shape, dst's dtype,
+/// not sharing dst's memory).
+void advanced_index_put(const Tensor& dst, const AdvancedIndex& ai, const Tensor& value);
 
 }  // namespace tensor::cpu

@@ -1,12 +1,15 @@
 // Tensor::index and Tensor::index_put_: Python-style indexing with integers, slices, None,
-// Ellipsis, bools, bool masks and integer tensors (Note [Basic then advanced indexing]). The
-// CPU loops are in kernels/cpu/IndexKernels.cpp.
+// Ellipsis, bools, bool masks and integer tensors (Note [Basic then advanced indexing]), and the
+// dispatcher ops index and index_put_ that take the index tensors (src/ops/AdvancedIndexing.h).
+// Their CPU kernels (offsets and loops) are in kernels/cpu/IndexKernels.cpp.
 #include "tensor/indexing.h"
 
 #include <string_view>
 
 #include "kernels/cpu/IndexKernels.h"
 #include "src/autograd/Functions.h"
+#include "src/dispatch/BackendKernels.h"
+#include "src/ops/AdvancedIndexing.h"
 #include "src/ops/IndexOps.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
@@ -25,22 +28,28 @@ namespace {
 using detail::shape_str;
 using indexing::TensorIndex;
 using Kind = indexing::TensorIndex::Kind;
-using ops::index_detail::check_cpu_or_meta;
-using cpu::index_loops::Geometry;
+using ops::AdvancedIndexOpDefs;
+using ops::IndexFn;
+using ops::IndexKernel;
+using ops::IndexPutFn;
+using ops::IndexPutKernel;
+using ops::index_detail::check_backend_device;
 
 // Note [Basic then advanced indexing]
 // As PyTorch, indexing runs in two passes. The basic pass walks the index list left to right
 // and applies integers (select), slices, None (unsqueeze) and Ellipsis as views, while
 // recording each tensor index (and each bool, which becomes a new size-1 dim indexed by [0]
 // or []) against the dim of the view it applies to. With no tensor index the view is the
-// result. Otherwise the advanced pass turns each bool mask into the element offsets of its
-// true entries (nonzero's coordinates already multiplied by the strides: one 1-D index that
-// covers all the mask's dims), broadcasts the index tensors to a shape B, and folds them into
-// a table of linear element offsets of shape B. The output is B spliced in where the indexed
-// dims were if those dims are adjacent, or B followed by the remaining dims if a slice or a
-// None separated them (NumPy's rule; integers were already applied as selects, as PyTorch
-// does). Reading (index) or writing (index_put_) is then one strided loop over the output
-// shape: src offset = offsets[b] + the strides of the un-indexed dims.
+// result. Otherwise the advanced pass is the dispatcher op index (or index_put_). Its front
+// end broadcasts the index tensors to a shape B (a bool mask counts as one 1-D index of its
+// true count, covering all the mask's dims) and lays out the output: B spliced in where the
+// indexed dims were if those dims are adjacent, or B followed by the remaining dims if a slice
+// or a None separated them (NumPy's rule; integers were already applied as selects, as PyTorch
+// does). Its CPU kernel turns each mask into the element offsets of its true entries
+// (nonzero's coordinates already multiplied by the strides), folds every index into a table of
+// linear element offsets of shape B, checking the values, and reads (index) or writes
+// (index_put_) in one strided loop over the output shape: src offset = offsets[b] + the
+// strides of the un-indexed dims.
 
 struct BasicResult {
   Tensor view;
@@ -169,132 +178,75 @@ bool has_advanced(const BasicResult& r) {
   return false;
 }
 
-struct AdvancedPlan {
-  Tensor offsets;  // int64 of shape B: the linear element offset picked by the index tensors
-  DimVector out_shape;
-  // Iteration over out_shape; operand 0 is left for the caller (output or value strides).
-  DimVector off_strides, src_strides;
-  bool meta = false;
-};
-
-/// The element offsets (sum of coordinate * stride over the mask's dims, with `strides` the
-/// indexed tensor's strides of those dims) of the true entries of a bool mask, in row-major
-/// order: the linear form of nonzero(mask).
-Tensor mask_offsets(const Tensor& mask, IntArrayRef strides) {
-  const int64_t count = cpu::mask_true_count(mask);
-  // A spare slot lets the loop store at every entry and advance only on true ones (no branch).
-  Tensor buf = empty({count + 1}, TensorOptions(kInt64));
-  cpu::mask_offsets_fill(mask, strides, buf);
-  return buf.narrow(0, 0, count);
-}
-
-AdvancedPlan plan_advanced(const Tensor& src, const std::vector<Tensor>& adv, const char* op) {
-  check_cpu_or_meta(src, op, "the indexed tensor");
-  // A bool mask over dims j..j+k-1 becomes the element offsets of its true entries directly
-  // (what nonzero() plus one index per mask dim would fold to): one 1-D index at j, with
-  // dims j+1..j+k-1 marked as covered by it.
-  struct Entry {
-    Tensor t;
-    bool is_offset = false;  // t holds ready element offsets (from a mask)
-    bool covered = false;    // indexed by the mask recorded at an earlier dim
-  };
-  std::vector<Entry> idx(static_cast<size_t>(src.dim()));
+// The front ends' half of the advanced pass: the index tensors' broadcast shape and the output
+// layout, from shapes alone except for a mask's true count. The offsets are the kernel's.
+template <DispatchKey K>
+AdvancedIndex plan_index(const Tensor& src, TensorList adv, const char* op) {
+  check_backend_device<K>(src, op, "the indexed tensor");
+  TENSOR_CHECK(static_cast<int64_t>(adv.size()) <= src.dim(), "{}: {} index entries for a tensor of shape {}", op,
+               adv.size(), shape_str(src.sizes()));
+  AdvancedIndex ai;
+  ai.dims.resize(static_cast<size_t>(src.dim()));
+  std::vector<int64_t> positions;  // every indexed dim
+  std::vector<DimVector> shapes;   // each index tensor's shape (a mask's: [true count])
   for (size_t j = 0; j < adv.size(); ++j) {
     const Tensor& t = adv[j];
-    if (!t.defined()) continue;
-    check_cpu_or_meta(t, op, "an index tensor");
+    if (!t.defined() || ai.dims[j].covered) continue;
+    check_backend_device<K>(t, op, "an index tensor");
+    AdvancedIndex::Entry& e = ai.dims[j];
+    e.t = t;
     if (t.dtype() == kBool) {
       TENSOR_CHECK(!t.is_meta(),
                    "{}: indexing with a bool mask (shape {}) makes the output shape depend on the mask's "
                    "values, so meta masks are not supported",
                    op, shape_str(t.sizes()));
-      idx[j].t = mask_offsets(t, IntArrayRef(src.strides().data() + j, static_cast<size_t>(t.dim())));
-      idx[j].is_offset = true;
-      for (int64_t c = 1; c < t.dim(); ++c) idx[j + static_cast<size_t>(c)].covered = true;
+      TENSOR_CHECK(j + static_cast<size_t>(t.dim()) <= ai.dims.size(), "{}: a mask of shape {} at dim {} overruns a tensor of shape {}",
+                   op, shape_str(t.sizes()), j, shape_str(src.sizes()));
+      e.mask_dims = t.dim();
+      for (int64_t c = 1; c < t.dim(); ++c) ai.dims[j + static_cast<size_t>(c)].covered = true;
+      for (int64_t c = 0; c < t.dim(); ++c) positions.push_back(static_cast<int64_t>(j) + c);
+      shapes.push_back(DimVector{t.sum().item<int64_t>()});
     } else {
-      idx[j].t = t;
+      TENSOR_CHECK(t.dtype() == kInt64 || t.dtype() == kInt32,
+                   "{}: tensors used as indices must be int64, int32 or bool, but got {} (shape {})", op, t.dtype(),
+                   shape_str(t.sizes()));
+      positions.push_back(static_cast<int64_t>(j));
+      shapes.push_back(DimVector(t.sizes()));
     }
   }
-  auto indexed = [&](int64_t j) { return idx[j].t.defined() || idx[j].covered; };
-  std::vector<int64_t> positions, tensors;  // all indexed dims; dims holding an index tensor
-  std::string shapes;
-  for (size_t j = 0; j < idx.size(); ++j) {
-    if (!indexed(static_cast<int64_t>(j))) continue;
-    positions.push_back(static_cast<int64_t>(j));
-    if (!idx[j].t.defined()) continue;
-    tensors.push_back(static_cast<int64_t>(j));
-    shapes += (shapes.empty() ? "" : ", ") + shape_str(idx[j].t.sizes());
-  }
-  DimVector B;
-  for (int64_t j : tensors) {
-    IntArrayRef s = idx[j].t.sizes();
-    size_t n = std::max(B.size(), s.size());
+  TENSOR_CHECK(!positions.empty(), "{}: no index tensor (tensor of shape {})", op, shape_str(src.sizes()));
+  std::string all;
+  for (const DimVector& sh : shapes) all += (all.empty() ? "" : ", ") + shape_str(sh.ref());
+  for (const DimVector& sh : shapes) {
+    const size_t n = std::max(ai.b.size(), sh.size());
     DimVector nb(n, 1);
     bool ok = true;
     for (size_t i = 0; i < n; ++i) {
-      int64_t x = i < n - B.size() ? 1 : B[i - (n - B.size())];
-      int64_t y = i < n - s.size() ? 1 : s[i - (n - s.size())];
+      const int64_t x = i < n - ai.b.size() ? 1 : ai.b[i - (n - ai.b.size())];
+      const int64_t y = i < n - sh.size() ? 1 : sh[i - (n - sh.size())];
       ok = ok && (x == y || x == 1 || y == 1);
       nb[i] = x == 1 ? y : x;
     }
-    TENSOR_CHECK(ok, "{}: shape mismatch: indexing tensors could not be broadcast together with shapes {}", op, shapes);
-    B = nb;
+    TENSOR_CHECK(ok, "{}: shape mismatch: indexing tensors could not be broadcast together with shapes {}", op, all);
+    ai.b = nb;
   }
-
-  AdvancedPlan plan;
-  plan.meta = src.is_meta();
-  for (int64_t j : tensors) plan.meta = plan.meta || idx[j].t.is_meta();
-  if (!plan.meta) {
-    plan.offsets = zeros(B, TensorOptions(kInt64));
-    for (int64_t j : tensors) {
-      Tensor e = idx[j].t.expand(B);
-      const int64_t size = src.size(j);
-      int64_t bad_value = 0;
-      const bool bad =
-          !cpu::fold_index_offsets(plan.offsets, e, size, src.stride(j), idx[j].is_offset, bad_value);
-      TENSOR_CHECK(!bad, "{}: index {} is out of bounds for dim {} with size {} (indexed tensor of shape {})", op,
-                   bad_value, j, size, shape_str(src.sizes()));
-    }
-  }
-
   // Lay out the output dims (Note [Basic then advanced indexing]).
-  const bool adjacent = positions.back() - positions.front() + 1 == static_cast<int64_t>(positions.size());
-  DimVector b_strides(B.size(), 0);
-  for (int64_t i = static_cast<int64_t>(B.size()) - 1, st = 1; i >= 0; --i) {
-    b_strides[i] = st;
-    st *= std::max<int64_t>(B[i], 1);
-  }
-  auto add_src_dim = [&](int64_t j) {
-    plan.out_shape.push_back(src.size(j));
-    plan.off_strides.push_back(0);
-    plan.src_strides.push_back(src.stride(j));
+  ai.first = positions.front();
+  ai.last = positions.back();
+  ai.adjacent = ai.last - ai.first + 1 == static_cast<int64_t>(positions.size());
+  auto add_b = [&] {
+    for (int64_t x : ai.b) ai.out_shape.push_back(x);
   };
-  auto add_b_dims = [&]() {
-    for (size_t i = 0; i < B.size(); ++i) {
-      plan.out_shape.push_back(B[i]);
-      plan.off_strides.push_back(b_strides[i]);
-      plan.src_strides.push_back(0);
-    }
-  };
-  if (adjacent) {
-    for (int64_t j = 0; j < positions.front(); ++j) add_src_dim(j);
-    add_b_dims();
-    for (int64_t j = positions.back() + 1; j < src.dim(); ++j) add_src_dim(j);
+  if (ai.adjacent) {
+    for (int64_t j = 0; j < ai.first; ++j) ai.out_shape.push_back(src.size(j));
+    add_b();
+    for (int64_t j = ai.last + 1; j < src.dim(); ++j) ai.out_shape.push_back(src.size(j));
   } else {
-    add_b_dims();
+    add_b();
     for (int64_t j = 0; j < src.dim(); ++j)
-      if (!indexed(j)) add_src_dim(j);
+      if (!ai.dims[static_cast<size_t>(j)].indexed()) ai.out_shape.push_back(src.size(j));
   }
-  return plan;
-}
-
-/// The loop geometry of a plan, with operand 0 walking `t` (the output or the broadcast value).
-Geometry plan_geometry(const AdvancedPlan& plan, const Tensor& t) {
-  Geometry g;
-  for (size_t i = 0; i < plan.out_shape.size(); ++i)
-    g.add_dim(plan.out_shape[i], t.stride(static_cast<int64_t>(i)), plan.off_strides[i], plan.src_strides[i]);
-  g.coalesce();
-  return g;
+  return ai;
 }
 
 /// Leading size-1 dims of a value are dropped before broadcasting, as PyTorch's setitem.
@@ -317,11 +269,103 @@ void check_value_broadcast(const Tensor& value, IntArrayRef shape, const char* o
                op, shape_str(value.sizes()), shape_str(shape));
 }
 
+void check_no_shared_elements(const Tensor& dst, const char* op) {
+  for (int64_t d = 0; d < dst.dim(); ++d)
+    TENSOR_CHECK(
+        dst.stride(d) != 0 || dst.size(d) <= 1,
+        "{}: unsupported operation: more than one element of the written-to tensor (indexed shape {}, strides {}) "
+        "refers to a single memory location; call .clone() before writing in place",
+        op, shape_str(dst.sizes()), shape_str(dst.strides()));
+}
+
+// The per-backend kernels: CPU's built in, CUDA's registered.
+dispatch::BackendKernels<IndexKernel> g_index_kernels{{&cpu::advanced_index, nullptr}};
+dispatch::BackendKernels<IndexPutKernel> g_index_put_kernels{{&cpu::advanced_index_put, nullptr}};
+
+// ---- the front ends (Note [Front ends and backend kernels]) ----
+
+template <DispatchKey K>
+Tensor index_fn(const Tensor& self, TensorList indices) {
+  const IndexKernel kernel = g_index_kernels.get<K>("index");
+  TENSOR_CHECK(self.defined(), "index: tensor is undefined");
+  const Tensor src = self.resolve_conj();
+  AdvancedIndex ai = plan_index<K>(src, indices, "index");
+  if constexpr (K == DispatchKey::Meta) {
+    return empty(ai.out_shape, src.options().device(Device(DeviceType::Meta)));
+  } else {
+    Tensor out = empty(ai.out_shape, src.options());
+    if (out.numel() != 0) kernel(src, ai, out);
+    return out;
+  }
+}
+
+template <DispatchKey K>
+Tensor& index_put_fn(Tensor& self, TensorList indices, const Tensor& value_in) {
+  const char* op = "index_put_";
+  const IndexPutKernel kernel = g_index_put_kernels.get<K>(op);
+  TENSOR_CHECK(self.defined() && value_in.defined(), "{}: tensor or value is undefined", op);
+  TENSOR_CHECK(!self.is_conj(),
+               "{}: writing into a lazily conjugated view (shape {}) is not supported; call resolve_conj() first",
+               op, shape_str(self.sizes()));
+  check_no_shared_elements(self, op);
+  TENSOR_CHECK(value_in.dtype() == self.dtype(),
+               "{}: index_put_ with tensor indices requires the value to have the destination's dtype, but got {} for "
+               "the destination and {} for the value",
+               op, self.dtype(), value_in.dtype());
+  check_backend_device<K>(value_in, op, "the value");
+  Tensor value = strip_leading_ones(value_in);
+  AdvancedIndex ai = plan_index<K>(self, indices, op);
+  check_value_broadcast(value, ai.out_shape, op);
+  if constexpr (K != DispatchKey::Meta) {
+    int64_t n = 1;
+    for (int64_t s : ai.out_shape) n *= s;
+    if (n == 0) return self;
+    // Reading the value while writing its storage would depend on the loop order.
+    if (value.unsafeGetTensorImpl()->storage().get() == self.unsafeGetTensorImpl()->storage().get())
+      value = value.clone();
+    kernel(self, ai, value.resolve_conj().expand(ai.out_shape));
+    self.unsafeGetTensorImpl()->bump_version();
+  }
+  return self;
+}
+
+AdvancedIndexOpDefs g_advanced_index = {
+    TENSOR_FRONT_END_DEF(IndexFn, "index", index_fn),
+    TENSOR_FRONT_END_DEF(IndexPutFn, "index_put_", index_put_fn),
+};
+
 }  // namespace
 
-// index_put_ while recording: the write is the differentiable scatter of the value into the
-// flat positions the indices select (the same trick as Tensor::index); the result's values and
-// history then become self's, as for any recorded in-place op on a non-leaf.
+namespace ops {
+AdvancedIndexOpDefs& advanced_index_ops() { return g_advanced_index; }
+
+void register_kernel(DispatchKey backend, const AdvancedIndexKernels& kernels) {
+  dispatch::check_kernel_backend(backend, "index/index_put_");
+  if (kernels.index) {
+    g_index_kernels.set(backend, kernels.index);
+    g_advanced_index.index.set(backend, &index_fn<DispatchKey::CUDA>);
+  }
+  if (kernels.index_put) {
+    g_index_put_kernels.set(backend, kernels.index_put);
+    g_advanced_index.index_put_.set(backend, &index_put_fn<DispatchKey::CUDA>);
+  }
+}
+}  // namespace ops
+
+// Note [Differentiable indexing]
+// While recording, indexing is a composite of dispatched, differentiable ops, so that its
+// gradient (and the gradient of that) comes free and no as_strided view of self is recorded:
+// the same index list picks flat positions out of arange(numel) (a below-autograd index), and
+//   index       = self.reshape(-1).index_select(0, positions), whose derivative index_add
+//                 accumulates repeated positions;
+//   index_put_  = the scatter of the value into those positions of self.reshape(-1), whose
+//                 values and history then become self's, as for any recorded in-place op.
+namespace {
+Tensor flat_positions(const Tensor& self, ArrayRef<indexing::TensorIndex> indices) {
+  autograd::AutoGradMode off(false);
+  return arange(self.numel(), TensorOptions(kInt64)).view(self.sizes()).index(indices);
+}
+
 Tensor& index_put_recorded(Tensor& self, ArrayRef<indexing::TensorIndex> indices, const Tensor& value) {
   const char* op = "index_put_";
   TENSOR_CHECK(!(self.is_leaf() && self.requires_grad()),
@@ -331,7 +375,7 @@ Tensor& index_put_recorded(Tensor& self, ArrayRef<indexing::TensorIndex> indices
                "into the base tensor", op, self.describe());
   TENSOR_CHECK(is_floating_point(self.dtype()) || self.is_complex(),
                "{}: a {} tensor cannot receive values that require grad", op, self.dtype());
-  Tensor pos = arange(self.numel(), TensorOptions(kInt64)).view(self.sizes()).index(indices);
+  Tensor pos = flat_positions(self, indices);
   Tensor src = value.to(self.dtype()).expand(pos.sizes()).reshape({-1});
   Tensor written = self.reshape({-1}).scatter(0, pos.reshape({-1}), src).view(self.sizes());
   {
@@ -341,24 +385,16 @@ Tensor& index_put_recorded(Tensor& self, ArrayRef<indexing::TensorIndex> indices
   autograd::set_history(self, written.grad_fn(), written.output_nr());
   return self;
 }
+}  // namespace
 
 Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
-  const char* op = "index";
-  BasicResult r = apply_basic(*this, indices, op);
+  BasicResult r = apply_basic(*this, indices, "index");
   if (!has_advanced(r)) return r.view;  // views record their own history
   if (requires_grad() && autograd::GradMode::is_enabled() && !is_meta()) {
-    // Differentiable form: index a tensor of flat positions the same way, then gather with
-    // index_select, whose derivative (index_add) accumulates repeated positions.
-    Tensor pos = arange(numel(), TensorOptions(kInt64)).view(sizes()).index(indices);
+    Tensor pos = flat_positions(*this, indices);
     return reshape({-1}).index_select(0, pos.reshape({-1})).view(pos.sizes());
   }
-  Tensor src = r.view.resolve_conj();
-  AdvancedPlan plan = plan_advanced(src, r.adv, op);
-  Tensor out = empty(plan.out_shape, src.options());
-  if (plan.meta || out.numel() == 0) return out;
-  Geometry g = plan_geometry(plan, out);
-  cpu::read_at_offsets(src, out, g, plan.offsets.data_ptr<int64_t>());
-  return out;
+  return ops::advanced_index_ops().index(r.view, r.adv);
 }
 
 Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value_in) {
@@ -368,42 +404,18 @@ Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor
     return index_put_recorded(*this, indices, value_in);
   BasicResult r = apply_basic(*this, indices, op);
   Tensor dst = r.view;
+  if (has_advanced(r)) {
+    ops::advanced_index_ops().index_put_(dst, r.adv, value_in);
+    return *this;  // the front end bumped the shared version counter
+  }
+  // Only views: a broadcasting, type-converting copy into the view.
   TENSOR_CHECK(!dst.is_conj(),
                "{}: writing into a lazily conjugated view (shape {}) is not supported; call resolve_conj() first",
                op, shape_str(sizes()));
-  for (int64_t d = 0; d < dst.dim(); ++d)
-    TENSOR_CHECK(
-        dst.stride(d) != 0 || dst.size(d) <= 1,
-        "{}: unsupported operation: more than one element of the written-to tensor (indexed shape {}, strides {}) "
-        "refers to a single memory location; call .clone() before writing in place",
-        op, shape_str(dst.sizes()), shape_str(dst.strides()));
+  check_no_shared_elements(dst, op);
   Tensor value = strip_leading_ones(value_in);
-  if (!has_advanced(r)) {
-    // Only views: a broadcasting, type-converting copy into the view.
-    check_value_broadcast(value, dst.sizes(), op);
-    dst.copy_(value);
-    if (!is_meta()) unsafeGetTensorImpl()->bump_version();
-    return *this;
-  }
-  TENSOR_CHECK(
-      value.dtype() == dtype(),
-      "{}: index_put_ with tensor indices requires the value to have the destination's dtype, but got {} for the "
-      "destination and {} for the value",
-      op, dtype(), value.dtype());
-  check_cpu_or_meta(value, op, "the value");
-  AdvancedPlan plan = plan_advanced(dst, r.adv, op);
-  check_value_broadcast(value, plan.out_shape, op);
-  if (plan.meta || value.is_meta()) return *this;
-  int64_t n = 1;
-  for (int64_t s : plan.out_shape) n *= s;
-  if (n == 0) return *this;
-  // Reading the value while writing its storage would depend on the loop order.
-  if (value.impl()->storage().get() == impl()->storage().get()) value = value.clone();
-  value = value.resolve_conj().expand(plan.out_shape);
-  Geometry g = plan_geometry(plan, value);
-  // Serial: with repeated indices the last write wins (accumulate=false).
-  cpu::write_at_offsets(dst, value, g, plan.offsets.data_ptr<int64_t>());
-  unsafeGetTensorImpl()->bump_version();
+  check_value_broadcast(value, dst.sizes(), op);
+  dst.copy_(value);
   return *this;
 }
 

@@ -1,6 +1,7 @@
-// copy_, fill_/zero_, clone, to() and resolve_conj as dispatcher ops (Note [Copy through the
-// dispatcher], src/ops/CopyOps.cpp): a wrapping key sees every one of them, Meta runs their
-// front ends alone, and their autograd follows libtorch's (hand values below).
+// The data movement ops (copy_, fill_/zero_, clone, to(), resolve_conj; Note [Copy through the
+// dispatcher]) and advanced indexing (index, index_put_) as dispatcher ops: a wrapping key, as
+// the profiler's will be, sees every one of them, Meta runs their front ends alone, and their
+// autograd follows libtorch's (hand values below).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -196,4 +197,53 @@ TEST(CopyAutograd, CopyIntoANonLeafSendsTheGradientToTheSource) {
   (dst * tensor::tensor({1.0, 2.0})).sum().backward();
   EXPECT_TRUE(allclose(a.grad(), tensor::tensor({3.0, 0.0})));
   EXPECT_NEAR(b.grad().item<double>(), 2.0, 1e-12);
+}
+
+// ---- advanced indexing: index and index_put_ are dispatcher ops too ----
+#include "src/ops/AdvancedIndexing.h"
+
+namespace {
+Tensor log_index(const Tensor& self, TensorList indices) {
+  seen().push_back("index");
+  return ops::advanced_index_ops().index.redispatch(DispatchKey::Profiler, self, indices);
+}
+Tensor& log_index_put(Tensor& self, TensorList indices, const Tensor& value) {
+  seen().push_back("index_put_");
+  return ops::advanced_index_ops().index_put_.redispatch(DispatchKey::Profiler, self, indices, value);
+}
+}  // namespace
+
+TEST(IndexDispatch, AWrappingKeySeesIndexAndIndexPut) {
+  using indexing::Slice;
+  Tensor x = arange(12, TensorOptions(kFloat32)).view({3, 4});
+  auto& t = ops::advanced_index_ops();
+  t.index.set(DispatchKey::Profiler, &log_index);
+  t.index_put_.set(DispatchKey::Profiler, &log_index_put);
+  seen().clear();
+  dispatch::local_keys().included = dispatch::local_keys().included | DispatchKeySet(DispatchKey::Profiler);
+  // x[[2, 0], 1:3] = [[9, 10], [1, 2]]: the slice is a view, the index tensor the dispatched op.
+  Tensor picked = x.index({tensor::tensor({2, 0}), Slice(1, 3)});
+  Tensor y = zeros({3, 4});
+  y.index_put_({tensor::tensor({true, false, true})}, tensor::tensor({5.0f}));
+  dispatch::local_keys().included = dispatch::local_keys().included.remove(DispatchKey::Profiler);
+  t.index.set(DispatchKey::Profiler, nullptr);
+  t.index_put_.set(DispatchKey::Profiler, nullptr);
+  EXPECT_EQ(seen(), Names({"index", "index_put_"}));
+  EXPECT_TRUE(equal(picked, tensor::tensor({{9.f, 10.f}, {1.f, 2.f}})));
+  EXPECT_TRUE(equal(y.sum(1), tensor::tensor({20.f, 0.f, 20.f})));
+}
+
+TEST(IndexDispatch, MetaGivesTheShapeWithoutData) {
+  Tensor m = empty({5, 6, 7}, TensorOptions().device(Device("meta")));
+  // Separated index tensors: their broadcast shape [2, 3] leads, then the dim they skip (NumPy).
+  Tensor out = m.index({tensor::tensor({{0}, {4}}), indexing::Slice(), tensor::tensor({1, 2, 3})});
+  EXPECT_TRUE(out.is_meta());
+  EXPECT_EQ(out.sizes().vec(), std::vector<int64_t>({2, 3, 6}));
+  // A meta index over CPU data dispatches to Meta too.
+  Tensor cpu = zeros({4, 2});
+  Tensor idx = empty({3}, TensorOptions(kInt64).device(Device("meta")));
+  Tensor o2 = cpu.index({idx});
+  EXPECT_TRUE(o2.is_meta());
+  EXPECT_EQ(o2.sizes().vec(), std::vector<int64_t>({3, 2}));
+  EXPECT_THROW(m.index({empty({5}, TensorOptions(kBool).device(Device("meta")))}), Error);
 }
