@@ -170,6 +170,19 @@ inline std::vector<StructuredCase> structured_cases() {
       {"_to_copy (real to complex)", [](const V& v) { return (v[0].to(tensor::kComplex128) * tensor::complex128(0.5, 2)).real(); }, {{3, 4}}},
       // A lazily conjugated complex input (real inputs have no conj bit, so nothing to resolve).
       {"resolve_conj", [](const V& v) { return v[0].conj().resolve_conj() * v[1]; }, {{3, 4}, {4}}},
+      // In-place ops with hand-written nodes, on a non-leaf copy (a leaf that requires grad
+      // cannot be written in place); the views make CopySlices record the write.
+      {"copy_ (broadcast into a slice)", [](const V& v) { Tensor y = v[0] * 1; y.narrow(0, 0, 2).copy_(v[1]); return y * v[0]; }, {{3, 4}, {4}}, true, {"copy_"}},
+      {"fill_ (through a view)", [](const V& v) { Tensor y = v[0] * 1; y.select(1, 2).fill_(0.5); return y * v[0]; }, {{3, 4}}, true, {"fill_"}},
+      {"clamp_", [](const V& v) { Tensor y = v[0] * 1; y.clamp_(-0.5, 0.5); return y; }, {{3, 4}}, true, {"clamp_"}},
+      {"scatter_", [](const V& v) { Tensor y = v[0] * 1; y.scatter_(0, tensor::tensor({{2, 0, 1, 1}, {0, 1, 2, 0}}), v[1]); return y; }, {{3, 4}, {2, 4}}, true, {"scatter_"}},
+      {"scatter_add_", [](const V& v) { Tensor y = v[0] * 1; y.scatter_add_(0, tensor::tensor({{2, 2, 1, 0}, {2, 1, 2, 0}}), v[1]); return y; }, {{3, 4}, {2, 4}}, true, {"scatter_add_"}},
+      {"index_add_", [](const V& v) { Tensor y = v[0] * 1; y.index_add_(0, tensor::tensor({2, 0, 2}), v[1], 0.5); return y; }, {{3, 4}, {3, 4}}, true, {"index_add_"}},
+      {"masked_fill_", [](const V& v) { Tensor y = v[0] * 1; y.masked_fill_(tensor::tensor({true, false, false, true}), 2.0); return y * v[0]; }, {{3, 4}}, true, {"masked_fill_"}},
+      {"sort", [](const V& v) { return std::get<0>(v[0].sort(1, true)); }, {{3, 4}}},
+      {"topk", [](const V& v) { return std::get<0>(v[0].topk(2, 0)); }, {{3, 4}}},
+      {"tril_", [](const V& v) { Tensor y = v[0] * 1; y.tril_(1); return y; }, {{3, 4}}, true, {"tril_"}},
+      {"triu_", [](const V& v) { Tensor y = v[0] * 1; y.triu_(); return y; }, {{4, 3}}, true, {"triu_"}},
       {"tril", [](const V& v) { return v[0].tril(-1); }, {{3, 4}}},
       {"triu", [](const V& v) { return v[0].triu(1) * v[0]; }, {{4, 3}}},
       {"flip", [](const V& v) { return v[0].flip({0, -1}); }, {{2, 3, 4}}},
@@ -186,6 +199,7 @@ inline std::vector<StructuredCase> structured_cases() {
       {"conv3d", [](const V& v) { return tensor::conv3d(v[0], v[1], std::nullopt, 1, 1); }, {{1, 2, 3, 4, 3}, {2, 2, 2, 2, 2}}, false, {"convolution"}},
       {"conv_transpose2d", [](const V& v) { return tensor::conv_transpose2d(v[0], v[1], v[2], 2, 1, 1); }, {{1, 3, 3, 4}, {3, 2, 3, 3}, {2}}, true, {"convolution"}},
       // The pooling backward ops are rows too: gradgradcheck differentiates them.
+      {"max_pool2d_with_indices", [](const V& v) { return std::get<0>(tensor::max_pool2d_with_indices(v[0], {2, 2}, {1, 1})); }, {{1, 2, 4, 4}}},
       {"max_pool2d", [](const V& v) { return tensor::max_pool2d(v[0], {2, 2}, {}, 0, 1, true); }, {{2, 2, 5, 5}}, true, {"max_pool2d", "max_pool2d_backward"}},
       {"avg_pool2d", [](const V& v) { return tensor::avg_pool2d(v[0], {3, 3}, {2, 2}, 1); }, {{1, 2, 6, 5}}, true, {"avg_pool2d", "avg_pool2d_backward"}},
       {"adaptive_avg_pool2d", [](const V& v) { return tensor::adaptive_avg_pool2d(v[0], {3, 2}); }, {{1, 2, 7, 5}}, true, {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"}},

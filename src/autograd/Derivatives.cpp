@@ -467,9 +467,20 @@ TENSOR_ROW(Clamp, ops::clamp_op(), "ClampBackward1", arg(0), true,
     if (min) keep = keep.logical_and(self.ge(*min));
     if (max) keep = keep.logical_and(self.le(*max));
     return {grad * keep.to(grad.dtype())};)
+// In place, clamp_ records as the functional clamp of the old values copied back: copy_
+// records the in-place write (views included) and clamp's row the derivative.
+Tensor& clamp_inplace_autograd(Tensor& self, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  if (!self.requires_grad() || !is_differentiable(self.dtype()))
+    return ops::clamp_inplace_op().redispatch(DispatchKey::Autograd, self, lo, hi);
+  check_inplace(self, "clamp_");
+  Tensor old = self.clone();
+  return self.copy_(old.clamp(lo, hi));
+}
+
 void register_condition_rows() {
   register_row<WhereRow>();
   register_row<ClampRow>();
+  ops::clamp_inplace_op().set(DispatchKey::Autograd, &clamp_inplace_autograd);
 }
 
 // ---- reductions ----

@@ -3,7 +3,6 @@
 
 #include "kernels/cpu/Elementwise.h"
 #include "src/dispatch/BackendKernels.h"
-#include "src/autograd/Functions.h"
 
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
@@ -178,17 +177,17 @@ Tensor& unary_out(Tensor& out, const Tensor& a) {
 // Built-in tables, constant-initialized: the CPU and Meta slots hold their front-end instances;
 // the CUDA slot is filled when a CUDA kernel is registered.
 using dispatch::front_end_def;
-// Kind: Binary or Unary; kind: binary or unary.
-#define TENSOR_DEFS(Kind, kind, Enum)                                                                       \
-  Kind##OpDefs{front_end_def<Kind##Fn>(info(Kind##Op::Enum).name, &kind##_fn<Kind##Op::Enum, DispatchKey::CPU>,   \
+// Kind: Binary or Unary; kind: binary or unary. The tables are named as libtorch's schemas:
+// "add", "add_" and "add.out" (the profiler and the "no kernel" error show them).
+#define TENSOR_DEFS(Kind, kind, Enum, name)                                                                 \
+  Kind##OpDefs{front_end_def<Kind##Fn>(#name, &kind##_fn<Kind##Op::Enum, DispatchKey::CPU>,                  \
                                      &kind##_fn<Kind##Op::Enum, DispatchKey::Meta>),                           \
-               front_end_def<Kind##InplaceFn>(info(Kind##Op::Enum).name,                                       \
-                                             &kind##_inplace<Kind##Op::Enum, DispatchKey::CPU>,               \
+               front_end_def<Kind##InplaceFn>(#name "_", &kind##_inplace<Kind##Op::Enum, DispatchKey::CPU>,  \
                                              &kind##_inplace<Kind##Op::Enum, DispatchKey::Meta>),             \
-               front_end_def<Kind##OutFn>(info(Kind##Op::Enum).name, &kind##_out<Kind##Op::Enum, DispatchKey::CPU>, \
+               front_end_def<Kind##OutFn>(#name ".out", &kind##_out<Kind##Op::Enum, DispatchKey::CPU>,        \
                                          &kind##_out<Kind##Op::Enum, DispatchKey::Meta>)},
-#define TENSOR_BINARY_DEFS(Enum, name, dtypes, result, api) TENSOR_DEFS(Binary, binary, Enum)
-#define TENSOR_UNARY_DEFS(Enum, name, dtypes, result, api) TENSOR_DEFS(Unary, unary, Enum)
+#define TENSOR_BINARY_DEFS(Enum, name, dtypes, result, api) TENSOR_DEFS(Binary, binary, Enum, name)
+#define TENSOR_UNARY_DEFS(Enum, name, dtypes, result, api) TENSOR_DEFS(Unary, unary, Enum, name)
 BinaryOpDefs g_binary[] = {TENSOR_BINARY_OPS(TENSOR_BINARY_DEFS)};
 UnaryOpDefs g_unary[] = {TENSOR_UNARY_OPS(TENSOR_UNARY_DEFS)};
 
@@ -377,6 +376,11 @@ Tensor& clamp_out_fn(Tensor& out, const Tensor& a, const std::optional<Scalar>& 
   return out;
 }
 template <DispatchKey K>
+Tensor& clamp_inplace_fn(Tensor& self, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  return clamp_out_fn<K>(self, self, lo, hi);
+}
+
+template <DispatchKey K>
 Tensor clamp_fn(const Tensor& a, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
   Tensor out;
   return clamp_out_fn<K>(out, a, lo, hi);
@@ -393,12 +397,14 @@ Tensor where_fn(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return it.output();
 }
 dispatch::OpDef<ClampFn> g_clamp = TENSOR_FRONT_END_DEF(ClampFn, "clamp", clamp_fn);
-dispatch::OpDef<ClampOutFn> g_clamp_out = TENSOR_FRONT_END_DEF(ClampOutFn, "clamp_out", clamp_out_fn);
+dispatch::OpDef<ClampOutFn> g_clamp_out = TENSOR_FRONT_END_DEF(ClampOutFn, "clamp.out", clamp_out_fn);
+dispatch::OpDef<ClampInplaceFn> g_clamp_inplace = TENSOR_FRONT_END_DEF(ClampInplaceFn, "clamp_", clamp_inplace_fn);
 dispatch::OpDef<WhereFn> g_where = TENSOR_FRONT_END_DEF(WhereFn, "where", where_fn);
 }  // namespace
 
 dispatch::OpDef<ClampFn>& clamp_op() { return g_clamp; }
 dispatch::OpDef<ClampOutFn>& clamp_out_op() { return g_clamp_out; }
+dispatch::OpDef<ClampInplaceFn>& clamp_inplace_op() { return g_clamp_inplace; }
 dispatch::OpDef<WhereFn>& where_op() { return g_where; }
 
 void register_kernel(DispatchKey backend, ClampKernel kernel) {
@@ -406,6 +412,7 @@ void register_kernel(DispatchKey backend, ClampKernel kernel) {
   g_clamp_kernels.set(backend, kernel);
   g_clamp.set(backend, &clamp_fn<DispatchKey::CUDA>);
   g_clamp_out.set(backend, &clamp_out_fn<DispatchKey::CUDA>);
+  g_clamp_inplace.set(backend, &clamp_inplace_fn<DispatchKey::CUDA>);
 }
 void register_kernel(DispatchKey backend, WhereKernel kernel) {
   dispatch::check_kernel_backend(backend, "where");
@@ -420,13 +427,7 @@ Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> lo, std::o
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) { return ops::clamp_op()(a, lo, hi); }
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return tensor::clamp(*this, lo, hi); }
 Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
-  // While recording, the in-place clamp is the functional one of the old values copied back:
-  // copy_ records the in-place write (Note [Differentiable copy_]).
-  if (autograd::GradMode::is_enabled() && requires_grad() && autograd::copy_needs_recording(*this, *this)) {
-    Tensor old = clone();
-    return copy_(old.clamp(lo, hi));
-  }
-  return ops::clamp_out_op()(*this, *this, lo, hi);
+  return ops::clamp_inplace_op()(*this, lo, hi);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return ops::where_op()(cond, a, b); }

@@ -53,6 +53,9 @@ dispatch::OpDef<WhereFn>& where_op();
 dispatch::OpDef<ClampFn>& clamp_op();
 /// No Autograd kernel: out= is not differentiable (its front end says so).
 dispatch::OpDef<ClampOutFn>& clamp_out_op();
+using ClampInplaceFn = Tensor&(Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
+/// clamp_: clamp_out's front end with out = self; recorded as clamp of a clone copied back.
+dispatch::OpDef<ClampInplaceFn>& clamp_inplace_op();
 
 /// Backend kernels of where and clamp over the front end's TensorIterator (operands: out, then
 /// cond, a, b for where, cond kept bool; out, a for clamp, in the common dtype, with the bounds
