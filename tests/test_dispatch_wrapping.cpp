@@ -4,6 +4,7 @@
 // autograd follows libtorch's (hand values below).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,12 @@ struct LogDataMovement {
 };
 
 using Names = std::vector<std::string>;
+
+// Turns the Profiler key on for this thread for one scope (off again even when a check throws).
+struct ProfilerKeyOn {
+  ProfilerKeyOn() { dispatch::local_keys().included = dispatch::local_keys().included | DispatchKeySet(DispatchKey::Profiler); }
+  ~ProfilerKeyOn() { dispatch::local_keys().included = dispatch::local_keys().included.remove(DispatchKey::Profiler); }
+};
 
 }  // namespace
 
@@ -220,12 +227,13 @@ TEST(IndexDispatch, AWrappingKeySeesIndexAndIndexPut) {
   t.index.set(DispatchKey::Profiler, &log_index);
   t.index_put_.set(DispatchKey::Profiler, &log_index_put);
   seen().clear();
-  dispatch::local_keys().included = dispatch::local_keys().included | DispatchKeySet(DispatchKey::Profiler);
-  // x[[2, 0], 1:3] = [[9, 10], [1, 2]]: the slice is a view, the index tensor the dispatched op.
-  Tensor picked = x.index({tensor::tensor({2, 0}), Slice(1, 3)});
-  Tensor y = zeros({3, 4});
-  y.index_put_({tensor::tensor({true, false, true})}, tensor::tensor({5.0f}));
-  dispatch::local_keys().included = dispatch::local_keys().included.remove(DispatchKey::Profiler);
+  Tensor picked, y = zeros({3, 4});
+  {
+    ProfilerKeyOn on;
+    // x[[2, 0], 1:3]: the slice is a view, the index tensor the dispatched op.
+    picked = x.index({tensor::tensor({2, 0}), Slice(1, 3)});
+    y.index_put_({tensor::tensor({true, false, true})}, tensor::tensor({5.0f}));
+  }
   t.index.set(DispatchKey::Profiler, nullptr);
   t.index_put_.set(DispatchKey::Profiler, nullptr);
   EXPECT_EQ(seen(), Names({"index", "index_put_"}));
@@ -246,4 +254,57 @@ TEST(IndexDispatch, MetaGivesTheShapeWithoutData) {
   EXPECT_TRUE(o2.is_meta());
   EXPECT_EQ(o2.sizes().vec(), std::vector<int64_t>({3, 2}));
   EXPECT_THROW(m.index({empty({5}, TensorOptions(kBool).device(Device("meta")))}), Error);
+}
+
+// ---- factories dispatch on the device their options name ----
+#include "src/ops/FactoryOps.h"
+
+namespace {
+Tensor log_empty(IntArrayRef sizes, const TensorOptions& o) {
+  seen().push_back("empty");
+  return ops::factory_ops().empty.redispatch_on(o.device(), DispatchKey::Profiler, sizes, o);
+}
+Tensor log_randn(IntArrayRef sizes, const TensorOptions& o) {
+  seen().push_back("randn");
+  return ops::factory_ops().randn.redispatch_on(o.device(), DispatchKey::Profiler, sizes, o);
+}
+Tensor log_arange(const Scalar& a, const Scalar& b, const Scalar& c, const TensorOptions& o) {
+  seen().push_back("arange");
+  return ops::factory_ops().arange.redispatch_on(o.device(), DispatchKey::Profiler, a, b, c, o);
+}
+}  // namespace
+
+TEST(FactoryDispatch, AWrappingKeySeesFactories) {
+  auto& f = ops::factory_ops();
+  f.empty.set(DispatchKey::Profiler, &log_empty);
+  f.randn.set(DispatchKey::Profiler, &log_randn);
+  f.arange.set(DispatchKey::Profiler, &log_arange);
+  seen().clear();
+  Tensor e, r, a;
+  {
+    ProfilerKeyOn on;
+    e = empty({2, 3});
+    r = randn({4});
+    a = arange(5);  // arange(end) calls arange(0, end, 1)
+  }
+  f.empty.set(DispatchKey::Profiler, nullptr);
+  f.randn.set(DispatchKey::Profiler, nullptr);
+  f.arange.set(DispatchKey::Profiler, nullptr);
+  ASSERT_GE(seen().size(), 3u);
+  EXPECT_EQ(seen()[0], "empty");
+  EXPECT_EQ(seen()[1], "randn");  // randn allocates inside itself: its empty calls follow
+  EXPECT_NE(std::find(seen().begin() + 2, seen().end(), "arange"), seen().end());
+  EXPECT_EQ(e.sizes().vec(), std::vector<int64_t>({2, 3}));
+  EXPECT_EQ(r.numel(), 4);
+  EXPECT_TRUE(equal(a, tensor::tensor({0, 1, 2, 3, 4}, TensorOptions(kInt64))));
+}
+
+TEST(FactoryDispatch, MetaFactoriesAllocateNothing) {
+  const TensorOptions meta = TensorOptions().device(Device("meta"));
+  Tensor z = zeros({3, 4}, meta);
+  EXPECT_TRUE(z.is_meta());
+  EXPECT_EQ(z.sizes().vec(), std::vector<int64_t>({3, 4}));
+  Tensor s = empty_strided({2, 3}, {1, 2}, meta);
+  EXPECT_TRUE(s.is_meta());
+  EXPECT_EQ(s.strides().vec(), std::vector<int64_t>({1, 2}));
 }

@@ -4,6 +4,7 @@
 #include "src/core/Check.h"
 #include "src/core/Sizes.h"
 #include "src/cuda/CUDAHooks.h"
+#include "src/core/FactoryImpls.h"
 #include "src/core/FactoryOptions.h"
 #include "tensor/cuda/cuda.h"
 #include "tensor/ops.h"
@@ -23,7 +24,7 @@ Device resolve_device(Device d) {
 }
 }  // namespace
 
-Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o) {
+Tensor detail::empty_strided_impl(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o) {
   check_sizes(sizes, "empty_strided");
   TENSOR_CHECK(sizes.size() == strides.size(), "empty_strided: got {} sizes but {} strides", sizes.size(), strides.size());
   ScalarType dt = o.dtype();
@@ -46,7 +47,7 @@ Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions
 // sizes (0s as 1s) to fit in int64: [0, 2^40, 2^40] has a stride of 2^80. That product also
 // bounds the element count; the byte count must fit as well. Readers of files (safetensors,
 // IDX) check the same before calling empty(), to name the file in their message.
-Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
+Tensor detail::empty_impl(IntArrayRef sizes, const TensorOptions& o) {
   check_sizes(sizes, "empty");
   ScalarType dt = o.dtype();
   TENSOR_CHECK(detail::contiguous_strides_fit(sizes), "empty: size {} is too large: its strides overflow int64",
@@ -62,7 +63,7 @@ Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
   return finish_options(Tensor(std::move(impl)), o);
 }
 
-Tensor full(IntArrayRef sizes, const Scalar& value, const TensorOptions& o) {
+Tensor detail::full_impl(IntArrayRef sizes, const Scalar& value, const TensorOptions& o) {
   TensorOptions opts = o;
   if (!o.has_dtype()) {
     ScalarType t = value.type();
@@ -75,7 +76,7 @@ Tensor full(IntArrayRef sizes, const Scalar& value, const TensorOptions& o) {
 Tensor zeros(IntArrayRef sizes, const TensorOptions& o) { return full(sizes, 0, o.dtype(o.dtype())); }
 Tensor ones(IntArrayRef sizes, const TensorOptions& o) { return full(sizes, 1, o.dtype(o.dtype())); }
 
-Tensor scalar_tensor(const Scalar& s, const TensorOptions& o) {
+Tensor detail::scalar_tensor_impl(const Scalar& s, const TensorOptions& o) {
   TensorOptions opts = o.has_dtype() ? o : o.dtype(s.type());
   if (!o.has_device()) opts = opts.device(Device(kCPU));
   Tensor t = empty({}, opts);
@@ -98,7 +99,7 @@ Tensor randn_like(const Tensor& t, const TensorOptions& o) { return randn(t.size
 
 Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
 Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& o) { return arange(start, end, 1, o); }
-Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
+Tensor detail::arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
   bool all_int = start.is_integral(true) && end.is_integral(true) && step.is_integral(true);
   TensorOptions opts = o.has_dtype() ? o : o.dtype(all_int ? kInt64 : get_default_dtype());
   double s = start.to_double(), e = end.to_double(), st = step.to_double();
@@ -123,7 +124,7 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, const 
   return finish_options(out.to(opts.device()), o);
 }
 
-Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
+Tensor detail::linspace_impl(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
   TENSOR_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
   Tensor tmp = empty({steps}, TensorOptions(kFloat64));
   double s = start.to_double(), e = end.to_double();
@@ -137,7 +138,7 @@ Tensor linspace(const Scalar& start, const Scalar& end, int64_t steps, const Ten
 }
 
 Tensor eye(int64_t n, const TensorOptions& o) { return eye(n, n, o); }
-Tensor eye(int64_t n, int64_t m, const TensorOptions& o) {
+Tensor detail::eye_impl(int64_t n, int64_t m, const TensorOptions& o) {
   TENSOR_CHECK(n >= 0 && m >= 0, "eye: sizes must be non-negative, got n={}, m={}", n, m);
   Tensor t = zeros({n, m}, o.requires_grad(false));
   if (n > 0 && m > 0) t.diagonal().fill_(1);

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <mutex>
 
+#include "src/core/FactoryImpls.h"
 #include "src/core/RandomState.h"
 #include "src/core/Check.h"
 #include "src/core/FactoryOptions.h"
@@ -128,11 +129,11 @@ void manual_seed(uint64_t seed) {
   gen().offset = 0;
 }
 
-Tensor rand(IntArrayRef sizes, const TensorOptions& o) { return random_impl(sizes, o, false, "rand"); }
-Tensor randn(IntArrayRef sizes, const TensorOptions& o) { return random_impl(sizes, o, true, "randn"); }
+Tensor detail::rand_impl(IntArrayRef sizes, const TensorOptions& o) { return random_impl(sizes, o, false, "rand"); }
+Tensor detail::randn_impl(IntArrayRef sizes, const TensorOptions& o) { return random_impl(sizes, o, true, "randn"); }
 
 Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& o) { return randint(0, high, sizes, o); }
-Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& o) {
+Tensor detail::randint_impl(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& o) {
   TENSOR_CHECK(low < high, "randint: expected low < high, got low={} high={}", low, high);
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
@@ -156,7 +157,7 @@ Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions
   return buf.view(sizes).to(TensorOptions().dtype(opts.dtype()).device(opts.device()));
 }
 
-Tensor randperm(int64_t n, const TensorOptions& o) {
+Tensor detail::randperm_impl(int64_t n, const TensorOptions& o) {
   TENSOR_CHECK(n >= 0, "randperm: n must be non-negative, got {}", n);
   Tensor keys = randint(0, int64_t(1) << 62, {n});
   // Fisher-Yates driven by the drawn keys keeps it a function of (seed, offset) only.

@@ -33,6 +33,15 @@ inline DispatchKeySet key_set_of(const TensorImpl* t) {
   return ks;
 }
 
+/// The backend key of a device (a factory's key set).
+inline DispatchKeySet backend_keys(Device d) {
+  switch (d.type()) {
+    case DeviceType::CUDA: return DispatchKeySet(DispatchKey::CUDA);
+    case DeviceType::Meta: return DispatchKeySet(DispatchKey::Meta);
+    default: return DispatchKeySet(DispatchKey::CPU);
+  }
+}
+
 inline DispatchKeySet arg_keys(const Tensor& t) { return t.defined() ? key_set_of(t.unsafeGetTensorImpl()) : DispatchKeySet(); }
 inline DispatchKeySet arg_keys(const std::optional<Tensor>& t) { return t ? arg_keys(*t) : DispatchKeySet(); }
 inline DispatchKeySet arg_keys(TensorList ts) {
@@ -67,6 +76,14 @@ struct OpDef<R(A...)> {
   Fn kernels[kNumDispatchKeys] = {};
 
   R operator()(A... a) const { return call_with(compute_keys(a...), a...); }
+  /// For a factory (no tensor argument): dispatches on the backend of `device`.
+  R call_on(Device device, A... a) const {
+    return call_with(from_local(backend_keys(device) | (DispatchKeySet() | ... | arg_keys(a)), local_keys()), a...);
+  }
+  /// redispatch for a factory: the backend of `device` stands for the missing tensor arguments.
+  R redispatch_on(Device device, DispatchKey self, A... a) const {
+    return call_with((backend_keys(device) | compute_keys(a...)).below(self), a...);
+  }
   /// Calls the kernel for the highest key in `ks` below `self` (used by wrapping kernels).
   R redispatch(DispatchKey self, A... a) const { return call_with(compute_keys(a...).below(self), a...); }
   R call_with(DispatchKeySet ks, A... a) const {

@@ -8,6 +8,7 @@
 #include "src/ops/ConvOps.h"
 #include "src/ops/CopyOps.h"
 #include "src/ops/ElementwiseOps.h"
+#include "src/ops/FactoryOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
 #include "src/ops/OptimizerOps.h"
@@ -34,6 +35,18 @@ enum class Recording { Row, Node, Composite, None };
 
 // NOLINTBEGIN(cppcoreguidelines-macro-usage)
 #define TENSOR_STRUCTURED_OPS(X)                                   \
+  /* factories (Note [Factories through the dispatcher]) */        \
+  X(factory_ops().empty, None)                                     \
+  X(factory_ops().empty_strided, None)                             \
+  X(factory_ops().full, None)                                      \
+  X(factory_ops().scalar_tensor, None)                             \
+  X(factory_ops().arange, None)                                    \
+  X(factory_ops().linspace, None)                                  \
+  X(factory_ops().eye, None)                                       \
+  X(factory_ops().rand, None)                                      \
+  X(factory_ops().randn, None)                                     \
+  X(factory_ops().randint, None)                                   \
+  X(factory_ops().randperm, None)                                  \
   /* data movement */                                              \
   X(copy_ops().copy_, Node)                                        \
   X(copy_ops().fill_, Node)                                        \
