@@ -70,7 +70,7 @@ TEST(Autograd, MixedDtypeGradientsKeepInputDtype) {
 TEST(Autograd, DtypeConversionRoutesGradientBack) {
   Tensor x = tensor::tensor({1.5, -2.0}, dtype(kFloat64).requires_grad(true));
   Tensor y = x.to(kFloat32) * 3;
-  EXPECT_EQ(y.grad_fn()->name(), "MulBackward0");
+  EXPECT_EQ(y.grad_fn()->name(), "MulBackward1");  // libtorch's mul.Scalar
   y.sum().backward();
   EXPECT_EQ(x.grad().dtype(), kFloat64);
   EXPECT_NEAR(x.grad()[1].item<double>(), 3.0, 1e-12);
@@ -496,4 +496,25 @@ TEST(Autograd, MutableGradOfARetainedNonLeafIsItsGrad) {
   y.mutable_grad() = Tensor();  // or to drop it: the next backward starts afresh
   (y * y).sum().backward();
   EXPECT_TRUE(y.grad().equal(tensor::tensor({6.0, 12.0}, kFloat64)));
+}
+
+// libtorch names a node after the overload recorded: a Scalar operand, or a reduction over every
+// element, has its own node name (users print and test these).
+TEST(Autograd, NodeNamesFollowLibtorchOverloads) {
+  Tensor x = randn({2, 3}).requires_grad_(true);
+  EXPECT_EQ((x + 2).grad_fn()->name(), "AddBackward1");
+  EXPECT_EQ((x - 2).grad_fn()->name(), "SubBackward1");
+  EXPECT_EQ((x * 2).grad_fn()->name(), "MulBackward1");
+  EXPECT_EQ((x / 2).grad_fn()->name(), "DivBackward1");
+  EXPECT_EQ((x + x).grad_fn()->name(), "AddBackward0");
+  EXPECT_EQ((x * x).grad_fn()->name(), "MulBackward0");
+  EXPECT_EQ(x.sum().grad_fn()->name(), "SumBackward0");
+  EXPECT_EQ(x.sum(0).grad_fn()->name(), "SumBackward1");
+  EXPECT_EQ(x.mean().grad_fn()->name(), "MeanBackward0");
+  EXPECT_EQ(x.mean(1).grad_fn()->name(), "MeanBackward1");
+  EXPECT_EQ(x.prod().grad_fn()->name(), "ProdBackward0");
+  EXPECT_EQ(x.prod(1).grad_fn()->name(), "ProdBackward1");
+  Tensor y = x * 1;
+  y.mul_(2);
+  EXPECT_EQ(y.grad_fn()->name(), "MulBackward1");
 }

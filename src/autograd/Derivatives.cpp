@@ -279,6 +279,21 @@ template <UnaryOp Op> constexpr Row kUnaryRow = unary_row(Op);
 template <BinaryOp Op> constexpr Row kBinaryRow = binary_row(Op);
 
 // ---- binary ----
+// libtorch names a node after the overload it recorded: a Scalar on the right (add.Scalar,
+// which libtensor runs as add with a wrapped-number tensor) records AddBackward1, SubBackward1,
+// MulBackward1 or DivBackward1 where two tensors record ...Backward0. Users print and test
+// these names.
+template <BinaryOp Op>
+const char* binary_node_name(const Tensor& b) {
+  if (b.unsafeGetTensorImpl()->is_wrapped_number()) {
+    if constexpr (Op == BinaryOp::Add) return "AddBackward1";
+    if constexpr (Op == BinaryOp::Sub) return "SubBackward1";
+    if constexpr (Op == BinaryOp::Mul) return "MulBackward1";
+    if constexpr (Op == BinaryOp::Div) return "DivBackward1";
+  }
+  return kBinaryRow<Op>.node;
+}
+
 template <BinaryOp Op>
 Tensor ag_binary(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   constexpr const Row& r = kBinaryRow<Op>;
@@ -289,7 +304,7 @@ Tensor ag_binary(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   }
   if constexpr (r.node == nullptr) return out;
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
-  auto node = std::make_shared<FormulaNode>(r.node, &backward<kBinaryRow<Op>>);
+  auto node = std::make_shared<FormulaNode>(binary_node_name<Op>(b), &backward<kBinaryRow<Op>>);
   node->add_input(a);
   node->add_input(b);
   save_values(*node, r.saves, a, b, out);
@@ -317,8 +332,8 @@ InplaceRecord begin_inplace(const Row& r, const Tensor& self, bool any_grad, con
   if (r.saves & kSaveSelf) ir.before = self.clone();
   return ir;
 }
-std::shared_ptr<FormulaNode> inplace_node(const Row& r, BackwardFn fn, const InplaceRecord& ir) {
-  auto node = std::make_shared<FormulaNode>(r.node, fn);
+std::shared_ptr<FormulaNode> inplace_node(const char* name, BackwardFn fn, const InplaceRecord& ir) {
+  auto node = std::make_shared<FormulaNode>(name, fn);
   node->add_edge(ir.old, ir.old_meta);
   return node;
 }
@@ -332,7 +347,7 @@ Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
     ops::binary_op(Op).inplace(self, b, alpha);
   }
   if (!ir.record) return self;
-  auto node = inplace_node(r, &backward<kBinaryRow<Op>>, ir);
+  auto node = inplace_node(binary_node_name<Op>(b), &backward<kBinaryRow<Op>>, ir);
   node->add_input(b);
   save_values(*node, r.saves, ir.before, b, self);
   if (Op == BinaryOp::Add || Op == BinaryOp::Sub) node->scalars.push_back(alpha);
@@ -376,7 +391,7 @@ Tensor& ag_unary_inplace(Tensor& self) {
     ops::unary_op(Op).inplace(self);
   }
   if (!ir.record) return self;
-  auto node = inplace_node(r, &backward<kUnaryRow<Op>>, ir);
+  auto node = inplace_node(r.node, &backward<kUnaryRow<Op>>, ir);
   save_values(*node, r.saves, ir.before, Tensor(), self);
   set_inplace_history(self, node);
   return self;
@@ -490,6 +505,7 @@ void register_condition_rows() {
 // are given, none for a 0-dim input). The result's bit is written kResult: this file's
 // elementwise table has a kResult of its own (Saves), which would name arg(2) here.
 namespace rf = reduce_formulas;
+// sum() and mean() over every element record libtorch's ...Backward0, over dims ...Backward1.
 TENSOR_ROW(Sum, ops::reduce_ops().sum, "SumBackward1", 0, true,
     (const Tensor& self, IntArrayRef dim, bool keepdim, const std::optional<ScalarType>& dtype),
     return {expand_reduced(grad, n.input_meta(0), dim, keepdim)};)
@@ -497,19 +513,34 @@ TENSOR_ROW(Mean, ops::reduce_ops().mean, "MeanBackward1", 0, true,
     (const Tensor& self, IntArrayRef dim, bool keepdim, const std::optional<ScalarType>& dtype),
     const InputMeta& m = n.input_meta(0);
     return {expand_reduced(grad, m, dim, keepdim) / static_cast<double>(reduced_count(m, dim))};)
-// prod is one op with two PyTorch node names: ProdBackward0 over all elements (keepdim is
-// ignored there, as by the op), ProdBackward1 along a dim; prod_kernel picks the row.
+}  // namespace
+template <>
+struct NodeName<SumRow> {
+  static const char* of(const Tensor&, IntArrayRef dim, bool, const std::optional<ScalarType>&) {
+    return dim.empty() ? "SumBackward0" : "SumBackward1";
+  }
+};
+template <>
+struct NodeName<MeanRow> {
+  static const char* of(const Tensor&, IntArrayRef dim, bool, const std::optional<ScalarType>&) {
+    return dim.empty() ? "MeanBackward0" : "MeanBackward1";
+  }
+};
+namespace {
+// prod over all elements (keepdim is ignored there, as by the op) records ProdBackward0, along
+// a dim ProdBackward1.
 TENSOR_ROW(Prod, ops::reduce_ops().prod, "ProdBackward0", arg(0) | kResult, true,
     (const Tensor& self, std::optional<int64_t> dim, bool keepdim, const std::optional<ScalarType>& dtype),
-    return {rf::prod_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false, /*all=*/true)};)
-TENSOR_ROW(ProdDim, ops::reduce_ops().prod, "ProdBackward1", arg(0) | kResult, true,
-    (const Tensor& self, std::optional<int64_t> dim, bool keepdim, const std::optional<ScalarType>& dtype),
+    if (!dim) return {rf::prod_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false, /*all=*/true)};
     return {rf::prod_backward(grad, self, result, rf::reduce_dims(IntArrayRef(*dim), self.dim()), keepdim, false)};)
-Tensor prod_kernel(const Tensor& self, std::optional<int64_t> dim, bool keepdim, std::optional<ScalarType> dtype) {
-  using Sig = ops::ReduceOneDtypeFn;
-  return dim ? record_detail::Kernel<ProdDimRow, Sig>::fn(self, dim, keepdim, dtype)
-             : record_detail::Kernel<ProdRow, Sig>::fn(self, dim, keepdim, dtype);
-}
+}  // namespace
+template <>
+struct NodeName<ProdRow> {
+  static const char* of(const Tensor&, std::optional<int64_t> dim, bool, const std::optional<ScalarType>&) {
+    return dim ? "ProdBackward1" : "ProdBackward0";
+  }
+};
+namespace {
 // max(), min(), amax, amin: the gradient spread evenly over the ties (real dtypes only).
 TENSOR_ROW(MaxAll, ops::reduce_ops().max_all, "MaxBackward1", arg(0) | kResult, true, (const Tensor& self),
     return {rf::evenly_distribute_backward(grad, self, result, rf::reduce_dims({}, self.dim()), false)};)
@@ -556,10 +587,7 @@ TENSOR_ROW(LogSoftmax, ops::reduce_ops().log_softmax, "LogSoftmaxBackward0", kRe
 void register_reduction_rows() {
   register_row<SumRow>();
   register_row<MeanRow>();
-  auto& prod = ops::reduce_ops().prod;  // ProdRow or ProdDimRow, picked by prod_kernel
-  prod.set(DispatchKey::Autograd, &prod_kernel);
-  note_row(prod.name, ProdRow::name);
-  note_row(prod.name, ProdDimRow::name);
+  register_row<ProdRow>();
   register_row<MaxAllRow>();
   register_row<MinAllRow>();
   register_row<AmaxRow>();

@@ -21,7 +21,9 @@ namespace tensor::autograd {
 //
 // A row is a type with:
 //   static auto& op()             the dispatcher table whose Autograd slot it fills;
-//   static constexpr name         PyTorch's node name ("MmBackward0");
+//   static constexpr name         PyTorch's node name ("MmBackward0"); a NodeName<Row>
+//                                 specialization may pick another per call, where one op
+//                                 serves two of libtorch's overloads (sum() and sum(dim));
 //   static constexpr saves        which arguments (arg(i)) and whether the result (kResult)
 //                                 the formula reads; others reach it undefined;
 //   static constexpr holomorphic  true when the formula is written as for real numbers and the
@@ -45,6 +47,15 @@ namespace tensor::autograd {
 /// Bit of argument i in a row's `saves`; kResult is the result's bit.
 constexpr unsigned arg(int i) { return 1u << i; }
 constexpr unsigned kResult = 1u << 31;
+
+/// The name of the node a row records for one call: Row::name, unless a specialization picks
+/// among the op's PyTorch names by its arguments (sum() records SumBackward0, sum(dim)
+/// SumBackward1: one dispatcher op serves both of libtorch's overloads).
+template <class Row>
+struct NodeName {
+  template <class... A>
+  static const char* of(const A&...) { return Row::name; }
+};
 
 namespace record_detail {
 
@@ -127,7 +138,7 @@ bool requires_grad_arg(const A& a) {
 template <class Row, class... A>
 class RowNode final : public FormulaNode {
  public:
-  RowNode() : FormulaNode(Row::name, &RowNode::run) {}
+  explicit RowNode(const char* name) : FormulaNode(name, &RowNode::run) {}
   ~RowNode() override {
     std::apply([](auto&... s) { (Keep<A>::release(s), ...); }, args_);
   }
@@ -169,7 +180,7 @@ struct Kernel<Row, R(A...)> {
       out = Row::op()(a...);
     }
     if (!is_differentiable(out.dtype()) || !(requires_grad_arg(a) || ...)) return out;
-    auto node = std::make_shared<RowNode<Row, A...>>();
+    auto node = std::make_shared<RowNode<Row, A...>>(NodeName<Row>::of(a...));
     (Keep<A>::add_edges(*node, a), ...);
     node->keep(std::index_sequence_for<A...>{}, a...);
     if (Row::saves & kResult) node->save(out, /*is_output=*/true);
