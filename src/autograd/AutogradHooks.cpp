@@ -38,13 +38,6 @@ bool meta_requires_grad(const autograd::AutogradMeta& m) { return m.requires_gra
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params) {
   autograd::record_view(out, base, static_cast<AutogradKind>(kind), params);
 }
-void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& pos) {
-  autograd::record_positions_view(out, base, pos);
-}
-Tensor positions_in(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t offset, const char* op) {
-  return autograd::positions_in(base, sizes, strides, offset, op);
-}
-void remember_view_base(const Tensor& out, const Tensor& base) { autograd::remember_view_base(out, base); }
 
 bool copy_needs_recording(const Tensor& self, const Tensor& src) { return autograd::copy_needs_recording(self, src); }
 Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
