@@ -22,13 +22,14 @@ namespace tensor {
 // views as they see any op; libtorch dispatches its views the same way. One geometry function
 // per view computes sizes, strides and offset from the base's and makes the alias: it reads no
 // data, so the same function serves every backend (CPU, CUDA and Meta slots, view_def), and a
-// backend adds nothing for views. The split of the autograd bookkeeping that the view ops did
-// in one place before:
+// backend adds nothing for views. A view's autograd bookkeeping is split between the keys:
 //   - geometry (backend slots): a view of a tensor that does not require grad remembers its
 //     root base (autograd::remember_view_base, a no-op when grad mode is off), so that writing
 //     a value that requires grad into the view later gives the base a history (Note [In-place
-//     on views]). libtorch keeps this in its ADInplaceOrView key; libtensor has no such key, and
-//     the call costs one branch when the base requires grad (the Autograd kernel remembers then);
+//     on views]). libtorch keeps this in its ADInplaceOrView key; libtensor has no such key.
+//     When the base requires grad the geometry skips it (one branch): the Autograd kernel's
+//     record_view remembers the base, or, with grad mode off, nothing is remembered, as a
+//     recorded view never was;
 //   - Autograd slot (src/autograd/nodes/Views.cpp, Note [Hand-written nodes]): reached only when
 //     the base requires grad and grad mode is on; redispatches to the geometry, then records the
 //     view node (record_view, or record_positions_view for diagonal, unfold and as_strided).
