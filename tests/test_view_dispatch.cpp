@@ -272,7 +272,7 @@ TEST(ViewDispatch, GradientsMatchHandValues) {
 
   x.mutable_grad() = Tensor();
   x.select(1, -1).sum().backward();
-  EXPECT_TRUE(x.grad().equal(tensor::tensor({0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0}, f64()).view({3, 4})));
+  EXPECT_TRUE(x.grad().equal(tensor::tensor({0.0, 0.0, 0.0, 1.0}, f64()).expand({3, 4})));
 
   x.mutable_grad() = Tensor();
   x.slice(1, 0, std::nullopt, 2).sum().backward();  // columns 0 and 2
@@ -290,7 +290,8 @@ TEST(ViewDispatch, GradientsMatchHandValues) {
 
   x.mutable_grad() = Tensor();
   x.narrow(0, 0, 1).expand({5, 4}).sum().backward();  // row 0 read 5 times
-  EXPECT_TRUE(x.grad().equal(tensor::tensor({5.0, 5.0, 5.0, 5.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0}, f64()).view({3, 4})));
+  Tensor rows = tensor::tensor({5.0, 0.0, 0.0}, f64());
+  EXPECT_TRUE(x.grad().equal(rows.unsqueeze(1).expand({3, 4})));
 
   x.mutable_grad() = Tensor();
   x.as_strided({2, 2}, {1, 1}, 5).sum().backward();  // elements 5, 6, 6, 7

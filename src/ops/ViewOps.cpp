@@ -195,8 +195,8 @@ Tensor select_geometry(const Tensor& self, int64_t d, int64_t index) {
   TENSOR_CHECK(self.dim() > 0, "select: cannot select on a 0-dim tensor");
   d = wrap_dim(d, self.dim(), "select");
   const int64_t n = self.sizes()[d];
-  TENSOR_CHECK(index >= -n && index < n, "select: index {} is out of range for dim {} with size {} (shape {})", index, d,
-               n, shape_str(self.sizes()));
+  TENSOR_CHECK(index >= -n && index < n, "select: index {} is out of range for dim {} with size {} (shape {})",
+               index, d, n, shape_str(self.sizes()));
   if (index < 0) index += n;
   DimVector sz(self.sizes()), st(self.strides());
   sz.erase(d);
@@ -465,7 +465,9 @@ Tensor Tensor::permute(IntArrayRef dims) const { return view_ops().permute(*this
 Tensor Tensor::slice(int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
   return view_ops().slice(*this, d, start, end, step);
 }
-Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const { return view_ops().narrow(*this, d, start, length); }
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  return view_ops().narrow(*this, d, start, length);
+}
 Tensor Tensor::select(int64_t d, int64_t index) const { return view_ops().select(*this, d, index); }
 Tensor Tensor::expand(IntArrayRef shape) const { return view_ops().expand(*this, shape); }
 Tensor Tensor::squeeze() const { return view_ops().squeeze(*this); }

@@ -392,8 +392,12 @@ Tensor ag_expand(const Tensor& self, IntArrayRef shape) {
 
 Tensor ag_transpose(const Tensor& self, int64_t d0, int64_t d1) {
   Tensor out = view_ops().transpose.redispatch(kSelf, self, d0, d1);
-  if (self.dim() == 0) record_view(out, self, ViewKind::View, {});  // an alias
-  else record_view(out, self, ViewKind::Transpose, {wrap_dim(d0, self.dim(), "transpose"), wrap_dim(d1, self.dim(), "transpose")});
+  if (self.dim() == 0) {
+    record_view(out, self, ViewKind::View, {});  // an alias
+    return out;
+  }
+  const int64_t n = self.dim();
+  record_view(out, self, ViewKind::Transpose, {wrap_dim(d0, n, "transpose"), wrap_dim(d1, n, "transpose")});
   return out;
 }
 
