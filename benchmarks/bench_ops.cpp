@@ -26,6 +26,24 @@ double autograd_overhead() {
   Tensor x = tensor::rand({1}, tensor::requires_grad()), y = tensor::rand({1}, tensor::requires_grad());
   return median_seconds([&] { (x * y + x).sum().backward(); }, 15, 2000);
 }
+// Views are made everywhere (inside other ops' front ends too), so their fixed cost matters:
+// view, transpose and select of a small tensor, without and with a base that requires grad.
+double view_overhead() {
+  Tensor x = tensor::rand({4, 4});
+  return median_seconds([&] {
+    Tensor v = x.view({16});
+    Tensor t = x.transpose(0, 1);
+    Tensor s = x.select(0, 1);
+  }, 15, 20000);
+}
+double view_autograd_overhead() {
+  Tensor x = tensor::rand({4, 4}, tensor::requires_grad());
+  return median_seconds([&] {
+    Tensor v = x.view({16});
+    Tensor t = x.transpose(0, 1);
+    Tensor s = x.select(0, 1);
+  }, 15, 5000);
+}
 double add_out() {
   Tensor a = tensor::rand({k16M}), b = tensor::rand({k16M}), c = tensor::empty({k16M});
   return median_seconds([&] { tensor::add_out(c, a, b); });
@@ -104,6 +122,8 @@ double fma_peak() {
 const bench::AddCases kOpCases({
     {"eager_add_1elem", "us", 0, "<= 0.5x", eager_add},
     {"autograd_overhead", "us", 0, "<= 0.5x", autograd_overhead},
+    {"view_overhead", "us", 0, "<= 1.0x", view_overhead},
+    {"view_autograd_overhead", "us", 0, "<= 1.0x", view_autograd_overhead},
     {"add_16M_out", "GB/s", 3.0 * 4 * k16M, ">= 1.0x, >= 90% stream", add_out},
     {"exp_16M", "GB/s", 2.0 * 4 * k16M, ">= 1.5x", exp16},
     {"broadcast_add_4096", "ms", 0, "<= 0.5x", bcast_add},

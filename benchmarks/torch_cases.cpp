@@ -22,6 +22,22 @@ TwinTable op_twins() {
     auto x = torch::rand({1}, torch::requires_grad()), y = torch::rand({1}, torch::requires_grad());
     return median_seconds([&] { (x * y + x).sum().backward(); }, 15, 2000);
   };
+  t["view_overhead"] = [] {
+    auto x = torch::rand({4, 4});
+    return median_seconds([&] {
+      auto v = x.view({16});
+      auto tr = x.transpose(0, 1);
+      auto s = x.select(0, 1);
+    }, 15, 20000);
+  };
+  t["view_autograd_overhead"] = [] {
+    auto x = torch::rand({4, 4}, torch::requires_grad());
+    return median_seconds([&] {
+      auto v = x.view({16});
+      auto tr = x.transpose(0, 1);
+      auto s = x.select(0, 1);
+    }, 15, 5000);
+  };
   t["add_16M_out"] = [] {
     auto a = torch::rand({16 << 20}), b = torch::rand({16 << 20}), c = torch::empty({16 << 20});
     return median_seconds([&] { torch::add_out(c, a, b); });

@@ -164,6 +164,11 @@ inline std::vector<StructuredCase> structured_cases() {
       {"masked_fill (broadcast mask)", [](const V& v) { return v[0].masked_fill(tensor::tensor({true, false, false, true}), 2.0); }, {{3, 4}}},
       {"cat", [](const V& v) { return tensor::cat({v[0], v[1]}, 1); }, {{3, 2}, {3, 4}}},
       {"stack", [](const V& v) { return tensor::stack({v[0], v[1]}, -1); }, {{3, 4}, {3, 4}}},
+      // Views (hand-written nodes, src/autograd/nodes/Views.cpp), several per case.
+      {"views: view, transpose, t, permute", [](const V& v) { Tensor c = v[0].contiguous(); return c.view({4, 3}).transpose(0, 1).t().permute({1, 0}) * c.view({4, 3}).t(); }, {{3, 4}}, true, {"view", "transpose", "t", "permute"}},
+      {"views: select, slice, unsqueeze, squeeze, expand", [](const V& v) { return v[0].select(0, 1).unsqueeze(0).expand({2, 4}) + v[0].slice(0, 0, 3, 2).unsqueeze(1).squeeze(1).squeeze(); }, {{3, 4}}, true, {"select", "slice", "unsqueeze", "squeeze", "expand"}},
+      {"views: diagonal, unfold, as_strided", [](const V& v) { return v[0].diagonal(1).sum() * v[0].unfold(1, 2, 1) + v[0].as_strided({2, 2}, {4, 1}, 1).sum(); }, {{3, 4}}, true, {"diagonal", "unfold", "as_strided"}},
+      {"views: conj, real, imag", [](const V& v) { Tensor z = v[0].to(tensor::kComplex128) * tensor::complex128(1, 0.5); return (z.conj() * z * z).real() + z.imag() * z.conj().imag(); }, {{3, 4}}, true, {"conj", "real", "imag"}},
       // Data movement: a transposed (non-contiguous) input; copy=true forces the conversion op.
       {"clone", [](const V& v) { return v[0].t().clone() * v[0].t(); }, {{3, 4}}},
       {"_to_copy", [](const V& v) { return v[0].t().to(v[0].dtype(), false, /*copy=*/true); }, {{3, 4}}},

@@ -50,7 +50,7 @@ TEST(Regression, AddIntegerWithFloatingAlphaMustThrow) {
 }
 
 // No memory-overlap check anywhere in TensorIterator::build (src/core/TensorIterator.cpp:73)
-// nor in the copy_ memcpy fast path (src/core/Copy.cpp:96, memcpy on overlapping ranges is UB).
+// nor in the copy_ memcpy fast path (cpu::copy in kernels/cpu/CopyKernels.cpp; memcpy on overlapping ranges is UB).
 // PyTorch raises "unsupported operation: some elements of the input tensor and the
 // written-to tensor refer to a single memory location" for partial overlap.
 TEST(Regression, InPlaceWithPartiallyOverlappingInputMustThrow) {

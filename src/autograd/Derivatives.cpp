@@ -829,6 +829,7 @@ void ensure_autograd_kernels() {
     register_rows();
     register_multi_output_nodes();
     register_inplace_nodes();
+    register_view_nodes();
   });
 }
 

@@ -117,6 +117,8 @@ void register_elementwise_derivatives();
 /// multi-output ops (nodes/MultiOutput.cpp) and the in-place indexing ops (nodes/InPlace.cpp).
 void register_multi_output_nodes();
 void register_inplace_nodes();
+/// Fill the Autograd slots of the view ops (nodes/Views.cpp, Note [Views through the dispatcher]).
+void register_view_nodes();
 
 /// True when Tensor::copy_ must record (Note [Differentiable copy_]); record_copy_ then does
 /// the copy and records it.
@@ -129,10 +131,10 @@ void defer_release(Tensor t);
 /// Runs fn on the gradient arriving at input input_nr of node n (register_hook, retain_grad).
 void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)> fn);
 
-/// Records view ops (called from src/core/Views.cpp when the base requires grad).
-/// (diagonal and unfold record through record_positions_view.)
+/// Records a view op (from the view ops' Autograd kernels, nodes/Views.cpp) when the base
+/// requires grad. (diagonal, unfold and as_strided record through record_positions_view.)
 enum class ViewKind {
-  Select, Slice, View, Transpose, Permute, Expand, Squeeze, Unsqueeze, AsStrided, Clone, ToCopy, Real, Imag, Conj
+  Select, Slice, View, Transpose, Permute, Expand, Squeeze, Unsqueeze, AsStrided, Real, Imag, Conj
 };
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params);
 /// Records a view whose element i sits at flat logical position pos[i] of base.

@@ -11,6 +11,9 @@ void Tensor::throw_undefined() {
   TENSOR_ERROR("this Tensor is undefined (default-constructed, reset, or an unset .grad()); check defined() first");
 }
 
+int64_t Tensor::size(int64_t d) const { return sizes()[detail::wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return strides()[detail::wrap_dim(d, dim(), "stride")]; }
+
 void* Tensor::data_ptr() const {
   TENSOR_CHECK(defined(), "data_ptr: tensor is undefined");
   TENSOR_CHECK(!is_meta(), "data_ptr: meta tensor of shape {} has no data (meta tensors only carry shapes and dtypes)",

@@ -55,6 +55,14 @@ constexpr OpDef<Fn> composite_def(const char* name, Fn* f) {
   return d;
 }
 
+/// An op table for a view (Note [Views through the dispatcher], src/ops/ViewOps.cpp): one
+/// geometry function, which reads no data, serves every backend key; unlike a composite's, the
+/// Autograd slot is filled (by autograd) to record the view node.
+template <class Fn>
+constexpr OpDef<Fn> view_def(const char* name, Fn* geometry) {
+  return composite_def<Fn>(name, geometry);
+}
+
 /// Throws unless kernels can be registered for `backend`: only CUDA, since CPU's are built in
 /// and Meta runs the front end alone.
 void check_kernel_backend(DispatchKey backend, const char* op);

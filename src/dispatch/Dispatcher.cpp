@@ -21,6 +21,10 @@ LocalKeys& local_keys() {
 void no_kernel(const char* op, DispatchKey k) {
   if (k == DispatchKey::CUDA)
     TENSOR_ERROR("{}: no CUDA kernel is registered yet for this op; move the inputs to the CPU with .cpu()", op);
+  // No key at all: the op's tensor arguments are all undefined.
+  if (k == DispatchKey::Undefined)
+    TENSOR_ERROR("{}: the tensor is undefined (default-constructed, reset, or an unset .grad()); check defined() "
+                 "first", op);
   TENSOR_ERROR("{}: no kernel registered for dispatch key {}", op, to_string(k));
 }
 

@@ -16,6 +16,7 @@
 #include "src/ops/RearrangeOps.h"
 #include "src/ops/ReduceOps.h"
 #include "src/ops/SortOps.h"
+#include "src/ops/ViewOps.h"
 
 namespace tensor::ops {
 
@@ -47,6 +48,28 @@ enum class Recording { Row, Node, Composite, None };
   X(factory_ops().randn, None)                                     \
   X(factory_ops().randint, None)                                   \
   X(factory_ops().randperm, None)                                  \
+  /* views (Note [Views through the dispatcher]) */                 \
+  X(view_ops().view, Node)                                         \
+  X(view_ops().permute, Node)                                      \
+  X(view_ops().expand, Node)                                       \
+  X(view_ops().transpose, Node)                                    \
+  X(view_ops().select, Node)                                       \
+  X(view_ops().t, Node)                                            \
+  X(view_ops().squeeze, Node)                                      \
+  X(view_ops().squeeze_dim, Node)                                  \
+  X(view_ops().unsqueeze, Node)                                    \
+  X(view_ops().conj, Node)                                         \
+  X(view_ops().real, Node)                                         \
+  X(view_ops().imag, Node)                                         \
+  X(view_ops().slice, Node)                                        \
+  X(view_ops().unfold, Node)                                       \
+  X(view_ops().diagonal, Node)                                     \
+  X(view_ops().as_strided, Node)                                   \
+  X(view_ops().detach, None)                                       \
+  X(view_ops().reshape, Composite)                                 \
+  X(view_ops().narrow, Composite)                                  \
+  X(view_ops().flatten, Composite)                                 \
+  X(view_ops().unflatten, Composite)                               \
   /* data movement */                                              \
   X(copy_ops().copy_, Node)                                        \
   X(copy_ops().fill_, Node)                                        \

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "src/core/Check.h"
+#include "src/ops/ViewOps.h"
 #include "tensor/ops.h"
 
 namespace tensor::autograd {
@@ -11,8 +13,9 @@ namespace tensor::autograd {
 // Note [Hand-written nodes]
 // The derivatives table (Derivatives.cpp) records ops whose outputs are new tensors. What it
 // cannot express is here, in src/autograd/nodes/, and nowhere else:
-//   - views (record_view, record_positions_view): the output aliases its base, so the node
-//     must also remember the base for later in-place writes (Note [In-place on views]);
+//   - views (the view ops' Autograd kernels at the end of this file, over record_view and
+//     record_positions_view): the output aliases its base, so the node must also remember the
+//     base for later in-place writes (Note [In-place on views]);
 //   - in-place writes through a view (CopySlices, set_inplace_history): the write changes the
 //     base's history, not only the view's;
 //   - the outputs of multi-output views (split, chunk, unbind: mark_multi_output_views);
@@ -254,13 +257,12 @@ void record_positions_view(const Tensor& out, const Tensor& base, const Tensor& 
   set_history(out, positions_node("ViewByPositionsBackward", base, pos));
 }
 
-// ---- views and copies (called from src/core) ----
+// ---- views (the Autograd kernels of the view ops, below) ----
 void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayRef params) {
   if (!base.requires_grad() || !GradMode::is_enabled() || !is_differentiable(base.dtype())) return;
   static const char* names[] = {"SelectBackward0", "SliceBackward0", "ViewBackward0", "TransposeBackward0",
                                 "PermuteBackward0", "ExpandBackward0", "SqueezeBackward0", "UnsqueezeBackward0",
-                                "AsStridedBackward0", "CloneBackward0", "ToCopyBackward0", "RealBackward0",
-                                "ImagBackward0", "ConjBackward0"};
+                                "AsStridedBackward0", "RealBackward0", "ImagBackward0", "ConjBackward0"};
   BackwardFn fn = nullptr;
   switch (kind) {
     case ViewKind::Select:
@@ -292,12 +294,6 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
     case ViewKind::Expand:
       fn = TENSOR_GRAD(return {sum_to(g, n.input_meta(0).sizes)};);
       break;
-    case ViewKind::Clone:
-      fn = TENSOR_GRAD(return {g};);
-      break;
-    case ViewKind::ToCopy:
-      fn = TENSOR_GRAD(return {g.to(n.input_meta(0).dtype)};);
-      break;
     // For a real output r of complex z, z.grad = dL/dx + i dL/dy (PyTorch's convention).
     case ViewKind::Real:
       fn = TENSOR_GRAD(return {g.to(n.input_meta(0).dtype)};);
@@ -309,8 +305,8 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
       fn = TENSOR_GRAD(return {g.conj()};);
       break;
     default:
-      // Recorded by positions in Tensor::as_strided (Note [as_strided backward]); only meta
-      // tensors, which never run backward, come here.
+      // Recorded by positions by as_strided's Autograd kernel (Note [as_strided backward]);
+      // only meta tensors, which never run backward, come here.
       fn = TENSOR_GRAD(TENSOR_ERROR("as_strided: no derivative for meta tensors"););
       break;
   }
@@ -320,9 +316,159 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
   set_history(out, node);
   // Real/imag views have another dtype than their base: CopySlices cannot rebase through them,
   // so they keep no base and in-place writes into them raise (check_inplace).
-  bool rebasable = kind != ViewKind::Clone && kind != ViewKind::ToCopy && kind != ViewKind::Real &&
-                   kind != ViewKind::Imag && kind != ViewKind::Conj;
+  bool rebasable = kind != ViewKind::Real && kind != ViewKind::Imag && kind != ViewKind::Conj;
   if (rebasable && out.unsafeGetTensorImpl()->is_view()) remember_base(out, base);
+}
+
+// ---- the view ops' Autograd kernels (Note [Views through the dispatcher], src/ops/ViewOps.cpp) ----
+// Each is reached only when the base requires grad and grad mode is on: it runs the geometry
+// below itself (which validates the arguments), then records the view node from the arguments
+// normalized the way the geometry normalized them.
+namespace {
+using ops::view_ops;
+constexpr DispatchKey kSelf = DispatchKey::Autograd;
+using detail::wrap_dim;
+
+Tensor ag_view(const Tensor& self, IntArrayRef shape) {
+  Tensor out = view_ops().view.redispatch(kSelf, self, shape);
+  record_view(out, self, ViewKind::View, {});
+  return out;
+}
+
+Tensor ag_permute(const Tensor& self, IntArrayRef dims) {
+  Tensor out = view_ops().permute.redispatch(kSelf, self, dims);
+  DimVector wrapped(dims.size(), 0);
+  for (size_t i = 0; i < dims.size(); ++i) wrapped[i] = wrap_dim(dims[i], self.dim(), "permute");
+  record_view(out, self, ViewKind::Permute, wrapped);
+  return out;
+}
+
+Tensor ag_expand(const Tensor& self, IntArrayRef shape) {
+  Tensor out = view_ops().expand.redispatch(kSelf, self, shape);
+  record_view(out, self, ViewKind::Expand, {});
+  return out;
+}
+
+Tensor ag_transpose(const Tensor& self, int64_t d0, int64_t d1) {
+  Tensor out = view_ops().transpose.redispatch(kSelf, self, d0, d1);
+  if (self.dim() == 0) {
+    record_view(out, self, ViewKind::View, {});  // an alias
+    return out;
+  }
+  const int64_t n = self.dim();
+  record_view(out, self, ViewKind::Transpose, {wrap_dim(d0, n, "transpose"), wrap_dim(d1, n, "transpose")});
+  return out;
+}
+
+Tensor ag_t(const Tensor& self) {
+  Tensor out = view_ops().t.redispatch(kSelf, self);
+  if (self.dim() < 2) record_view(out, self, ViewKind::View, {});  // an alias
+  else record_view(out, self, ViewKind::Transpose, {0, 1});
+  return out;
+}
+
+Tensor ag_select(const Tensor& self, int64_t d, int64_t index) {
+  Tensor out = view_ops().select.redispatch(kSelf, self, d, index);
+  d = wrap_dim(d, self.dim(), "select");
+  if (index < 0) index += self.size(d);
+  record_view(out, self, ViewKind::Select, {d, index});
+  return out;
+}
+
+Tensor ag_slice(const Tensor& self, int64_t d, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+  Tensor out = view_ops().slice.redispatch(kSelf, self, d, start, end, step);
+  d = wrap_dim(d, self.dim(), "slice");
+  record_view(out, self, ViewKind::Slice, {d, ops::slice_start(start, self.size(d)), step, out.size(d)});
+  return out;
+}
+
+Tensor ag_squeeze(const Tensor& self) {
+  Tensor out = view_ops().squeeze.redispatch(kSelf, self);
+  record_view(out, self, ViewKind::Squeeze, {});
+  return out;
+}
+
+Tensor ag_squeeze_dim(const Tensor& self, int64_t d) {
+  Tensor out = view_ops().squeeze_dim.redispatch(kSelf, self, d);
+  const bool alias = self.dim() == 0 || self.size(d) != 1;
+  record_view(out, self, alias ? ViewKind::View : ViewKind::Squeeze, {});
+  return out;
+}
+
+Tensor ag_unsqueeze(const Tensor& self, int64_t d) {
+  Tensor out = view_ops().unsqueeze.redispatch(kSelf, self, d);
+  record_view(out, self, ViewKind::Unsqueeze, {});
+  return out;
+}
+
+// diagonal and unfold: the same view of the base's positions (Note [Views by positions]).
+Tensor base_positions(const Tensor& base) { return arange(base.numel(), TensorOptions(kInt64)).view(base.sizes()); }
+
+Tensor ag_unfold(const Tensor& self, int64_t d, int64_t size, int64_t step) {
+  Tensor out = view_ops().unfold.redispatch(kSelf, self, d, size, step);
+  record_positions_view(out, self, base_positions(self).unfold(d, size, step));
+  return out;
+}
+
+Tensor ag_diagonal(const Tensor& self, int64_t offset, int64_t d1, int64_t d2) {
+  Tensor out = view_ops().diagonal.redispatch(kSelf, self, offset, d1, d2);
+  record_positions_view(out, self, base_positions(self).diagonal(offset, d1, d2));
+  return out;
+}
+
+Tensor ag_as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> offset) {
+  Tensor out = view_ops().as_strided.redispatch(kSelf, self, sizes, strides, offset);
+  if (self.is_meta()) {  // no storage to find positions in; meta tensors never run backward
+    record_view(out, self, ViewKind::AsStrided, {});
+    return out;
+  }
+  // Note [as_strided backward]
+  // The view's gradient goes to the input elements it reads (Note [Positions in a base]); then
+  // it is one "by positions" (Note [Views by positions]).
+  record_positions_view(out, self, positions_in(self, sizes, strides, out.storage_offset(), "as_strided"));
+  return out;
+}
+
+Tensor ag_conj(const Tensor& self) {
+  Tensor out = view_ops().conj.redispatch(kSelf, self);
+  if (self.is_complex()) record_view(out, self, ViewKind::Conj, {});  // else out is self, history included
+  return out;
+}
+
+// Of a lazily conjugated tensor, real() and imag() are made of dispatched ops that record.
+Tensor ag_real(const Tensor& self) {
+  Tensor out = view_ops().real.redispatch(kSelf, self);
+  if (self.is_complex() && !self.is_conj()) record_view(out, self, ViewKind::Real, {});
+  return out;
+}
+
+Tensor ag_imag(const Tensor& self) {
+  Tensor out = view_ops().imag.redispatch(kSelf, self);
+  if (!self.is_conj()) record_view(out, self, ViewKind::Imag, {});
+  return out;
+}
+}  // namespace
+
+void register_view_nodes() {
+  ops::ViewOpDefs& v = view_ops();
+  v.view.set(kSelf, &ag_view);
+  v.permute.set(kSelf, &ag_permute);
+  v.expand.set(kSelf, &ag_expand);
+  v.transpose.set(kSelf, &ag_transpose);
+  v.t.set(kSelf, &ag_t);
+  v.select.set(kSelf, &ag_select);
+  v.slice.set(kSelf, &ag_slice);
+  v.squeeze.set(kSelf, &ag_squeeze);
+  v.squeeze_dim.set(kSelf, &ag_squeeze_dim);
+  v.unsqueeze.set(kSelf, &ag_unsqueeze);
+  v.unfold.set(kSelf, &ag_unfold);
+  v.diagonal.set(kSelf, &ag_diagonal);
+  v.as_strided.set(kSelf, &ag_as_strided);
+  v.conj.set(kSelf, &ag_conj);
+  v.real.set(kSelf, &ag_real);
+  v.imag.set(kSelf, &ag_imag);
+  // detach has no Autograd kernel (its alias has no history), nor do the composites reshape,
+  // narrow, flatten and unflatten (their pieces record).
 }
 
 }  // namespace tensor::autograd
