@@ -198,6 +198,30 @@ TEST(Idx, ZeroSizeWithOverflowingStridesRaises) {
 
 // ---- MNIST ----
 
+TEST(MNIST, LibtorchPipelineMapNormalizeStack) {
+  // libtorch's MNIST idiom: MNIST(root).map(Normalize).map(Stack) into make_data_loader.
+  std::string dir = fresh_dir("mnist_port");
+  write_tiny_mnist(dir, "train", 5, 4, 3, false);
+  auto ds = data::datasets::MNIST(dir)
+                .map(data::transforms::Normalize<>(0.5, 0.25))
+                .map(data::transforms::Stack<>());
+  EXPECT_EQ(ds.size().value(), 5u);
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(std::move(ds),
+                                                                          data::DataLoaderOptions(2).workers(2));
+  int i = 0;
+  for (auto& batch : *loader) {
+    ASSERT_EQ(batch.data.dim(), 4);
+    for (int64_t k = 0; k < batch.data.size(0); ++k, ++i) {
+      EXPECT_EQ(batch.target[k].item<int64_t>(), (i * 7) % 10);
+      for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 3; ++x)
+          EXPECT_FLOAT_EQ(batch.data[k][0][y][x].item<float>(),
+                          (static_cast<float>((i * 31 + y * 3 + x) % 256) / 255.0f - 0.5f) / 0.25f);
+    }
+  }
+  EXPECT_EQ(i, 5);
+}
+
 TEST(MNIST, TinyFilesPlainAndGzipped) {
   for (bool gz : {false, true}) {
     std::string dir = fresh_dir(gz ? "mnist_gz" : "mnist_plain");
