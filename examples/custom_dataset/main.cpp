@@ -1,6 +1,6 @@
 // custom_dataset: a small training program written in libtorch's idiom. It compiles unchanged
 // against libtorch after renaming tensor:: to torch:: and <tensor/tensor.h> to <torch/torch.h>
-// (the CMake test example.custom_dataset_libtorch does that when libtorch is installed).
+// (the CMake test examples.custom_dataset_libtorch does that when libtorch is installed).
 //
 // A custom dataset (datasets::Dataset<Self>) of synthetic 4x4 images, .map(Normalize) and
 // .map(Stack), make_data_loader with a random and a sequential sampler, a two-layer classifier
