@@ -374,6 +374,18 @@ TEST(PortData, MnistStyleLibtensorDatasetsMapToo) {
   EXPECT_EQ(got, (std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5}}));
 }
 
+TEST(PortData, LibtorchTensorDatasetHasNoTargets) {
+  // datasets::TensorDataset (libtorch's): rows of one tensor, stacked by Stack<TensorExample>.
+  tensor::data::datasets::TensorDataset rows(tensor::arange(8).reshape({4, 2}));
+  EXPECT_EQ(rows.size().value(), 4u);
+  auto loader = tensor::data::make_data_loader<tensor::data::samplers::SequentialSampler>(
+      std::move(rows).map(tensor::data::transforms::Stack<tensor::data::TensorExample>()), 3);
+  std::vector<int64_t> firsts;
+  for (auto& batch : *loader)
+    for (int64_t k = 0; k < batch.data.size(0); ++k) firsts.push_back(batch.data[k][0].item<int64_t>());
+  EXPECT_EQ(firsts, (std::vector<int64_t>{0, 2, 4, 6}));
+}
+
 TEST(PortData, TrainingLoopOnAMappedDatasetLearns) {
   // y = 3 * mean(channel 0) - 2 * mean(channel 1) + 1 over random 2x2x2 inputs; a linear model on
   // the normalized, stacked batches must fit it.

@@ -178,6 +178,21 @@ MapDataset<DatasetType, TransformType> map(DatasetType dataset, TransformType tr
   return MapDataset<DatasetType, TransformType>(std::move(dataset), std::move(transform));
 }
 
+/// libtorch's TensorDataset: the samples are the rows (dim 0) of one tensor, without targets.
+/// (data::TensorDataset, libtensor's, pairs a data tensor with a target tensor.)
+struct TensorDataset : public Dataset<TensorDataset, TensorExample> {
+  /// The rows of `tensors` stacked along a new dim 0.
+  explicit TensorDataset(const std::vector<Tensor>& tensors) : TensorDataset(tensor::stack(tensors)) {}
+  /// The rows of `tensor`.
+  explicit TensorDataset(Tensor tensor) : tensor(std::move(tensor)) {}
+  /// Row `index`.
+  TensorExample get(size_t index) override { return TensorExample(tensor[static_cast<int64_t>(index)]); }
+  /// The number of rows.
+  optional<size_t> size() const override { return static_cast<size_t>(tensor.size(0)); }
+
+  Tensor tensor;
+};
+
 /// Gives a class that is not a BatchDataset (a libtensor data::Dataset such as MNIST) the
 /// `.map()` members of one.
 template <typename Self>
