@@ -60,7 +60,7 @@ double fashion_mnist_epoch() {
   auto train = std::make_shared<data::datasets::MNIST>(root, true);
   auto test = std::make_shared<data::datasets::MNIST>(root, false);
   bench::SharedDataset& sd = bench::shared_dataset();
-  auto keep = [](const data::Example& e, std::vector<float>& img, std::vector<int64_t>& lab) {
+  auto keep = [](const data::Example<>& e, std::vector<float>& img, std::vector<int64_t>& lab) {
     Tensor x = e.data.contiguous(), y = e.target.contiguous();
     img.assign(x.data_ptr<float>(), x.data_ptr<float>() + x.numel());
     lab.assign(y.data_ptr<int64_t>(), y.data_ptr<int64_t>() + y.numel());

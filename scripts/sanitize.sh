@@ -32,7 +32,7 @@ case "$kind" in
   thread)
     dir=build-tsan
     cmake -S . -B $dir "${common[@]}" -DTENSOR_BUILD_EXAMPLES=OFF -DTENSOR_SANITIZE=thread >/dev/null
-    cmake --build $dir -j "${JOBS:-2}" --target test_threads test_data test_autograd
+    cmake --build $dir -j "${JOBS:-2}" --target test_threads test_data test_port_data test_autograd
     export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/tests/tsan.supp"
     # Debian's libgomp is not built with ThreadSanitizer, which therefore cannot see its barriers
     # and reports the stack of a thread that led a parallel region, reused after it, as raced by
@@ -40,7 +40,7 @@ case "$kind" in
     # library's own threads (backward passes, DataLoader workers, allocator caches).
     export OMP_NUM_THREADS=1
     cd $dir
-    ctest --output-on-failure -j 2 --timeout 1200 -R '^(Threads|DataLoader|Autograd)\.' "$@"
+    ctest --output-on-failure -j 2 --timeout 1200 -R '^(Threads|DataLoader|PortData|Autograd)\.' "$@"
     ;;
   *) echo "unknown sanitizer '$kind': use address or thread" >&2; exit 2 ;;
 esac

@@ -198,6 +198,30 @@ TEST(Idx, ZeroSizeWithOverflowingStridesRaises) {
 
 // ---- MNIST ----
 
+TEST(MNIST, LibtorchPipelineMapNormalizeStack) {
+  // libtorch's MNIST idiom: MNIST(root).map(Normalize).map(Stack) into make_data_loader.
+  std::string dir = fresh_dir("mnist_port");
+  write_tiny_mnist(dir, "train", 5, 4, 3, false);
+  auto ds = data::datasets::MNIST(dir)
+                .map(data::transforms::Normalize<>(0.5, 0.25))
+                .map(data::transforms::Stack<>());
+  EXPECT_EQ(ds.size().value(), 5u);
+  auto loader = data::make_data_loader<data::samplers::SequentialSampler>(std::move(ds),
+                                                                          data::DataLoaderOptions(2).workers(2));
+  int i = 0;
+  for (auto& batch : *loader) {
+    ASSERT_EQ(batch.data.dim(), 4);
+    for (int64_t k = 0; k < batch.data.size(0); ++k, ++i) {
+      EXPECT_EQ(batch.target[k].item<int64_t>(), (i * 7) % 10);
+      for (int y = 0; y < 4; ++y)
+        for (int x = 0; x < 3; ++x)
+          EXPECT_FLOAT_EQ(batch.data[k][0][y][x].item<float>(),
+                          (static_cast<float>((i * 31 + y * 3 + x) % 256) / 255.0f - 0.5f) / 0.25f);
+    }
+  }
+  EXPECT_EQ(i, 5);
+}
+
 TEST(MNIST, TinyFilesPlainAndGzipped) {
   for (bool gz : {false, true}) {
     std::string dir = fresh_dir(gz ? "mnist_gz" : "mnist_plain");
@@ -214,7 +238,7 @@ TEST(MNIST, TinyFilesPlainAndGzipped) {
     EXPECT_EQ(train.targets().sizes(), IntArrayRef({5}));
     EXPECT_EQ(train.targets().dtype(), kInt64);
     for (int i = 0; i < 5; ++i) {
-      data::Example e = train.get(i);
+      data::Example<> e = train.get(i);
       EXPECT_EQ(e.data.sizes(), IntArrayRef({1, 4, 3}));
       EXPECT_EQ(e.target.dim(), 0);
       EXPECT_EQ(e.target.item<int64_t>(), (i * 7) % 10);
@@ -222,7 +246,7 @@ TEST(MNIST, TinyFilesPlainAndGzipped) {
         for (int x = 0; x < 3; ++x)
           EXPECT_EQ(e.data[0][y][x].item<float>(), static_cast<float>((i * 31 + y * 3 + x) % 256) / 255.0f);
     }
-    data::Example b = train.get_batch({4, 0});
+    data::Example<> b = train.get_batch({4, 0});
     EXPECT_EQ(b.data.sizes(), IntArrayRef({2, 1, 4, 3}));
     EXPECT_TRUE(b.data[0].equal(train.get(4).data));
     EXPECT_EQ(b.target[1].item<int64_t>(), 0);
@@ -303,7 +327,7 @@ TEST(MNIST, RealFashionMnistThroughADataLoader) {
   data::DataLoader loader(ds, data::DataLoaderOptions(64).num_workers(2));
   EXPECT_EQ(loader.size(), (10000u + 63) / 64);
   size_t batches = 0, samples = 0;
-  for (data::Example& batch : loader) {
+  for (data::Example<>& batch : loader) {
     if (batches == 0) {
       EXPECT_EQ(batch.data.sizes(), IntArrayRef({64, 1, 28, 28}));
       EXPECT_TRUE(batch.data.equal(ds->images().slice(0, 0, 64)));
@@ -360,7 +384,7 @@ struct CountingDataset : data::Dataset {
   int64_t fail_at;
   std::atomic<size_t> calls{0};
   CountingDataset(size_t n, int sleep_us = 0, int64_t fail_at = -1) : n(n), sleep_us(sleep_us), fail_at(fail_at) {}
-  data::Example get(size_t i) override {
+  data::Example<> get(size_t i) override {
     ++calls;
     if (sleep_us) {
       // Jitter so that workers finish out of order.
@@ -382,7 +406,7 @@ std::vector<int64_t> targets_of(const Tensor& t) {
 // One epoch's batches, as (target list) per batch, checking data against targets.
 std::vector<std::vector<int64_t>> run_epoch(data::DataLoader& loader) {
   std::vector<std::vector<int64_t>> out;
-  for (data::Example& b : loader) {
+  for (data::Example<>& b : loader) {
     auto t = targets_of(b.target);
     EXPECT_EQ(b.data.sizes(), IntArrayRef({static_cast<int64_t>(t.size()), 2}));
     for (size_t k = 0; k < t.size(); ++k) {
@@ -432,7 +456,7 @@ TEST(DataLoader, TensorDatasetBatchesAndShapes) {
   // A non-contiguous source (rows of a transposed matrix) batches to the same values.
   Tensor xt = tensor::arange(30, kFloat64).reshape({3, 10}).t();
   data::TensorDataset tds(xt, y);
-  data::Example picked = tds.get_batch({7, 2, 7});
+  data::Example<> picked = tds.get_batch({7, 2, 7});
   ASSERT_EQ(picked.data.sizes(), IntArrayRef({3, 3}));
   for (int r = 0; r < 3; ++r) {
     int64_t i = r == 1 ? 2 : 7;
@@ -613,11 +637,15 @@ TEST(DataLoader, OptionsAndSamplersAreChecked) {
   };
   data::DataLoader custom(ds, std::make_shared<EveryOther>(), data::DataLoaderOptions(2).num_workers(1));
   EXPECT_EQ(run_epoch(custom), (std::vector<std::vector<int64_t>>{{4, 2}, {0}}));
-  // make_data_loader takes the dataset by value, as libtorch's does.
+  // make_data_loader takes the dataset by value and batches it as libtorch's does: without a
+  // Stack mapped, a batch is a std::vector of examples (tests/test_port_data.cpp has the rest).
   auto owned = data::make_data_loader(data::TensorDataset(tensor::arange(6).reshape({3, 2}), tensor::arange(3)),
                                       data::DataLoaderOptions(2));
-  EXPECT_EQ(owned->size(), 2u);
-  size_t rows = 0;
-  for (auto& b : *owned) rows += static_cast<size_t>(b.data.size(0));
+  size_t rows = 0, batches = 0;
+  for (auto& b : *owned) {
+    rows += b.size();
+    ++batches;
+  }
+  EXPECT_EQ(batches, 2u);
   EXPECT_EQ(rows, 3u);
 }

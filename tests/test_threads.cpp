@@ -87,7 +87,7 @@ TEST(Threads, DataLoaderWorkersDeliverEverySampleOnce) {
   for (int epoch = 0; epoch < 3; ++epoch) {
     std::vector<int> seen(N, 0);
     int64_t count = 0;
-    for (data::Example& batch : loader) {
+    for (data::Example<>& batch : loader) {
       ASSERT_EQ(batch.data.size(1), D);
       ASSERT_EQ(batch.data.size(0), batch.target.size(0));
       Tensor d = batch.data.contiguous();
@@ -105,7 +105,7 @@ TEST(Threads, DataLoaderWorkersDeliverEverySampleOnce) {
   }
   // Abandon an epoch after two batches, start another, then destroy the loader mid-epoch.
   int taken = 0;
-  for (data::Example& batch : loader) {
+  for (data::Example<>& batch : loader) {
     (void)batch;
     if (++taken == 2) break;
   }

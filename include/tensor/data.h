@@ -1,9 +1,14 @@
-// tensor::data: datasets, samplers and a DataLoader with background prefetch (docs/io_data.md).
+// tensor::data: datasets, samplers and data loaders with background prefetch (docs/io_data.md).
+// Two spellings share one batching engine:
+//  - libtorch's (tensor/data/datasets.h, samplers.h, dataloader.h): CRTP datasets::Dataset<Self>,
+//    .map(transforms::...), data::samplers::*, make_data_loader;
+//  - libtensor's (this file): a virtual data::Dataset, data::DataLoader with shuffle/seed options,
+//    deterministic seek() for resuming, and datasets::MNIST (which also has .map()).
 //
 //   auto train = std::make_shared<data::datasets::MNIST>("/data/mnist", /*train=*/true);
 //   data::DataLoader loader(train, data::DataLoaderOptions(64).shuffle(true).num_workers(2).seed(0));
 //   for (int epoch = 0; epoch < 10; ++epoch)
-//     for (data::Example& batch : loader)   // batch.data [64, 1, 28, 28] float32, batch.target [64] int64
+//     for (data::Example<>& batch : loader)   // batch.data [64, 1, 28, 28] float32, batch.target [64] int64
 //       train_step(batch.data, batch.target);
 #pragma once
 
@@ -15,14 +20,13 @@
 #include <vector>
 
 #include "tensor/core/Tensor.h"
+#include "tensor/data/dataloader.h"
+#include "tensor/data/datasets.h"
+#include "tensor/data/example.h"
+#include "tensor/data/samplers.h"
+#include "tensor/optional.h"
 
 namespace tensor::data {
-
-/// One sample (or, from a DataLoader, one batch): an input and its target.
-struct Example {
-  Tensor data;
-  Tensor target;
-};
 
 /// A map-style dataset: `size()` samples, sample i from `get(i)`. With DataLoader workers, get()
 /// and get_batch() are called from several threads at once and must be thread-safe.
@@ -30,22 +34,22 @@ class TENSOR_API Dataset {
  public:
   virtual ~Dataset();
   /// Sample `index` (0 <= index < size()).
-  virtual Example get(size_t index) = 0;
+  virtual Example<> get(size_t index) = 0;
   /// The number of samples.
   virtual size_t size() const = 0;
   /// The samples at `indices`, stacked along a new dim 0 (data [B, ...], target [B, ...]).
   /// The default stacks get(i); datasets held in one tensor override it with index_select.
-  virtual Example get_batch(const std::vector<size_t>& indices);
+  virtual Example<> get_batch(const std::vector<size_t>& indices);
 };
 
 /// A dataset over two tensors whose dim 0 indexes the samples: sample i is {data[i], target[i]}.
-class TENSOR_API TensorDataset : public Dataset {
+class TENSOR_API TensorDataset : public Dataset, public datasets::Mappable<TensorDataset> {
  public:
   /// `data` and `target` must have the same size along dim 0.
   TensorDataset(Tensor data, Tensor target);
-  Example get(size_t index) override;
+  Example<> get(size_t index) override;
   size_t size() const override;
-  Example get_batch(const std::vector<size_t>& indices) override;
+  Example<> get_batch(const std::vector<size_t>& indices) override;
   const Tensor& data() const { return data_; }
   const Tensor& target() const { return target_; }
 
@@ -80,43 +84,7 @@ class TENSOR_API RandomSampler : public Sampler {
   uint64_t seed_;
 };
 
-/// DataLoader settings, chainable: `DataLoaderOptions(64).shuffle(true).num_workers(2)`.
-struct DataLoaderOptions {
-  DataLoaderOptions(size_t batch_size = 1) : batch_size_(batch_size) {}
-  /// Samples per batch (>= 1).
-  DataLoaderOptions& batch_size(size_t v) { batch_size_ = v; return *this; }
-  /// Visit the samples in a new random order every epoch (RandomSampler(seed)); else in order.
-  DataLoaderOptions& shuffle(bool v) { shuffle_ = v; return *this; }
-  /// Drop the last batch of an epoch when it has fewer than batch_size samples.
-  DataLoaderOptions& drop_last(bool v) { drop_last_ = v; return *this; }
-  /// Background threads that build batches ahead of the consumer; 0 builds each batch in the
-  /// consumer's thread when it is requested. The batches and their order do not depend on it.
-  DataLoaderOptions& num_workers(size_t v) { num_workers_ = v; return *this; }
-  /// libtorch's spelling of num_workers.
-  DataLoaderOptions& workers(size_t v) { return num_workers(v); }
-  /// At most this many batches are built ahead of the consumer (bounded memory); 0 means
-  /// 2 * num_workers.
-  DataLoaderOptions& prefetch(size_t v) { prefetch_ = v; return *this; }
-  /// Seed of the shuffling order.
-  DataLoaderOptions& seed(uint64_t v) { seed_ = v; return *this; }
-
-  size_t batch_size() const { return batch_size_; }
-  bool shuffle() const { return shuffle_; }
-  bool drop_last() const { return drop_last_; }
-  size_t num_workers() const { return num_workers_; }
-  size_t prefetch() const { return prefetch_; }
-  uint64_t seed() const { return seed_; }
-
- private:
-  size_t batch_size_;
-  bool shuffle_ = false;
-  bool drop_last_ = false;
-  size_t num_workers_ = 0;
-  size_t prefetch_ = 0;
-  uint64_t seed_ = 0;
-};
-
-/// Iterates a Dataset in batches: `for (data::Example& batch : loader)` runs one epoch; every
+/// Iterates a Dataset in batches: `for (data::Example<>& batch : loader)` runs one epoch; every
 /// range-for (every begin()) starts the next epoch, whose order the sampler chooses. Starting a
 /// new epoch, or destroying the loader, mid-epoch stops and joins the workers of the old one.
 /// An exception thrown by the dataset while building batch k is rethrown to the consumer when it
@@ -153,8 +121,8 @@ class TENSOR_API DataLoader {
   /// An input iterator over the batches of the current epoch.
   class TENSOR_API Iterator {
    public:
-    Example& operator*() const;
-    Example* operator->() const { return &**this; }
+    Example<>& operator*() const;
+    Example<>* operator->() const { return &**this; }
     /// Fetches the next batch (waiting for the workers; rethrowing their exceptions).
     Iterator& operator++();
     bool operator==(const Iterator& o) const;
@@ -172,12 +140,6 @@ class TENSOR_API DataLoader {
   std::unique_ptr<Impl> impl_;
 };
 
-/// libtorch's spelling: takes ownership of `dataset` (any Dataset subclass, by value).
-template <class D>
-std::unique_ptr<DataLoader> make_data_loader(D dataset, DataLoaderOptions options = {}) {
-  return std::make_unique<DataLoader>(std::make_shared<D>(std::move(dataset)), options);
-}
-
 /// Reads an IDX file (the MNIST format; big-endian; gzipped or not) into a tensor of its element
 /// type (ubyte -> uint8, sbyte -> int8, short -> int16, int -> int32, float -> float32,
 /// double -> float64) and shape. A missing, truncated or corrupt file throws tensor::Error.
@@ -188,15 +150,18 @@ namespace datasets {
 /// MNIST-format image classification data (MNIST, Fashion-MNIST, KMNIST, ...) from IDX files in
 /// `root`: train-images-idx3-ubyte and train-labels-idx1-ubyte (or t10k-* when not training),
 /// each optionally gzipped with a ".gz" suffix. Images become float32 [N, 1, H, W] scaled to
-/// [0, 1]; labels int64 [N]. get(i) gives {image [1, H, W], label (0-dim)}.
-class TENSOR_API MNIST : public Dataset {
+/// [0, 1]; labels int64 [N]. get(i) gives {image [1, H, W], label (0-dim)}. As in libtorch,
+/// `MNIST(root).map(transforms::Normalize<>(0.1307, 0.3081)).map(transforms::Stack<>())` feeds
+/// make_data_loader (a map reads the samples one by one with get(i)); data::DataLoader reads
+/// whole batches with get_batch.
+class TENSOR_API MNIST : public data::Dataset, public Mappable<MNIST> {
  public:
   enum class Mode { kTrain, kTest };
   explicit MNIST(const std::string& root, bool train = true);
   MNIST(const std::string& root, Mode mode) : MNIST(root, mode == Mode::kTrain) {}
-  Example get(size_t index) override;
+  Example<> get(size_t index) override;
   size_t size() const override;
-  Example get_batch(const std::vector<size_t>& indices) override;
+  Example<> get_batch(const std::vector<size_t>& indices) override;
   bool is_train() const { return train_; }
   /// All images, float32 [N, 1, H, W].
   const Tensor& images() const { return images_; }

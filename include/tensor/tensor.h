@@ -22,5 +22,7 @@
 #include "tensor/onednn.h"
 #include "tensor/ops.h"
 #include "tensor/optim.h"
+#include "tensor/optional.h"
 #include "tensor/pooling.h"
+#include "tensor/serialize.h"
 #include "tensor/version.h"

@@ -11,18 +11,18 @@ namespace tensor::data {
 Dataset::~Dataset() = default;
 Sampler::~Sampler() = default;
 
-Example Dataset::get_batch(const std::vector<size_t>& indices) {
+Example<> Dataset::get_batch(const std::vector<size_t>& indices) {
   TENSOR_CHECK(!indices.empty(), "Dataset::get_batch: no indices");
   std::vector<Tensor> data, target;
   data.reserve(indices.size());
   target.reserve(indices.size());
   for (size_t i : indices) {
-    Example e = get(i);
+    Example<> e = get(i);
     TENSOR_CHECK(e.data.defined(), "Dataset::get_batch: sample {} has undefined data", i);
     data.push_back(std::move(e.data));
     target.push_back(std::move(e.target));
   }
-  Example batch;
+  Example<> batch;
   batch.data = stack(data);
   // Datasets without targets give undefined targets; then the batch has none either.
   bool has_target = target[0].defined();
@@ -63,13 +63,13 @@ TensorDataset::TensorDataset(Tensor data, Tensor target) : data_(std::move(data)
 
 size_t TensorDataset::size() const { return static_cast<size_t>(data_.size(0)); }
 
-Example TensorDataset::get(size_t index) {
+Example<> TensorDataset::get(size_t index) {
   TENSOR_CHECK(index < size(), "TensorDataset::get: index {} is out of range for a dataset of {} samples", index, size());
   int64_t i = static_cast<int64_t>(index);
   return {data_.select(0, i), target_.defined() ? target_.select(0, i) : Tensor()};
 }
 
-Example TensorDataset::get_batch(const std::vector<size_t>& indices) {
+Example<> TensorDataset::get_batch(const std::vector<size_t>& indices) {
   for (size_t i : indices)
     TENSOR_CHECK(i < size(), "TensorDataset::get_batch: index {} is out of range for a dataset of {} samples", i, size());
   return {detail::gather_rows(data_, indices), target_.defined() ? detail::gather_rows(target_, indices) : Tensor()};

@@ -192,16 +192,16 @@ MNIST::MNIST(const std::string& root, bool train) : train_(train) {
 
 size_t MNIST::size() const { return static_cast<size_t>(images_.size(0)); }
 
-Example MNIST::get(size_t index) {
+Example<> MNIST::get(size_t index) {
   TENSOR_CHECK(index < size(), "datasets::MNIST::get: index {} is out of range for {} samples", index, size());
   int64_t i = static_cast<int64_t>(index);
   return {images_.select(0, i), targets_.select(0, i)};
 }
 
-Example MNIST::get_batch(const std::vector<size_t>& indices) {
+Example<> MNIST::get_batch(const std::vector<size_t>& indices) {
   for (size_t i : indices)
     TENSOR_CHECK(i < size(), "datasets::MNIST::get_batch: index {} is out of range for {} samples", i, size());
-  return {detail::gather_rows(images_, indices), detail::gather_rows(targets_, indices)};
+  return {data::detail::gather_rows(images_, indices), data::detail::gather_rows(targets_, indices)};
 }
 
 }  // namespace datasets

@@ -242,13 +242,30 @@ Entry parse_entry(const std::string& path, const std::string& name, const nlohma
   return e;
 }
 
+// Note [Recognizing .pt files]: torch.save (since PyTorch 1.6) and libtorch's torch::save write a
+// zip archive ("PK\x03\x04"); older torch.save writes a pickle (0x80, protocol 2..5). Read as a
+// safetensors length, those bytes give a length that usually fails with a puzzling message, so
+// they are recognized first. A safetensors file starts its JSON header with '{' at byte 8, which
+// neither format has there, so no valid safetensors file is mistaken for one.
+bool is_torch_file(const unsigned char* b, uint64_t file_size) {
+  if (file_size >= 9 && b[8] == '{') return false;
+  if (b[0] == 'P' && b[1] == 'K' && b[2] == 3 && b[3] == 4) return true;
+  return b[0] == 0x80 && b[1] >= 2 && b[1] <= 5;
+}
+
 // Reads and validates the header of an open file of `file_size` bytes. After it returns, every
 // entry's byte range lies inside the file and the ranges tile the data buffer exactly.
 Header read_header(int fd, uint64_t file_size, const std::string& path) {
   Header h;
   if (file_size < 8) corrupt(path, fmt::format("the file has {} bytes, fewer than the 8-byte header length", file_size));
-  unsigned char prefix[8];
-  if (!pread_all(fd, prefix, 8, 0, path)) corrupt(path, "the file ended inside the 8-byte header length");
+  unsigned char prefix[9] = {};
+  if (!pread_all(fd, prefix, file_size >= 9 ? 9 : 8, 0, path)) corrupt(path, "the file ended inside the 8-byte header length");
+  if (is_torch_file(prefix, file_size))
+    TENSOR_ERROR("tensor::io::load: '{}' is a PyTorch/libtorch .pt file ({}), not safetensors: libtensor does not "
+                 "read .pt files. Export the state_dict as safetensors instead: in Python, `from safetensors.torch "
+                 "import save_file; save_file(model.state_dict(), \"model.safetensors\")`, then "
+                 "tensor::load(model, \"model.safetensors\") (or io::load) reads it",
+                 path, prefix[0] == 'P' ? "a zip archive, as torch.save and torch::save write" : "a pickle, as the legacy torch.save writes");
   uint64_t n = read_u64_le(prefix);
   if (n > file_size - 8)
     corrupt(path, fmt::format("the header length {} is larger than the {} bytes that follow it (truncated file?)", n,
