@@ -8,6 +8,7 @@
 
 #include "kernels/cpu/IndexKernels.h"
 #include "src/autograd/Functions.h"
+#include "src/core/TensorIterator.h"
 #include "src/dispatch/BackendKernels.h"
 #include "src/ops/AdvancedIndexing.h"
 #include "src/ops/IndexOps.h"
@@ -269,14 +270,6 @@ void check_value_broadcast(const Tensor& value, IntArrayRef shape, const char* o
                op, shape_str(value.sizes()), shape_str(shape));
 }
 
-void check_no_shared_elements(const Tensor& dst, const char* op) {
-  for (int64_t d = 0; d < dst.dim(); ++d)
-    TENSOR_CHECK(
-        dst.stride(d) != 0 || dst.size(d) <= 1,
-        "{}: unsupported operation: more than one element of the written-to tensor (indexed shape {}, strides {}) "
-        "refers to a single memory location; call .clone() before writing in place",
-        op, shape_str(dst.sizes()), shape_str(dst.strides()));
-}
 
 // The per-backend kernels: CPU's built in, CUDA's registered.
 dispatch::BackendKernels<IndexKernel> g_index_kernels{{&cpu::advanced_index, nullptr}};
@@ -307,7 +300,7 @@ Tensor& index_put_fn(Tensor& self, TensorList indices, const Tensor& value_in) {
   TENSOR_CHECK(!self.is_conj(),
                "{}: writing into a lazily conjugated view (shape {}) is not supported; call resolve_conj() first",
                op, shape_str(self.sizes()));
-  check_no_shared_elements(self, op);
+  check_no_internal_overlap(self, op);
   TENSOR_CHECK(value_in.dtype() == self.dtype(),
                "{}: index_put_ with tensor indices requires the value to have the destination's dtype, but got {} for "
                "the destination and {} for the value",
@@ -412,7 +405,7 @@ Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor
   TENSOR_CHECK(!dst.is_conj(),
                "{}: writing into a lazily conjugated view (shape {}) is not supported; call resolve_conj() first",
                op, shape_str(sizes()));
-  check_no_shared_elements(dst, op);
+  check_no_internal_overlap(dst, op);
   Tensor value = strip_leading_ones(value_in);
   check_value_broadcast(value, dst.sizes(), op);
   dst.copy_(value);

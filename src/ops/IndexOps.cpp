@@ -10,6 +10,7 @@
 #include "src/ops/IndexOps.h"
 
 #include "kernels/cpu/IndexKernels.h"
+#include "src/core/TensorIterator.h"
 #include "src/dispatch/BackendKernels.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
@@ -59,16 +60,6 @@ bool same_storage(const Tensor& a, const Tensor& b) {
   return a.defined() && b.defined() && a.impl()->storage().get() == b.impl()->storage().get();
 }
 
-// In-place writes through a tensor whose elements share memory (an expand()ed view) would
-// race and give order-dependent results; PyTorch rejects them the same way.
-void check_no_internal_overlap(const Tensor& self, const char* op) {
-  for (int64_t d = 0; d < self.dim(); ++d)
-    TENSOR_CHECK(
-        self.stride(d) != 0 || self.size(d) <= 1,
-        "{}: unsupported operation: more than one element of the written-to tensor (shape {}, strides {}) refers "
-        "to a single memory location; call .clone() before writing in place",
-        op, shape_str(self.sizes()), shape_str(self.strides()));
-}
 
 void check_not_conj(const Tensor& self, const char* op) {
   TENSOR_CHECK(!self.is_conj(),
