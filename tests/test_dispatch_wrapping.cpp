@@ -308,3 +308,37 @@ TEST(FactoryDispatch, MetaFactoriesAllocateNothing) {
   EXPECT_TRUE(s.is_meta());
   EXPECT_EQ(s.strides().vec(), std::vector<int64_t>({1, 2}));
 }
+
+// ---- split, chunk and unbind dispatch as composites of views ----
+#include "src/ops/IndexOps.h"
+
+namespace {
+std::vector<Tensor> log_unbind(const Tensor& self, int64_t dim) {
+  seen().push_back("unbind");
+  return ops::unbind_op().redispatch(DispatchKey::Profiler, self, dim);
+}
+std::vector<Tensor> log_chunk(const Tensor& self, int64_t chunks, int64_t dim) {
+  seen().push_back("chunk");
+  return ops::chunk_op().redispatch(DispatchKey::Profiler, self, chunks, dim);
+}
+}  // namespace
+
+TEST(SplitDispatch, AWrappingKeySeesUnbindAndChunk) {
+  Tensor x = arange(6, TensorOptions(kFloat32)).view({2, 3});
+  ops::unbind_op().set(DispatchKey::Profiler, &log_unbind);
+  ops::chunk_op().set(DispatchKey::Profiler, &log_chunk);
+  seen().clear();
+  std::vector<Tensor> rows, cols;
+  {
+    ProfilerKeyOn on;
+    rows = x.unbind(0);
+    cols = x.chunk(2, 1);
+  }
+  ops::unbind_op().set(DispatchKey::Profiler, nullptr);
+  ops::chunk_op().set(DispatchKey::Profiler, nullptr);
+  EXPECT_EQ(seen(), Names({"unbind", "chunk"}));
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_TRUE(equal(rows[1], tensor::tensor({3.f, 4.f, 5.f})));
+  ASSERT_EQ(cols.size(), 2u);  // 3 columns in chunks of 2: [2, 2] then [2, 1]
+  EXPECT_TRUE(equal(cols[1], tensor::tensor({{2.f}, {5.f}})));
+}

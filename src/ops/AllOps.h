@@ -118,6 +118,10 @@ enum class Recording { Row, Node, Composite, None };
   X(nonzero_op(), None)                                            \
   X(cat_op(), Row)                                                 \
   X(stack_op(), Row)                                               \
+  X(split_op(), Composite)                                         \
+  X(split_with_sizes_op(), Composite)                              \
+  X(chunk_op(), Composite)                                         \
+  X(unbind_op(), Composite)                                        \
   X(advanced_index_ops().index, None)                              \
   X(advanced_index_ops().index_put_, None)                         \
   /* sorting */                                                    \

@@ -4,6 +4,8 @@
 // kernels/cpu/IndexKernels.cpp, over the strided offset loop of kernels/cpu/IndexLoops.h.
 #pragma once
 
+#include <vector>
+
 #include <cstdint>
 
 #include "src/core/Check.h"
@@ -86,6 +88,15 @@ dispatch::OpDef<NonzeroFn>& nonzero_op();
 // backend's slab copy; stack is cat of the unsqueezed inputs, in the same front end.
 dispatch::OpDef<CatFn>& cat_op();
 dispatch::OpDef<StackFn>& stack_op();
+using SplitFn = std::vector<Tensor>(const Tensor&, int64_t, int64_t);
+using SplitWithSizesFn = std::vector<Tensor>(const Tensor&, IntArrayRef, int64_t);
+using UnbindFn = std::vector<Tensor>(const Tensor&, int64_t);
+/// split, split(sizes), chunk, unbind: composites of views (JoinOps.cpp), in every backend slot
+/// (chunk and unbind exported for tests).
+dispatch::OpDef<SplitFn>& split_op();
+dispatch::OpDef<SplitWithSizesFn>& split_with_sizes_op();
+TENSOR_API dispatch::OpDef<SplitFn>& chunk_op();
+TENSOR_API dispatch::OpDef<UnbindFn>& unbind_op();
 /// Backend kernel of cat and stack: copies `src` into the [offset, offset + src.size(dim)) slab
 /// of the contiguous `out` along dim, converting to out's dtype and resolving a lazy conjugation.
 using CatSlabKernel = void (*)(const Tensor& out, const Tensor& src, int64_t dim, int64_t offset);

@@ -137,7 +137,11 @@ Tensor stack(TensorList tensors, int64_t dim) {
   return ops::stack_op()(tensors, dim);
 }
 
-std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
+namespace {
+// split, chunk and unbind: composites of views (narrow, select), dispatched so that wrapping
+// layers see them; their pieces record, and Note [Multi-output views] marks them as one
+// multi-output view.
+std::vector<Tensor> split_composite(const Tensor& a, int64_t split_size, int64_t dim) {
   TENSOR_CHECK(a.defined(), "split: tensor is undefined");
   TENSOR_CHECK(a.dim() > 0, "split: cannot split a 0-dim tensor");
   dim = detail::wrap_dim(dim, a.dim(), "split");
@@ -159,7 +163,7 @@ std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
   return out;
 }
 
-std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim) {
+std::vector<Tensor> split_with_sizes_composite(const Tensor& a, IntArrayRef split_sizes, int64_t dim) {
   TENSOR_CHECK(a.defined(), "split: tensor is undefined");
   TENSOR_CHECK(a.dim() > 0, "split: cannot split a 0-dim tensor");
   dim = detail::wrap_dim(dim, a.dim(), "split");
@@ -182,7 +186,7 @@ std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim)
   return out;
 }
 
-std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
+std::vector<Tensor> chunk_composite(const Tensor& a, int64_t chunks, int64_t dim) {
   TENSOR_CHECK(a.defined(), "chunk: tensor is undefined");
   TENSOR_CHECK(a.dim() > 0, "chunk: cannot chunk a 0-dim tensor");
   TENSOR_CHECK(chunks > 0, "chunk: number of chunks must be greater than 0, but got {}", chunks);
@@ -194,7 +198,7 @@ std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
   return split(a, split_size, dim);
 }
 
-std::vector<Tensor> unbind(const Tensor& a, int64_t dim) {
+std::vector<Tensor> unbind_composite(const Tensor& a, int64_t dim) {
   TENSOR_CHECK(a.defined(), "unbind: tensor is undefined");
   const int64_t nd = a.dim();
   TENSOR_CHECK(nd > 0, "unbind: cannot unbind a 0-dim tensor (shape {}, {}, dim {})", detail::shape_str(a.sizes()),
@@ -211,6 +215,37 @@ std::vector<Tensor> unbind(const Tensor& a, int64_t dim) {
   for (int64_t i = 0; i < n; ++i) out.push_back(a.select(dim, i));
   autograd::mark_multi_output_views(out, "UnbindBackward0");  // Note [Multi-output views]
   return out;
+}
+
+dispatch::OpDef<ops::SplitFn> g_split = dispatch::composite_def<ops::SplitFn>("split", &split_composite);
+dispatch::OpDef<ops::SplitWithSizesFn> g_split_with_sizes =
+    dispatch::composite_def<ops::SplitWithSizesFn>("split_with_sizes", &split_with_sizes_composite);
+dispatch::OpDef<ops::SplitFn> g_chunk = dispatch::composite_def<ops::SplitFn>("chunk", &chunk_composite);
+dispatch::OpDef<ops::UnbindFn> g_unbind = dispatch::composite_def<ops::UnbindFn>("unbind", &unbind_composite);
+}  // namespace
+
+namespace ops {
+dispatch::OpDef<SplitFn>& split_op() { return g_split; }
+dispatch::OpDef<SplitWithSizesFn>& split_with_sizes_op() { return g_split_with_sizes; }
+dispatch::OpDef<SplitFn>& chunk_op() { return g_chunk; }
+dispatch::OpDef<UnbindFn>& unbind_op() { return g_unbind; }
+}  // namespace ops
+
+std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim) {
+  TENSOR_CHECK(a.defined(), "split: tensor is undefined");
+  return g_split(a, split_size, dim);
+}
+std::vector<Tensor> split(const Tensor& a, IntArrayRef split_sizes, int64_t dim) {
+  TENSOR_CHECK(a.defined(), "split: tensor is undefined");
+  return g_split_with_sizes(a, split_sizes, dim);
+}
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim) {
+  TENSOR_CHECK(a.defined(), "chunk: tensor is undefined");
+  return g_chunk(a, chunks, dim);
+}
+std::vector<Tensor> unbind(const Tensor& a, int64_t dim) {
+  TENSOR_CHECK(a.defined(), "unbind: tensor is undefined");
+  return g_unbind(a, dim);
 }
 
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
