@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/ops/AdvancedIndexing.h"
+#include "src/ops/CompositeOps.h"
 #include "src/ops/ConvOps.h"
 #include "src/ops/CopyOps.h"
 #include "src/ops/ElementwiseOps.h"
@@ -35,130 +36,141 @@ namespace tensor::ops {
 enum class Recording { Row, Node, Composite, None };
 
 // NOLINTBEGIN(cppcoreguidelines-macro-usage)
-#define TENSOR_STRUCTURED_OPS(X)                                   \
-  /* factories (Note [Factories through the dispatcher]) */        \
-  X(factory_ops().empty, None)                                     \
-  X(factory_ops().empty_strided, None)                             \
-  X(factory_ops().full, None)                                      \
-  X(factory_ops().scalar_tensor, None)                             \
-  X(factory_ops().arange, None)                                    \
-  X(factory_ops().linspace, None)                                  \
-  X(factory_ops().eye, None)                                       \
-  X(factory_ops().rand, None)                                      \
-  X(factory_ops().randn, None)                                     \
-  X(factory_ops().randint, None)                                   \
-  X(factory_ops().randperm, None)                                  \
-  /* views (Note [Views through the dispatcher]) */                 \
-  X(view_ops().view, Node)                                         \
-  X(view_ops().permute, Node)                                      \
-  X(view_ops().expand, Node)                                       \
-  X(view_ops().transpose, Node)                                    \
-  X(view_ops().select, Node)                                       \
-  X(view_ops().t, Node)                                            \
-  X(view_ops().squeeze, Node)                                      \
-  X(view_ops().squeeze_dim, Node)                                  \
-  X(view_ops().unsqueeze, Node)                                    \
-  X(view_ops().conj, Node)                                         \
-  X(view_ops().real, Node)                                         \
-  X(view_ops().imag, Node)                                         \
-  X(view_ops().slice, Node)                                        \
-  X(view_ops().unfold, Node)                                       \
-  X(view_ops().diagonal, Node)                                     \
-  X(view_ops().as_strided, Node)                                   \
-  X(view_ops().detach, None)                                       \
-  X(view_ops().reshape, Composite)                                 \
-  X(view_ops().narrow, Composite)                                  \
-  X(view_ops().flatten, Composite)                                 \
-  X(view_ops().unflatten, Composite)                               \
-  /* data movement */                                              \
-  X(copy_ops().copy_, Node)                                        \
-  X(copy_ops().fill_, Node)                                        \
-  X(copy_ops().clone, Row)                                         \
-  X(copy_ops().to_copy, Row)                                       \
-  X(copy_ops().resolve_conj, Row)                                  \
-  /* condition */                                                  \
-  X(where_op(), Row)                                               \
-  X(clamp_op(), Row)                                               \
-  X(clamp_out_op(), None)                                          \
-  X(clamp_inplace_op(), Node)                                      \
-  /* reductions, scans, softmax */                                 \
-  X(reduce_ops().sum, Row)                                         \
-  X(reduce_ops().mean, Row)                                        \
-  X(reduce_ops().prod, Row)                                        \
-  X(reduce_ops().max_all, Row)                                     \
-  X(reduce_ops().min_all, Row)                                     \
-  X(reduce_ops().max_dim, Node)                                    \
-  X(reduce_ops().min_dim, Node)                                    \
-  X(reduce_ops().amax, Row)                                        \
-  X(reduce_ops().amin, Row)                                        \
-  X(reduce_ops().logsumexp, Row)                                   \
-  X(reduce_ops().argmax, None)                                     \
-  X(reduce_ops().argmin, None)                                     \
-  X(reduce_ops().any, None)                                        \
-  X(reduce_ops().all, None)                                        \
-  X(reduce_ops().var, Row)                                         \
-  X(reduce_ops().std_dev, Row)                                     \
-  X(reduce_ops().norm, Row)                                        \
-  X(reduce_ops().cumsum, Row)                                      \
-  X(reduce_ops().cumprod, Row)                                     \
-  X(reduce_ops().softmax, Row)                                     \
-  X(reduce_ops().log_softmax, Row)                                 \
-  /* indexing and joining */                                       \
-  X(index_select_op(), Row)                                        \
-  X(gather_op(), Row)                                              \
-  X(scatter_op(), Row)                                             \
-  X(scatter_inplace_op(), Node)                                    \
-  X(scatter_add_op(), Row)                                         \
-  X(scatter_add_inplace_op(), Node)                                \
-  X(index_add_op(), Row)                                           \
-  X(index_add_inplace_op(), Node)                                  \
-  X(masked_fill_op(), Row)                                         \
-  X(masked_fill_inplace_op(), Node)                                \
-  X(masked_select_op(), Composite)                                 \
-  X(nonzero_op(), None)                                            \
-  X(cat_op(), Row)                                                 \
-  X(stack_op(), Row)                                               \
-  X(split_op(), Composite)                                         \
-  X(split_with_sizes_op(), Composite)                              \
-  X(chunk_op(), Composite)                                         \
-  X(unbind_op(), Composite)                                        \
-  X(advanced_index_ops().index, None)                              \
-  X(advanced_index_ops().index_put_, None)                         \
-  /* sorting */                                                    \
-  X(sort_ops().sort, Node)                                         \
-  X(sort_ops().topk, Node)                                         \
-  /* rearranging */                                                \
-  X(rearrange_ops().tril, Row)                                     \
-  X(rearrange_ops().triu, Row)                                     \
-  X(rearrange_ops().tril_, Node)                                   \
-  X(rearrange_ops().triu_, Node)                                   \
-  X(rearrange_ops().flip, Row)                                     \
-  X(rearrange_ops().repeat, Composite)                             \
-  X(rearrange_ops().roll, Composite)                               \
-  /* matrix products */                                            \
-  X(linalg_ops().mm, Row)                                          \
-  X(linalg_ops().bmm, Row)                                         \
-  X(linalg_ops().addmm, Row)                                       \
-  X(linalg_ops().linear, Row)                                      \
-  /* convolution */                                                \
-  X(conv_ops().convolution, Row)                                   \
-  X(conv_ops().convolution_backward, None)                         \
-  /* pooling and normalization */                                  \
-  X(pool_norm_ops().max_pool2d, Node)                              \
-  X(pool_norm_ops().max_pool2d_with_indices, Node)                 \
-  X(pool_norm_ops().max_pool2d_backward, Row)                      \
-  X(pool_norm_ops().avg_pool2d, Row)                               \
-  X(pool_norm_ops().avg_pool2d_backward, Row)                      \
-  X(pool_norm_ops().adaptive_avg_pool2d, Row)                      \
-  X(pool_norm_ops().adaptive_avg_pool2d_backward, Row)             \
-  X(pool_norm_ops().batch_norm, Node)                              \
-  X(pool_norm_ops().batch_norm_backward, None)                     \
-  X(pool_norm_ops().layer_norm, Node)                              \
-  X(pool_norm_ops().layer_norm_backward, None)                     \
-  X(pool_norm_ops().group_norm, Node)                              \
-  X(pool_norm_ops().group_norm_backward, None)                     \
-  /* fused optimizer steps */                                      \
-  X(fused_sgd_op(), None)                                          \
+#define TENSOR_STRUCTURED_OPS(X)                            \
+  /* factories (Note [Factories through the dispatcher]) */ \
+  X(factory_ops().empty, None)                              \
+  X(factory_ops().empty_strided, None)                      \
+  X(factory_ops().full, None)                               \
+  X(factory_ops().scalar_tensor, None)                      \
+  X(factory_ops().arange, None)                             \
+  X(factory_ops().linspace, None)                           \
+  X(factory_ops().eye, None)                                \
+  X(factory_ops().rand, None)                               \
+  X(factory_ops().randn, None)                              \
+  X(factory_ops().randint, None)                            \
+  X(factory_ops().randperm, None)                           \
+  /* views (Note [Views through the dispatcher]) */         \
+  X(view_ops().view, Node)                                  \
+  X(view_ops().permute, Node)                               \
+  X(view_ops().expand, Node)                                \
+  X(view_ops().transpose, Node)                             \
+  X(view_ops().select, Node)                                \
+  X(view_ops().t, Node)                                     \
+  X(view_ops().squeeze, Node)                               \
+  X(view_ops().squeeze_dim, Node)                           \
+  X(view_ops().unsqueeze, Node)                             \
+  X(view_ops().conj, Node)                                  \
+  X(view_ops().real, Node)                                  \
+  X(view_ops().imag, Node)                                  \
+  X(view_ops().slice, Node)                                 \
+  X(view_ops().unfold, Node)                                \
+  X(view_ops().diagonal, Node)                              \
+  X(view_ops().as_strided, Node)                            \
+  X(view_ops().detach, None)                                \
+  X(view_ops().reshape, Composite)                          \
+  X(view_ops().narrow, Composite)                           \
+  X(view_ops().flatten, Composite)                          \
+  X(view_ops().unflatten, Composite)                        \
+  /* data movement */                                       \
+  X(copy_ops().copy_, Node)                                 \
+  X(copy_ops().fill_, Node)                                 \
+  X(copy_ops().clone, Row)                                  \
+  X(copy_ops().to_copy, Row)                                \
+  X(copy_ops().resolve_conj, Row)                           \
+  /* condition */                                           \
+  X(where_op(), Row)                                        \
+  X(clamp_op(), Row)                                        \
+  X(clamp_out_op(), None)                                   \
+  X(clamp_inplace_op(), Node)                               \
+  /* reductions, scans, softmax */                          \
+  X(reduce_ops().sum, Row)                                  \
+  X(reduce_ops().mean, Row)                                 \
+  X(reduce_ops().prod, Row)                                 \
+  X(reduce_ops().max_all, Row)                              \
+  X(reduce_ops().min_all, Row)                              \
+  X(reduce_ops().max_dim, Node)                             \
+  X(reduce_ops().min_dim, Node)                             \
+  X(reduce_ops().amax, Row)                                 \
+  X(reduce_ops().amin, Row)                                 \
+  X(reduce_ops().logsumexp, Row)                            \
+  X(reduce_ops().argmax, None)                              \
+  X(reduce_ops().argmin, None)                              \
+  X(reduce_ops().any, None)                                 \
+  X(reduce_ops().all, None)                                 \
+  X(reduce_ops().var, Row)                                  \
+  X(reduce_ops().std_dev, Row)                              \
+  X(reduce_ops().norm, Row)                                 \
+  X(reduce_ops().cumsum, Row)                               \
+  X(reduce_ops().cumprod, Row)                              \
+  X(reduce_ops().softmax, Row)                              \
+  X(reduce_ops().log_softmax, Row)                          \
+  /* indexing and joining */                                \
+  X(index_select_op(), Row)                                 \
+  X(gather_op(), Row)                                       \
+  X(scatter_op(), Row)                                      \
+  X(scatter_inplace_op(), Node)                             \
+  X(scatter_add_op(), Row)                                  \
+  X(scatter_add_inplace_op(), Node)                         \
+  X(index_add_op(), Row)                                    \
+  X(index_add_inplace_op(), Node)                           \
+  X(masked_fill_op(), Row)                                  \
+  X(masked_fill_inplace_op(), Node)                         \
+  X(masked_select_op(), Composite)                          \
+  X(nonzero_op(), None)                                     \
+  X(cat_op(), Row)                                          \
+  X(stack_op(), Row)                                        \
+  X(split_op(), Composite)                                  \
+  X(split_with_sizes_op(), Composite)                       \
+  X(chunk_op(), Composite)                                  \
+  X(unbind_op(), Composite)                                 \
+  X(advanced_index_ops().index, None)                       \
+  X(advanced_index_ops().index_put_, None)                  \
+  /* sorting */                                             \
+  X(sort_ops().sort, Node)                                  \
+  X(sort_ops().topk, Node)                                  \
+  X(argsort_op(), Composite)                                \
+  /* rearranging */                                         \
+  X(rearrange_ops().tril, Row)                              \
+  X(rearrange_ops().triu, Row)                              \
+  X(rearrange_ops().tril_, Node)                            \
+  X(rearrange_ops().triu_, Node)                            \
+  X(rearrange_ops().flip, Row)                              \
+  X(rearrange_ops().repeat, Composite)                      \
+  X(rearrange_ops().roll, Composite)                        \
+  /* matrix products */                                     \
+  X(linalg_ops().mm, Row)                                   \
+  X(linalg_ops().bmm, Row)                                  \
+  X(linalg_ops().addmm, Row)                                \
+  X(linalg_ops().linear, Row)                               \
+  X(dot_op(), Composite)                                    \
+  X(outer_op(), Composite)                                  \
+  X(matmul_op(), Composite)                                 \
+  X(einsum_op(), Composite)                                 \
+  /* convolution */                                         \
+  X(conv_ops().convolution, Row)                            \
+  X(conv_ops().convolution_backward, None)                  \
+  X(conv1d_op(), Composite)                                 \
+  X(conv2d_op(), Composite)                                 \
+  X(conv3d_op(), Composite)                                 \
+  X(conv_transpose1d_op(), Composite)                       \
+  X(conv_transpose2d_op(), Composite)                       \
+  X(conv_transpose3d_op(), Composite)                       \
+  /* pooling and normalization */                           \
+  X(pool_norm_ops().max_pool2d, Node)                       \
+  X(pool_norm_ops().max_pool2d_with_indices, Node)          \
+  X(pool_norm_ops().max_pool2d_backward, Row)               \
+  X(pool_norm_ops().avg_pool2d, Row)                        \
+  X(pool_norm_ops().avg_pool2d_backward, Row)               \
+  X(pool_norm_ops().adaptive_avg_pool2d, Row)               \
+  X(pool_norm_ops().adaptive_avg_pool2d_backward, Row)      \
+  X(pool_norm_ops().batch_norm, Node)                       \
+  X(pool_norm_ops().batch_norm_backward, None)              \
+  X(pool_norm_ops().layer_norm, Node)                       \
+  X(pool_norm_ops().layer_norm_backward, None)              \
+  X(pool_norm_ops().group_norm, Node)                       \
+  X(pool_norm_ops().group_norm_backward, None)              \
+  /* fused optimizer steps */                               \
+  X(fused_sgd_op(), None)                                   \
   X(fused_adam_op(), None)
 // NOLINTEND(cppcoreguidelines-macro-usage)
 

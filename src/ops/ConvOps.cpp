@@ -7,6 +7,7 @@
 #include "src/ops/ConvOps.h"
 #include "src/cpu/Conv.h"
 #include "src/dispatch/BackendKernels.h"
+#include "src/ops/CompositeOps.h"
 
 #include <algorithm>
 
@@ -242,35 +243,92 @@ Tensor conv_transpose_nd(const char* op, int64_t nd, const Tensor& input, const 
 
 }  // namespace
 
-Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
-              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+namespace {
+Tensor conv1d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd("conv1d", 1, input, weight, bias, stride, padding, dilation, groups);
 }
-Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(conv1d, ConvNdFn, conv1d_composite)
+}  // namespace ops
+Tensor conv1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return ops::conv1d_op()(input, weight, bias, stride, padding, dilation, groups);
+}
+namespace {
+Tensor conv2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd("conv2d", 2, input, weight, bias, stride, padding, dilation, groups);
 }
-Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(conv2d, ConvNdFn, conv2d_composite)
+}  // namespace ops
+Tensor conv2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
               IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return ops::conv2d_op()(input, weight, bias, stride, padding, dilation, groups);
+}
+namespace {
+Tensor conv3d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
   return conv_nd("conv3d", 3, input, weight, bias, stride, padding, dilation, groups);
 }
-Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
-                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
-                        IntArrayRef dilation) {
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(conv3d, ConvNdFn, conv3d_composite)
+}  // namespace ops
+Tensor conv3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias, IntArrayRef stride,
+              IntArrayRef padding, IntArrayRef dilation, int64_t groups) {
+  return ops::conv3d_op()(input, weight, bias, stride, padding, dilation, groups);
+}
+namespace {
+Tensor conv_transpose1d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                                  IntArrayRef dilation) {
   return conv_transpose_nd("conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
 }
-Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(conv_transpose1d, ConvTransposeNdFn, conv_transpose1d_composite)
+}  // namespace ops
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
+  return ops::conv_transpose1d_op()(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
+namespace {
+Tensor conv_transpose2d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                                  IntArrayRef dilation) {
   return conv_transpose_nd("conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
                            dilation);
 }
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(conv_transpose2d, ConvTransposeNdFn, conv_transpose2d_composite)
+}  // namespace ops
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                        IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                        IntArrayRef dilation) {
+  return ops::conv_transpose2d_op()(input, weight, bias, stride, padding, output_padding, groups, dilation);
+}
+namespace {
+Tensor conv_transpose3d_composite(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
+                                  IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
+                                  IntArrayRef dilation) {
+  return conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation);
+}
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(conv_transpose3d, ConvTransposeNdFn, conv_transpose3d_composite)
+}  // namespace ops
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const std::optional<Tensor>& bias,
                         IntArrayRef stride, IntArrayRef padding, IntArrayRef output_padding, int64_t groups,
                         IntArrayRef dilation) {
-  return conv_transpose_nd("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
-                           dilation);
+  return ops::conv_transpose3d_op()(input, weight, bias, stride, padding, output_padding, groups, dilation);
 }
 
 namespace detail {

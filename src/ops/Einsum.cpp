@@ -1,6 +1,8 @@
 // einsum as a composite of views, sum and bmm (so its gradient comes from theirs).
 #include <algorithm>
 #include <array>
+#include "src/dispatch/BackendKernels.h"
+#include "src/ops/CompositeOps.h"
 
 #include "src/core/Check.h"
 #include "tensor/linalg.h"
@@ -112,7 +114,8 @@ Tensor contract(Tensor l, Tensor r, const std::vector<bool>& summed) {
 
 }  // namespace
 
-Tensor einsum(const std::string& equation, TensorList operands) {
+namespace {
+Tensor einsum_composite(const std::string& equation, TensorList operands) {
   const std::string& eq = equation;
   TENSOR_CHECK(!operands.empty(), "einsum(): must provide at least one operand");
   const size_t arrow = eq.find("->");
@@ -258,5 +261,10 @@ Tensor einsum(const std::string& equation, TensorList operands) {
   for (int64_t d = 0; d < n_out; ++d) out_shape.push_back(result.size(d));
   return result.reshape(out_shape);
 }
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(einsum, EinsumFn, einsum_composite)
+}  // namespace ops
+Tensor einsum(const std::string& equation, TensorList operands) { return ops::einsum_op()(equation, operands); }
 
 }  // namespace tensor

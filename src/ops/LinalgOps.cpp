@@ -6,6 +6,7 @@
 // oneDNN or the plain loops by dtype); Meta stops after the allocation.
 #include "src/ops/LinalgOps.h"
 #include "src/cpu/Matmul.h"
+#include "src/ops/CompositeOps.h"
 
 #include "src/core/Check.h"
 #include "src/dispatch/BackendKernels.h"
@@ -161,7 +162,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   return ops::linalg_ops().linear(x, weight, bias);
 }
 
-Tensor dot(const Tensor& a, const Tensor& b) {
+namespace {
+Tensor dot_composite(const Tensor& a, const Tensor& b) {
   TENSOR_CHECK(a.defined() && b.defined() && a.dim() == 1 && b.dim() == 1,
                "dot: expected 1-D tensors, but got shapes {} and {}", a.defined() ? shape_str(a.sizes()) : "undefined",
                b.defined() ? shape_str(b.sizes()) : "undefined");
@@ -172,13 +174,24 @@ Tensor dot(const Tensor& a, const Tensor& b) {
   // A [1, k] x [k, 1] product: oneDNN's accumulation for float32/bf16, exact loops otherwise.
   return mm(a.unsqueeze(0), b.unsqueeze(1)).reshape({});
 }
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(dot, MatmulFn, dot_composite)
+}  // namespace ops
+Tensor dot(const Tensor& a, const Tensor& b) { return ops::dot_op()(a, b); }
 
-Tensor outer(const Tensor& a, const Tensor& b) {
+namespace {
+Tensor outer_composite(const Tensor& a, const Tensor& b) {
   TENSOR_CHECK(a.defined() && b.defined() && a.dim() == 1 && b.dim() == 1,
                "outer: expected 1-D tensors, but got shapes {} and {}", a.defined() ? shape_str(a.sizes()) : "undefined",
                b.defined() ? shape_str(b.sizes()) : "undefined");
   return a.unsqueeze(1) * b.unsqueeze(0);
 }
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(outer, MatmulFn, outer_composite)
+}  // namespace ops
+Tensor outer(const Tensor& a, const Tensor& b) { return ops::outer_op()(a, b); }
 
 // Note [matmul as a composite]
 // As in libtorch, matmul is not an op of its own: it reshapes to mm or bmm, whose derivatives
@@ -186,7 +199,8 @@ Tensor outer(const Tensor& a, const Tensor& b) {
 // rows of one mm (the linear-layer case, no copy when a is contiguous); other batched cases
 // broadcast the batch dims, and a batch that is only broadcast stays a stride-0 view that the
 // oneDNN kernel broadcasts without copying (Note [Matmul operand layouts]).
-Tensor matmul(const Tensor& a, const Tensor& b) {
+namespace {
+Tensor matmul_composite(const Tensor& a, const Tensor& b) {
   TENSOR_CHECK(a.defined() && b.defined(), "matmul: expected defined tensors");
   const int64_t da = a.dim(), db = b.dim();
   TENSOR_CHECK(da >= 1 && db >= 1, "matmul: both arguments need at least 1 dimension, but got shapes {} and {}",
@@ -237,6 +251,11 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (db > 1) os.push_back(m);
   return r.reshape(os);
 }
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(matmul, MatmulFn, matmul_composite)
+}  // namespace ops
+Tensor matmul(const Tensor& a, const Tensor& b) { return ops::matmul_op()(a, b); }
 
 Tensor Tensor::matmul(const Tensor& other) const { return tensor::matmul(*this, other); }
 Tensor Tensor::mm(const Tensor& other) const { return tensor::mm(*this, other); }

@@ -4,6 +4,7 @@
 // backend's SortKernel; CPU's loops are in kernels/cpu/SortKernels.cpp (Note [Sort order and
 // NaN] there).
 #include "src/ops/SortOps.h"
+#include "src/ops/CompositeOps.h"
 
 #include "kernels/cpu/SortKernels.h"
 #include "src/core/Check.h"
@@ -97,10 +98,16 @@ std::tuple<Tensor, Tensor> sort(const Tensor& a, int64_t dim, bool descending) {
 std::tuple<Tensor, Tensor> sort(const Tensor& a, std::optional<bool> /*stable*/, int64_t dim, bool descending) {
   return ops::sort_ops().sort(a, dim, descending);
 }
-Tensor argsort(const Tensor& a, int64_t dim, bool descending) {
+namespace {
+Tensor argsort_composite(const Tensor& a, int64_t dim, bool descending) {
   // Only the positions: no gradient to record.
   return std::get<1>(ops::sort_ops().sort(a, dim, descending));
 }
+}  // namespace
+namespace ops {
+TENSOR_COMPOSITE_OP(argsort, ArgsortFn, argsort_composite)
+}  // namespace ops
+Tensor argsort(const Tensor& a, int64_t dim, bool descending) { return ops::argsort_op()(a, dim, descending); }
 
 std::tuple<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
   return tensor::topk(*this, k, dim, largest, sorted);
