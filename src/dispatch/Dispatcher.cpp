@@ -13,10 +13,7 @@ const char* to_string(DispatchKey k) {
 
 namespace dispatch {
 
-LocalKeys& local_keys() {
-  static thread_local LocalKeys keys;
-  return keys;
-}
+thread_local LocalKeys g_local_keys;
 
 void no_kernel(const char* op, DispatchKey k) {
   if (k == DispatchKey::CUDA)

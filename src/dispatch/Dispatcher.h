@@ -20,7 +20,14 @@ struct LocalKeys {
   DispatchKeySet included;
   DispatchKeySet excluded;
 };
-TENSOR_API LocalKeys& local_keys();
+// Note [Thread-local keys]
+// Every call reads these, so they are one exported thread_local read inline with the
+// initial-exec model: a load at a fixed offset from the thread pointer, where a function call
+// and __tls_get_addr (the default for a shared library) cost more than the rest of the key
+// computation. initial-exec suits a library linked at program start (as libtensor is); a
+// dlopen()ed libtensor still loads while glibc's static TLS reserve lasts.
+extern TENSOR_API thread_local LocalKeys g_local_keys __attribute__((tls_model("initial-exec")));
+inline LocalKeys& local_keys() { return g_local_keys; }
 
 inline DispatchKeySet key_set_of(const TensorImpl* t) {
   DispatchKeySet ks;
