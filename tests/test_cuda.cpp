@@ -239,3 +239,53 @@ TEST(CudaAllocator, ConcurrentAllocAndFree) {
   EXPECT_EQ(s1.allocated_bytes, s0.allocated_bytes);
   EXPECT_EQ(s1.num_alloc_calls, s0.num_alloc_calls + 8 * 500 * 2);
 }
+
+// ---- copy_ and fill_ on CUDA (Note [CUDA copy_ by staging]): every value checked on the host ----
+
+TEST(CudaCopy, RoundTripKeepsValues) {
+  REQUIRE_CUDA();
+  Tensor x = arange(12, TensorOptions(kFloat32)).view({3, 4});
+  Tensor d = x.to(Device(kCUDA));
+  EXPECT_TRUE(d.is_cuda());
+  EXPECT_TRUE(equal(d.cpu(), x));
+}
+
+TEST(CudaCopy, ConvertsDtypeAndLayoutBothWays) {
+  REQUIRE_CUDA();
+  Tensor x = arange(12, TensorOptions(kFloat64)).view({3, 4});
+  // Host to device with a conversion and a transposed source.
+  Tensor d = x.t().to(Device(kCUDA), kFloat32);
+  EXPECT_EQ(d.dtype(), kFloat32);
+  EXPECT_TRUE(equal(d.cpu(), x.t().to(kFloat32).contiguous()));
+  // Device to device into a strided destination, then a device-side conversion back to int64.
+  Tensor base = zeros({4, 3}, TensorOptions(kFloat32).device(kCUDA));
+  base.t().copy_(x.to(kFloat32).to(Device(kCUDA)));
+  EXPECT_TRUE(equal(base.cpu(), x.t().to(kFloat32).contiguous()));
+  EXPECT_TRUE(equal(base.to(kInt64).cpu(), x.t().to(kInt64).contiguous()));
+  // A broadcast source.
+  Tensor row = tensor::tensor({1.f, 2.f, 3.f}).to(Device(kCUDA));
+  Tensor dst = empty({2, 3}, TensorOptions(kFloat32).device(kCUDA));
+  dst.copy_(row);
+  EXPECT_TRUE(equal(dst.cpu(), tensor::tensor({{1.f, 2.f, 3.f}, {1.f, 2.f, 3.f}})));
+}
+
+TEST(CudaCopy, ConjugateViewsCopyTheirValues) {
+  REQUIRE_CUDA();
+  Tensor z = (tensor::tensor({1.0, 2.0}).to(kComplex64) * complex128(0, 1)).to(Device(kCUDA));
+  Tensor c = z.conj().resolve_conj();
+  EXPECT_FALSE(c.is_conj());
+  Tensor h = c.cpu();
+  EXPECT_EQ(h[0].item().to<complex128>(), complex128(0, -1));
+  EXPECT_EQ(h[1].item().to<complex128>(), complex128(0, -2));
+}
+
+TEST(CudaCopy, FillsContiguousAndStridedTensors) {
+  REQUIRE_CUDA();
+  Tensor d = zeros({3, 4}, TensorOptions(kFloat32).device(kCUDA));
+  d.select(1, 2).fill_(7);
+  Tensor h = d.cpu();
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(h[r][c].item<float>(), c == 2 ? 7.f : 0.f);
+  d.fill_(-1.5);
+  EXPECT_TRUE(equal(d.cpu(), full({3, 4}, -1.5f)));
+}
