@@ -1,7 +1,8 @@
 // Ported-program test (issue 14): libtorch autograd programs written in libtorch's spelling with
 // `torch::` renamed to `tensor::`. Deep graphs (a 100,000-node chain built, differentiated and
-// destroyed; a reentrant backward 10,000 levels deep). Expected values are closed forms computed
-// in the test, never taken from the code under test.
+// destroyed; a reentrant backward 10,000 levels deep), and custom Functions that change their
+// inputs in place (mark_dirty, libtorch's documented contract). Expected values are closed forms
+// computed in the test, never taken from the code under test.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
@@ -151,4 +152,166 @@ TEST(PortAutograd, ReentrantBackwardKeepsGradModeAndPropagatesErrors) {
   };
   auto x = tensor::ones({1}, tensor::dtype(tensor::kFloat64).requires_grad(true));
   expect_error([&] { Throws::apply(x, 3000).sum().backward(); }, {"Throws: reached the bottom"});
+}
+
+// ---- Custom Function in-place semantics ----
+
+namespace {
+
+// libtorch's in-place custom Function idiom: change the input, mark it dirty, return it.
+struct MulTwoInplace : tensor::autograd::Function<MulTwoInplace> {
+  static tensor::Tensor forward(tensor::autograd::AutogradContext* ctx, tensor::Tensor x) {
+    x.mul_(2);
+    ctx->mark_dirty({x});
+    return x;
+  }
+  static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext*,
+                                                  tensor::autograd::variable_list grad_output) {
+    return {grad_output[0] * 2};
+  }
+};
+
+// The same, writing through data_ptr(), which no version counter sees.
+struct AddOneRaw : tensor::autograd::Function<AddOneRaw> {
+  static tensor::Tensor forward(tensor::autograd::AutogradContext* ctx, tensor::Tensor x) {
+    double* p = x.data_ptr<double>();
+    for (int64_t i = 0; i < x.numel(); ++i) p[i] += 1;
+    ctx->mark_dirty({x});
+    return x;
+  }
+  static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext*,
+                                                  tensor::autograd::variable_list grad_output) {
+    return {grad_output[0]};
+  }
+};
+
+}  // namespace
+
+TEST(PortAutograd, MarkDirtyRebasesHistoryAndBumpsTheVersionOnce) {
+  auto leaf = tensor::tensor({1.0, 2.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  auto a = leaf * 1;
+  const auto v0 = a._version();
+  auto out = MulTwoInplace::apply(a);
+  EXPECT_TRUE(out.is_same(a)) << "the dirty input is returned as itself";
+  EXPECT_EQ(a._version(), v0 + 1) << "the in-place op's bump, not a second one";
+  ASSERT_TRUE(a.grad_fn());
+  EXPECT_EQ(a.grad_fn()->name(), "CppNode");
+  tensor::testing::expect_near(tensor::testing::vals(a), {2.0, 4.0}, 0, "a after MulTwoInplace");
+  // d(sum(3 * 2 * leaf))/d(leaf) = 6: the gradient flows through the custom node, then MulBackward1.
+  (out * 3).sum().backward();
+  tensor::testing::expect_near(tensor::testing::vals(leaf.grad()), {6.0, 6.0}, 0, "leaf.grad()");
+
+  // A write the version counter did not see is still counted: mark_dirty bumps it once.
+  auto b = leaf * 1;
+  const auto w0 = b._version();
+  AddOneRaw::apply(b);
+  EXPECT_EQ(b._version(), w0 + 1);
+  tensor::testing::expect_near(tensor::testing::vals(b), {2.0, 3.0}, 0, "b after AddOneRaw");
+}
+
+TEST(PortAutograd, MarkDirtyMakesAnEarlierSaveStale) {
+  // b.sin() saved a; the custom Function then changed a in place. libtorch refuses the backward
+  // through sin, whether forward changed a with an in-place op or behind the counter's back.
+  auto leaf = tensor::tensor({0.5, 1.5}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  {
+    auto a = leaf * 1;
+    auto s = a.sin();
+    MulTwoInplace::apply(a);
+    expect_error([&] { s.sum().backward(); },
+                 {"SinBackward0", "one of the variables needed for gradient computation has been modified by an "
+                                  "inplace operation"});
+  }
+  {
+    auto a = leaf * 1;
+    auto s = a.sin();
+    AddOneRaw::apply(a);
+    expect_error([&] { s.sum().backward(); }, {"modified by an inplace operation", "expected version 0"});
+  }
+  {
+    // A custom Function's own saved tensor, changed after the call.
+    struct SaveX : tensor::autograd::Function<SaveX> {
+      static tensor::Tensor forward(tensor::autograd::AutogradContext* ctx, tensor::Tensor x) {
+        ctx->save_for_backward({x});
+        return x * x;
+      }
+      static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext* ctx,
+                                                      tensor::autograd::variable_list g) {
+        return {2 * ctx->get_saved_variables()[0] * g[0]};
+      }
+    };
+    auto a = leaf * 1;
+    auto y = SaveX::apply(a);
+    MulTwoInplace::apply(a);
+    expect_error([&] { y.sum().backward(); }, {"modified by an inplace operation", "saved tensor 0"});
+  }
+  {
+    // Saving x and then changing it in the same forward is fine (libtorch saves after forward):
+    // backward sees the changed x. y = 2x, saved 2x; backward returns 2 * saved = 4x0 per unit.
+    struct SaveThenDouble : tensor::autograd::Function<SaveThenDouble> {
+      static tensor::Tensor forward(tensor::autograd::AutogradContext* ctx, tensor::Tensor x) {
+        ctx->save_for_backward({x});
+        x.mul_(2);
+        ctx->mark_dirty({x});
+        return x;
+      }
+      static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext* ctx,
+                                                      tensor::autograd::variable_list g) {
+        return {ctx->get_saved_variables()[0] * g[0]};
+      }
+    };
+    leaf.mutable_grad() = tensor::Tensor();
+    auto a = leaf * 1;
+    SaveThenDouble::apply(a).sum().backward();
+    tensor::testing::expect_near(tensor::testing::vals(leaf.grad()), {1.0, 3.0}, 0, "leaf.grad() through the saved, changed x");
+  }
+}
+
+TEST(PortAutograd, InPlaceOnALeafThatRequiresGradInsideForwardIsRejected) {
+  auto leaf = tensor::tensor({1.0, 2.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  expect_error([&] { MulTwoInplace::apply(leaf); },
+               {"a leaf Variable that requires grad is being used in an in-place operation", "input 0",
+                "float64"});
+  EXPECT_TRUE(leaf.is_leaf());
+  EXPECT_FALSE(leaf.grad_fn());
+  // Under NoGradGuard nothing is recorded, so the leaf may change (as an optimizer step does).
+  {
+    tensor::NoGradGuard no_grad;
+    auto out = MulTwoInplace::apply(leaf);
+    EXPECT_TRUE(out.is_same(leaf));
+  }
+  EXPECT_TRUE(leaf.is_leaf());
+  // A leaf that does not require grad is an ordinary input: it takes the node as its history
+  // when another input makes the call recorded.
+  struct AddInplace : tensor::autograd::Function<AddInplace> {
+    static tensor::Tensor forward(tensor::autograd::AutogradContext* ctx, tensor::Tensor x, tensor::Tensor y) {
+      x.add_(y);
+      ctx->mark_dirty({x});
+      return x;
+    }
+    static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext*,
+                                                    tensor::autograd::variable_list g) {
+      return {g[0], g[0]};
+    }
+  };
+  auto buf = tensor::zeros({2}, tensor::kFloat64);
+  auto w = tensor::tensor({3.0, 4.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  auto out = AddInplace::apply(buf, w);
+  EXPECT_TRUE(out.is_same(buf));
+  EXPECT_FALSE(buf.is_leaf());
+  out.sum().backward();
+  tensor::testing::expect_near(tensor::testing::vals(w.grad()), {1.0, 1.0}, 0, "w.grad()");
+  // A dirty tensor must be returned.
+  struct ForgetsToReturn : tensor::autograd::Function<ForgetsToReturn> {
+    static tensor::Tensor forward(tensor::autograd::AutogradContext* ctx, tensor::Tensor x) {
+      x.mul_(2);
+      ctx->mark_dirty({x});
+      return x * 1;
+    }
+    static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext*,
+                                                    tensor::autograd::variable_list g) {
+      return {g[0]};
+    }
+  };
+  auto nonleaf = leaf * 1;
+  expect_error([&] { ForgetsToReturn::apply(nonleaf); }, {"marked as dirty", "not returned"});
 }
