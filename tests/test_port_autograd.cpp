@@ -1,7 +1,8 @@
 // Ported-program test (issue 14): libtorch autograd programs written in libtorch's spelling with
 // `torch::` renamed to `tensor::`. Deep graphs (a 100,000-node chain built, differentiated and
 // destroyed; a reentrant backward 10,000 levels deep), and custom Functions that change their
-// inputs in place (mark_dirty, libtorch's documented contract). Expected values are closed forms
+// inputs in place (mark_dirty, libtorch's documented contract), and libtorch's autograd spellings
+// (Variable, tensor_list, Edge::function, top-level AutoGradMode). Expected values are closed forms
 // computed in the test, never taken from the code under test.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
@@ -13,6 +14,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <thread>
+#include <type_traits>
+#include <vector>
 
 #include "tests/test_util.h"
 
@@ -52,7 +55,7 @@ struct DeepReentrant : tensor::autograd::Function<DeepReentrant> {
     if (depth > 0) {
       tensor::Tensor leaf = tensor::ones({1}, tensor::kFloat64).requires_grad_();
       {
-        tensor::autograd::AutoGradMode enable_grad(true);
+        tensor::AutoGradMode enable_grad(true);
         DeepReentrant::apply(leaf, depth - 1).sum().backward();
       }
       inner = leaf.grad();
@@ -142,7 +145,7 @@ TEST(PortAutograd, ReentrantBackwardKeepsGradModeAndPropagatesErrors) {
       if (depth == 0) throw tensor::Error("Throws: reached the bottom");
       auto leaf = tensor::ones({1}, tensor::kFloat64).requires_grad_();
       {
-        tensor::autograd::AutoGradMode enable_grad(true);
+        tensor::AutoGradMode enable_grad(true);
         auto y = Throws::apply(leaf, depth - 1);
         EXPECT_TRUE(y.requires_grad()) << "grad mode was lost at depth " << depth;
         y.sum().backward();
@@ -314,4 +317,50 @@ TEST(PortAutograd, InPlaceOnALeafThatRequiresGradInsideForwardIsRejected) {
   };
   auto nonleaf = leaf * 1;
   expect_error([&] { ForgetsToReturn::apply(nonleaf); }, {"marked as dirty", "not returned"});
+}
+
+// ---- libtorch's autograd spellings ----
+
+TEST(PortAutograd, AutogradSpellings) {
+  static_assert(std::is_same_v<tensor::autograd::Variable, tensor::Tensor>);
+  static_assert(std::is_same_v<tensor::autograd::tensor_list, std::vector<tensor::Tensor>>);
+  static_assert(std::is_same_v<tensor::autograd::variable_list, tensor::autograd::tensor_list>);
+
+  // y = x * w + x: the AddBackward0 node's edges lead to MulBackward0 (input 0) and to x's
+  // AccumulateGrad, each through Edge::function and Edge::input_nr.
+  tensor::autograd::Variable x = tensor::tensor({2.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  tensor::autograd::Variable w = tensor::tensor({3.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  tensor::autograd::Variable y = x * w + x;
+  const auto& edges = y.grad_fn()->next_edges();
+  ASSERT_EQ(edges.size(), 2u);
+  ASSERT_TRUE(edges[0].is_valid() && edges[1].is_valid());
+  EXPECT_EQ(edges[0].function->name(), "MulBackward0");
+  EXPECT_EQ(edges[0].input_nr, 0u);
+  EXPECT_EQ(edges[1].function->name(), "AccumulateGrad");
+  const tensor::autograd::Edge none;
+  EXPECT_FALSE(none.is_valid());
+
+  // dy/dx = w + 1 = 4, dy/dw = x = 2, through autograd::grad with a tensor_list.
+  tensor::autograd::tensor_list grads = tensor::autograd::grad({y}, {x, w});
+  EXPECT_DOUBLE_EQ(grads[0].item<double>(), 4.0);
+  EXPECT_DOUBLE_EQ(grads[1].item<double>(), 2.0);
+
+  // tensor::AutoGradMode, tensor::GradMode and tensor::NoGradGuard at the top level, as torch::.
+  EXPECT_TRUE(tensor::GradMode::is_enabled());
+  {
+    tensor::NoGradGuard no_grad;
+    EXPECT_FALSE(tensor::GradMode::is_enabled());
+    EXPECT_FALSE((x * 2).requires_grad());
+    {
+      tensor::AutoGradMode enable_grad(true);
+      EXPECT_TRUE(tensor::GradMode::is_enabled());
+      EXPECT_TRUE((x * 2).requires_grad());
+    }
+    EXPECT_FALSE(tensor::GradMode::is_enabled());
+  }
+  {
+    tensor::AutoGradMode disable_grad(false);
+    EXPECT_FALSE((x * 2).requires_grad());
+  }
+  EXPECT_TRUE((x * 2).requires_grad());
 }

@@ -154,7 +154,7 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
   std::vector<Node*> stack;
   std::unordered_set<Node*> seen;
   for (const Edge& r : roots)
-    if (r.valid() && seen.insert(r.fn.get()).second) stack.push_back(r.fn.get());
+    if (r.valid() && seen.insert(r.function.get()).second) stack.push_back(r.function.get());
   std::vector<Node*> order;  // every reachable node
   while (!stack.empty()) {
     Node* n = stack.back();
@@ -162,14 +162,14 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
     order.push_back(n);
     for (const Edge& e : n->next_edges()) {
       if (!e.valid()) continue;
-      deps[e.fn.get()]++;
-      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+      deps[e.function.get()]++;
+      if (seen.insert(e.function.get()).second) stack.push_back(e.function.get());
     }
   }
   // 2. For grad(): the nodes that lead to a capture point.
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> capture_at;
   for (size_t i = 0; i < captures.size(); ++i)
-    if (captures[i].valid()) capture_at[captures[i].fn.get()].push_back({captures[i].input_nr, i});
+    if (captures[i].valid()) capture_at[captures[i].function.get()].push_back({captures[i].input_nr, i});
   std::unordered_set<Node*> needed;
   const bool capturing = !captures.empty();
   if (capturing) {
@@ -180,7 +180,7 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
       for (Node* n : order) {
         if (needed.count(n)) continue;
         for (const Edge& e : n->next_edges())
-          if (e.valid() && (capture_at.count(e.fn.get()) || needed.count(e.fn.get()))) {
+          if (e.valid() && (capture_at.count(e.function.get()) || needed.count(e.function.get()))) {
             needed.insert(n);
             changed = true;
             break;
@@ -192,14 +192,14 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
   // 3. Seed and run.
   for (size_t i = 0; i < roots.size(); ++i) {
     if (!roots[i].valid()) continue;
-    variable_list& buf = buffers[roots[i].fn.get()];
-    buf.resize(roots[i].fn->num_inputs());
+    variable_list& buf = buffers[roots[i].function.get()];
+    buf.resize(roots[i].function->num_inputs());
     Tensor& slot = buf[roots[i].input_nr];
     slot = slot.defined() ? slot + grads[i] : grads[i];
   }
   std::priority_queue<Node*, std::vector<Node*>, ReadyCmp> ready;
   for (const Edge& r : roots)
-    if (r.valid() && deps[r.fn.get()] == 0 && seen.erase(r.fn.get())) ready.push(r.fn.get());
+    if (r.valid() && deps[r.function.get()] == 0 && seen.erase(r.function.get())) ready.push(r.function.get());
   AutoGradMode mode(create_graph);
   while (!ready.empty()) {
     Node* n = ready.top();
@@ -234,12 +234,12 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
       const Edge& e = edges[i];
       if (!e.valid()) continue;
       if (i < outputs.size() && outputs[i].defined()) {
-        variable_list& buf = buffers[e.fn.get()];
-        buf.resize(e.fn->num_inputs());
+        variable_list& buf = buffers[e.function.get()];
+        buf.resize(e.function->num_inputs());
         Tensor& slot = buf[e.input_nr];
         slot = slot.defined() ? slot + outputs[i] : outputs[i];
       }
-      if (--deps[e.fn.get()] == 0) ready.push(e.fn.get());
+      if (--deps[e.function.get()] == 0) ready.push(e.function.get());
     }
   }
   return captured;
@@ -370,7 +370,7 @@ Node::~Node() {
   }
   Graveyard& gy = t_grave;
   for (Edge& e : next_edges_)
-    if (e.fn) gy.nodes.push_back(std::move(e.fn));
+    if (e.function) gy.nodes.push_back(std::move(e.function));
   if (gy.draining) return;
   gy.draining = true;
   while (!gy.nodes.empty() || !gy.tensors.empty()) {
