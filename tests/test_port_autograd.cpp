@@ -364,3 +364,29 @@ TEST(PortAutograd, AutogradSpellings) {
   }
   EXPECT_TRUE((x * 2).requires_grad());
 }
+
+namespace {
+// Level d: a fresh graph y = 3 * h, h = 2 * leaf, whose hook on the non-leaf h runs level d - 1
+// (a whole backward) before passing the gradient on. Returns leaf.grad() = 6 and counts levels.
+int g_hook_levels = 0;
+double hook_level(int64_t d) {
+  ++g_hook_levels;
+  auto leaf = tensor::ones({1}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  auto h = leaf * 2;
+  h.register_hook([d](tensor::Tensor g) {
+    if (d > 0) {
+      tensor::AutoGradMode enable_grad(true);
+      EXPECT_DOUBLE_EQ(hook_level(d - 1), 6.0);
+    }
+    return g;
+  });
+  (h * 3).sum().backward();
+  return leaf.grad().item<double>();
+}
+}  // namespace
+
+TEST(PortAutograd, ReentrantBackwardFromTensorHooksTenThousandLevelsDeep) {
+  g_hook_levels = 0;
+  EXPECT_DOUBLE_EQ(hook_level(10000), 6.0);
+  EXPECT_EQ(g_hook_levels, 10001);
+}

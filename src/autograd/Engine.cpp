@@ -208,14 +208,20 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
     buffers.erase(n);
     inputs.resize(n->num_inputs());
     if (g_hooked_nodes.load(std::memory_order_relaxed) > 0) {
-      std::lock_guard<std::mutex> g(g_hooks_mu);
-      auto it = node_hooks().find(n);
-      if (it != node_hooks().end())
-        for (auto& h : it->second)
-          if (inputs[h.input_nr].defined()) {
-            Tensor r = h.fn(inputs[h.input_nr]);
-            if (r.defined()) inputs[h.input_nr] = r;
-          }
+      // The hooks are copied out and run unlocked: a hook may run a backward of its own (which
+      // looks hooks up again) or drop the last reference to a hooked node (whose destructor
+      // erases its hooks), and either would deadlock on g_hooks_mu.
+      std::vector<HookEntry> hooks;
+      {
+        std::lock_guard<std::mutex> g(g_hooks_mu);
+        auto it = node_hooks().find(n);
+        if (it != node_hooks().end()) hooks = it->second;
+      }
+      for (auto& h : hooks)
+        if (inputs[h.input_nr].defined()) {
+          Tensor r = h.fn(inputs[h.input_nr]);
+          if (r.defined()) inputs[h.input_nr] = r;
+        }
     }
     auto cap = capture_at.find(n);
     if (cap != capture_at.end())
