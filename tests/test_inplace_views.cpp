@@ -321,7 +321,7 @@ TEST(InplaceViews, ViewWrittenWithAnotherViewOfTheSameBaseIsFreed) {
       y.narrow(0, 0, 2).mul_(y.narrow(0, 2, 2));  // y = [x0 x2, x1 x3, x2, x3]
       ASSERT_EQ(y.grad_fn()->name(), "CopySlices");
       cs = y.grad_fn();
-      mul = y.grad_fn()->next_edges()[0].fn;  // the copy_ node (y's history before the write)
+      mul = y.grad_fn()->next_edges()[0].function;  // the copy_ node (y's history before the write)
       expect_close(y, tensor::tensor({3.0, 8.0, 3.0, 4.0}, kFloat64), "values");
       if (mode == 1) y.sum().backward();
       if (mode == 2) {

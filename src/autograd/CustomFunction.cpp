@@ -75,12 +75,52 @@ variable_list conform_custom_grads(const char* fn, variable_list all, size_t num
 variable_list AutogradContext::get_saved_variables() const {
   for (size_t i = 0; i < saved_.size(); ++i)
     TENSOR_CHECK(!saved_[i].defined() || saved_[i]._version() == saved_versions_[i],
-                 "custom Function: saved tensor {} ({}) was modified by an inplace operation: it is at version {}; "
-                 "expected version {} instead", i, saved_[i].describe(), saved_[i]._version(), saved_versions_[i]);
+                 "CppNode: one of the variables needed for gradient computation has been modified by an inplace "
+                 "operation: saved tensor {} ([{}]) is at version {}; expected version {} instead", i,
+                 saved_[i].describe(), saved_[i]._version(), saved_versions_[i]);
   return saved_;
 }
 
 void AutogradContext::mark_dirty(const variable_list& tensors) { dirty_ = tensors; }
+
+// Note [Custom Function in-place semantics]
+// libtorch's contract for a forward that changes an input in place: the in-place op bumps the
+// input's version (every node that saved it earlier then refuses to run: "modified by an
+// inplace operation"), forward lists it in mark_dirty and returns it, and the Function's node
+// becomes its history. Our in-place ops bump the version too; a forward that writes through
+// data_ptr() does not, so mark_dirty's input is bumped here when its version did not move
+// during forward (never twice, so _version() counts as libtorch's does). While recording,
+// dirtying a leaf that requires grad is the error libtorch raises: its .grad() would describe a
+// value it no longer has. The check runs after forward, as libtorch's does, so the data has
+// already changed when it throws. Versions of the saved tensors are taken here, after forward,
+// as libtorch makes its SavedVariables after forward: a forward that saves x and then changes it
+// (marking it dirty) hands backward the changed x without an error.
+namespace detail {
+void finish_custom_forward(AutogradContext& ctx, const variable_list& inputs, const std::vector<uint32_t>& versions,
+                           const variable_list& outputs, bool record) {
+  for (size_t d = 0; d < ctx.dirty_.size(); ++d) {
+    const Tensor& t = ctx.dirty_[d];
+    TENSOR_CHECK(t.defined(), "custom Function: mark_dirty got an undefined tensor (entry {})", d);
+    size_t input = inputs.size();
+    for (size_t i = 0; i < inputs.size() && input == inputs.size(); ++i)
+      if (inputs[i].defined() && inputs[i].is_same(t)) input = i;
+    if (input < inputs.size() && t._version() == versions[input]) t.unsafeGetTensorImpl()->bump_version();
+    if (!record) continue;
+    TENSOR_CHECK(!(t.is_leaf() && t.requires_grad()),
+                 "custom Function: a leaf Variable that requires grad is being used in an in-place operation: "
+                 "mark_dirty got {} ([{}]); change a clone of it, or the leaf under NoGradGuard",
+                 input < inputs.size() ? "input " + std::to_string(input) : std::string("a tensor"), t.describe());
+    bool returned = false;
+    for (const Tensor& o : outputs) returned = returned || (o.defined() && o.is_same(t));
+    TENSOR_CHECK(returned,
+                 "custom Function: some elements marked as dirty during the forward method were not returned as "
+                 "output ([{}]); the inputs that are modified inplace must all be outputs of the Function",
+                 t.describe());
+  }
+  for (size_t i = 0; i < ctx.saved_.size(); ++i)
+    ctx.saved_versions_[i] = ctx.saved_[i].defined() ? ctx.saved_[i]._version() : 0;
+}
+}  // namespace detail
 void AutogradContext::mark_non_differentiable(const variable_list& outputs) { non_differentiable_ = outputs; }
 
 // Note [Activation checkpointing]

@@ -2,12 +2,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
+#include <exception>
+#include <functional>
 #include <mutex>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
+#include <pthread.h>
+
 #include "src/autograd/Functions.h"
+#include "src/dispatch/Dispatcher.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -18,7 +24,8 @@ namespace autograd {
 // runs nodes from a ready queue once all their incoming gradients have arrived, summing
 // gradients that meet at a node (its input buffer). Among ready nodes the most recently
 // created runs first, which frees saved tensors early and makes runs deterministic. Everything
-// is iterative: a 100,000-node chain needs no deep stack. autograd::grad marks the nodes of
+// is iterative: a 100,000-node chain needs no deep stack, and a backward nested inside a node's
+// backward keeps each stack shallow (Note [Reentrant backward depth]). autograd::grad marks the nodes of
 // its inputs as capture points and runs only the nodes that lead to one of them.
 
 namespace {
@@ -147,7 +154,7 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
   std::vector<Node*> stack;
   std::unordered_set<Node*> seen;
   for (const Edge& r : roots)
-    if (r.valid() && seen.insert(r.fn.get()).second) stack.push_back(r.fn.get());
+    if (r.valid() && seen.insert(r.function.get()).second) stack.push_back(r.function.get());
   std::vector<Node*> order;  // every reachable node
   while (!stack.empty()) {
     Node* n = stack.back();
@@ -155,14 +162,14 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
     order.push_back(n);
     for (const Edge& e : n->next_edges()) {
       if (!e.valid()) continue;
-      deps[e.fn.get()]++;
-      if (seen.insert(e.fn.get()).second) stack.push_back(e.fn.get());
+      deps[e.function.get()]++;
+      if (seen.insert(e.function.get()).second) stack.push_back(e.function.get());
     }
   }
   // 2. For grad(): the nodes that lead to a capture point.
   std::unordered_map<Node*, std::vector<std::pair<uint32_t, size_t>>> capture_at;
   for (size_t i = 0; i < captures.size(); ++i)
-    if (captures[i].valid()) capture_at[captures[i].fn.get()].push_back({captures[i].input_nr, i});
+    if (captures[i].valid()) capture_at[captures[i].function.get()].push_back({captures[i].input_nr, i});
   std::unordered_set<Node*> needed;
   const bool capturing = !captures.empty();
   if (capturing) {
@@ -173,7 +180,7 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
       for (Node* n : order) {
         if (needed.count(n)) continue;
         for (const Edge& e : n->next_edges())
-          if (e.valid() && (capture_at.count(e.fn.get()) || needed.count(e.fn.get()))) {
+          if (e.valid() && (capture_at.count(e.function.get()) || needed.count(e.function.get()))) {
             needed.insert(n);
             changed = true;
             break;
@@ -185,14 +192,14 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
   // 3. Seed and run.
   for (size_t i = 0; i < roots.size(); ++i) {
     if (!roots[i].valid()) continue;
-    variable_list& buf = buffers[roots[i].fn.get()];
-    buf.resize(roots[i].fn->num_inputs());
+    variable_list& buf = buffers[roots[i].function.get()];
+    buf.resize(roots[i].function->num_inputs());
     Tensor& slot = buf[roots[i].input_nr];
     slot = slot.defined() ? slot + grads[i] : grads[i];
   }
   std::priority_queue<Node*, std::vector<Node*>, ReadyCmp> ready;
   for (const Edge& r : roots)
-    if (r.valid() && deps[r.fn.get()] == 0 && seen.erase(r.fn.get())) ready.push(r.fn.get());
+    if (r.valid() && deps[r.function.get()] == 0 && seen.erase(r.function.get())) ready.push(r.function.get());
   AutoGradMode mode(create_graph);
   while (!ready.empty()) {
     Node* n = ready.top();
@@ -201,14 +208,20 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
     buffers.erase(n);
     inputs.resize(n->num_inputs());
     if (g_hooked_nodes.load(std::memory_order_relaxed) > 0) {
-      std::lock_guard<std::mutex> g(g_hooks_mu);
-      auto it = node_hooks().find(n);
-      if (it != node_hooks().end())
-        for (auto& h : it->second)
-          if (inputs[h.input_nr].defined()) {
-            Tensor r = h.fn(inputs[h.input_nr]);
-            if (r.defined()) inputs[h.input_nr] = r;
-          }
+      // The hooks are copied out and run unlocked: a hook may run a backward of its own (which
+      // looks hooks up again) or drop the last reference to a hooked node (whose destructor
+      // erases its hooks), and either would deadlock on g_hooks_mu.
+      std::vector<HookEntry> hooks;
+      {
+        std::lock_guard<std::mutex> g(g_hooks_mu);
+        auto it = node_hooks().find(n);
+        if (it != node_hooks().end()) hooks = it->second;
+      }
+      for (auto& h : hooks)
+        if (inputs[h.input_nr].defined()) {
+          Tensor r = h.fn(inputs[h.input_nr]);
+          if (r.defined()) inputs[h.input_nr] = r;
+        }
     }
     auto cap = capture_at.find(n);
     if (cap != capture_at.end())
@@ -227,15 +240,87 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
       const Edge& e = edges[i];
       if (!e.valid()) continue;
       if (i < outputs.size() && outputs[i].defined()) {
-        variable_list& buf = buffers[e.fn.get()];
-        buf.resize(e.fn->num_inputs());
+        variable_list& buf = buffers[e.function.get()];
+        buf.resize(e.function->num_inputs());
         Tensor& slot = buf[e.input_nr];
         slot = slot.defined() ? slot + outputs[i] : outputs[i];
       }
-      if (--deps[e.fn.get()] == 0) ready.push(e.fn.get());
+      if (--deps[e.function.get()] == 0) ready.push(e.function.get());
     }
   }
   return captured;
+}
+
+// Note [Reentrant backward depth]
+// A backward() or grad() called from inside a running node (a custom Function's backward, a
+// hook, checkpoint's recompute) re-enters the engine on the caller's C++ stack: every level adds
+// run_engine, the node's apply, the user's backward and the ops it runs. Some thousand levels
+// overflow an 8 MiB stack and the process dies (the issue saw it at 8,193). The engine stays
+// synchronous (the calling node needs the nested result before it can return), but it bounds
+// how much nesting one stack holds: each thread counts the engine runs active on it, and a run
+// that would be the (kReentrantLevelsPerThread + 1)-th starts a fresh thread with a stack of
+// kReentrantStackBytes, runs the nested graph there and joins it. The new thread starts at level
+// 0, so nesting of any depth costs one parked thread per kReentrantLevelsPerThread levels (157
+// for 10,000) and no stack holds more than that many levels. libtorch likewise moves reentrant
+// backwards past a depth limit to another thread; we do it with a plain, joined thread because
+// our engine has no worker pool.
+// The worker must behave as the caller would: it inherits the thread-local dispatch keys (grad
+// mode, and whatever wrapping keys the caller has included or excluded) and the intra-op thread
+// count, and an exception thrown in it is carried back and rethrown in the caller. Thread-local
+// graph teardown (Note [Iterative graph teardown]) needs nothing: whatever the worker drops it
+// drains on its own stack.
+constexpr int kReentrantLevelsPerThread = 64;
+constexpr size_t kReentrantStackBytes = size_t{8} << 20;
+thread_local int t_engine_depth = 0;   // engine runs active on this thread
+thread_local int64_t t_depth_base = 0;  // levels below the first run on this thread (for messages)
+
+struct ReentrantTask {
+  std::function<variable_list()> body;
+  dispatch::LocalKeys keys;
+  int num_threads;
+  int64_t depth_base;
+  variable_list result;
+  std::exception_ptr error;
+};
+
+void* run_reentrant_task(void* arg) {
+  auto* task = static_cast<ReentrantTask*>(arg);
+  try {
+    dispatch::local_keys() = task->keys;
+    if (get_num_threads() != task->num_threads) set_num_threads(task->num_threads);
+    t_depth_base = task->depth_base;
+    t_engine_depth = 1;  // this run is the first level of the fresh stack
+    task->result = task->body();
+  } catch (...) {
+    task->error = std::current_exception();
+  }
+  return nullptr;
+}
+
+// Runs body as one engine run, on this thread unless it already holds
+// kReentrantLevelsPerThread of them (Note [Reentrant backward depth]).
+variable_list run_bounded(const std::function<variable_list()>& body) {
+  if (t_engine_depth < kReentrantLevelsPerThread) {
+    struct Level {
+      Level() { ++t_engine_depth; }
+      ~Level() { --t_engine_depth; }
+    } level;
+    return body();
+  }
+  ReentrantTask task{body, dispatch::local_keys(), get_num_threads(), t_depth_base + t_engine_depth, {}, nullptr};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, kReentrantStackBytes);
+  pthread_t worker;
+  const int rc = pthread_create(&worker, &attr, run_reentrant_task, &task);
+  pthread_attr_destroy(&attr);
+  TENSOR_CHECK(rc == 0,
+               "backward: a reentrant backward nested {} levels deep needs a new thread (one per {} levels), but "
+               "the thread could not be started: {}", task.depth_base, kReentrantLevelsPerThread,
+               std::strerror(rc));
+  pthread_join(worker, nullptr);
+  if (task.error) std::rethrow_exception(task.error);
+  return std::move(task.result);
 }
 
 Tensor root_grad(const Tensor& out, const Tensor& given, size_t i) {
@@ -291,7 +376,7 @@ Node::~Node() {
   }
   Graveyard& gy = t_grave;
   for (Edge& e : next_edges_)
-    if (e.fn) gy.nodes.push_back(std::move(e.fn));
+    if (e.function) gy.nodes.push_back(std::move(e.function));
   if (gy.draining) return;
   gy.draining = true;
   while (!gy.nodes.empty() || !gy.tensors.empty()) {
@@ -349,7 +434,8 @@ void backward(const variable_list& tensors, const variable_list& grad_tensors, s
   std::vector<Edge> roots = root_edges(tensors, "backward");
   variable_list grads;
   for (size_t i = 0; i < tensors.size(); ++i) grads.push_back(root_grad(tensors[i], i < grad_tensors.size() ? grad_tensors[i] : Tensor(), i));
-  run_engine(roots, grads, retain_graph.value_or(create_graph), create_graph, {});
+  const bool keep = retain_graph.value_or(create_graph);
+  run_bounded([&] { return run_engine(roots, grads, keep, create_graph, {}); });
 }
 
 variable_list grad(const variable_list& outputs, const variable_list& inputs, const variable_list& grad_outputs,
@@ -365,7 +451,8 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
                  inputs[i].describe());
     caps.push_back(gradient_edge(inputs[i]));
   }
-  variable_list res = run_engine(roots, grads, retain_graph.value_or(create_graph), create_graph, caps);
+  const bool keep = retain_graph.value_or(create_graph);
+  variable_list res = run_bounded([&] { return run_engine(roots, grads, keep, create_graph, caps); });
   for (size_t i = 0; i < res.size(); ++i)
     TENSOR_CHECK(res[i].defined() || allow_unused,
                  "grad: one of the differentiated tensors (input {}, {}) appears to not have been used in the graph; "

@@ -16,6 +16,8 @@
 
 namespace tensor::autograd {
 
+class AutogradContext;
+
 namespace detail {
 /// The gradient edge of t (its grad_fn, or its AccumulateGrad for a leaf requiring grad).
 TENSOR_API Edge gradient_edge(const Tensor& t);
@@ -25,6 +27,14 @@ TENSOR_API void set_history(const Tensor& t, const std::shared_ptr<Node>& node, 
 /// tensor arguments' gradients: one entry per forward argument (extra entries only if
 /// undefined), none for a non-tensor argument, each gradient of its input's shape (a
 /// broadcast one is summed down), dtype (cast) and device. Errors name `fn` and the index.
+/// What a custom Function's apply does once forward has returned, for the tensors forward marked
+/// dirty and saved (Note [Custom Function in-place semantics]): bumps the version of a dirty
+/// input that forward changed without bumping it, and when the call is recorded rejects a dirty
+/// leaf that requires grad and a dirty tensor that is not returned; then records the saved
+/// tensors' versions. `versions` holds each input's version from before forward.
+TENSOR_API void finish_custom_forward(AutogradContext& ctx, const variable_list& inputs,
+                                      const std::vector<uint32_t>& versions, const variable_list& outputs,
+                                      bool record);
 TENSOR_API variable_list conform_custom_grads(const char* fn, variable_list all, size_t num_args,
                                               const std::vector<size_t>& tensor_arg_pos,
                                               const std::vector<std::vector<int64_t>>& input_sizes,
@@ -38,7 +48,10 @@ class TENSOR_API AutogradContext {
   void save_for_backward(variable_list to_save);
   /// The saved tensors; throws if one was modified in place after saving.
   variable_list get_saved_variables() const;
-  /// Tensors forward modified in place (their version bump is then expected).
+  /// Tensors forward modified in place. Each must be an input and be returned; it takes this
+  /// Function's node as its history, and its version counter is bumped if forward changed it
+  /// without bumping it (a write through data_ptr), so that a tensor saved earlier in the graph
+  /// is known to be stale. A leaf that requires grad may not be marked dirty while recording.
   void mark_dirty(const variable_list& tensors);
   /// Outputs that get no gradient (indices, masks).
   void mark_non_differentiable(const variable_list& outputs);
@@ -58,6 +71,8 @@ class TENSOR_API AutogradContext {
  private:
   std::vector<Tensor> saved_;
   std::vector<uint32_t> saved_versions_;
+  friend void detail::finish_custom_forward(AutogradContext&, const variable_list&, const std::vector<uint32_t>&,
+                                            const variable_list&, bool);
 };
 
 /// The node recorded for a custom Function: calls T::backward.
@@ -111,11 +126,19 @@ struct Function {
       any = any || r;
     }
     record = record && any;
+    std::vector<uint32_t> versions;
+    for (const Tensor& t : inputs) versions.push_back(t.defined() ? t._version() : 0);
     using R = decltype(T::forward(&node->ctx, std::forward<Args>(args)...));
     R result = [&] {
       AutoGradMode no_grad(false);
       return T::forward(&node->ctx, std::forward<Args>(args)...);
     }();
+    {
+      variable_list returned;
+      if constexpr (std::is_same_v<R, Tensor>) returned.push_back(result);
+      else returned = result;
+      detail::finish_custom_forward(node->ctx, inputs, versions, returned, record);
+    }
     if (!record) return result;
     for (const Tensor& t : inputs) {
       node->mutable_next_edges().push_back(t.defined() && t.requires_grad() ? detail::gradient_edge(t) : Edge{});

@@ -11,13 +11,17 @@
 namespace tensor::autograd {
 
 class Node;
+/// libtorch's names for a tensor in autograd code and for lists of them.
+using Variable = Tensor;
 using variable_list = std::vector<Tensor>;
+using tensor_list = std::vector<Tensor>;
 
-/// Where a gradient goes: input `input_nr` of node `fn`.
+/// Where a gradient goes: input `input_nr` of node `function` (libtorch's member names).
 struct Edge {
-  std::shared_ptr<Node> fn;
+  std::shared_ptr<Node> function;
   uint32_t input_nr = 0;
-  bool valid() const { return fn != nullptr; }
+  bool is_valid() const { return function != nullptr; }
+  bool valid() const { return is_valid(); }
 };
 
 /// A backward function: takes the gradients of its forward op's outputs and returns the

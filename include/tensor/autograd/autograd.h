@@ -71,6 +71,10 @@ TENSOR_API std::vector<DerivativeRow> derivative_rows();
 
 }  // namespace autograd
 
+// libtorch spells these at the top level too (torch::AutoGradMode, torch::GradMode).
+using autograd::AutoGradMode;
+using autograd::GradMode;
+
 /// Disables gradient recording for a scope (thread-local).
 class TENSOR_API NoGradGuard {
  public:
