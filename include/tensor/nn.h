@@ -1,12 +1,16 @@
 // The nn umbrella: modules, functional, init and utils (`namespace nn = tensor::nn;`).
 #pragma once
 
+#include "tensor/nn/activation.h"
 #include "tensor/nn/attention.h"
 #include "tensor/nn/conv.h"
 #include "tensor/nn/enum.h"
 #include "tensor/nn/expanding_array.h"
 #include "tensor/nn/functional.h"
+#include "tensor/nn/functions.h"
 #include "tensor/nn/init.h"
+#include "tensor/nn/layers.h"
+#include "tensor/nn/loss.h"
 #include "tensor/nn/module.h"
 #include "tensor/nn/modules.h"
 #include "tensor/nn/norm_pool.h"

@@ -129,6 +129,17 @@ struct BCEWithLogitsLossOptions {
   TENSOR_ARG(Tensor, pos_weight) = Tensor();
 };
 
+/// Embedding::from_pretrained: the weight is a copy-free parameter over `embeddings`.
+struct EmbeddingFromPretrainedOptions {
+  /// The weight does not train (requires_grad false).
+  TENSOR_ARG(bool, freeze) = true;
+  TENSOR_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+  TENSOR_ARG(std::optional<double>, max_norm) = std::nullopt;
+  TENSOR_ARG(double, norm_type) = 2.;
+  TENSOR_ARG(bool, scale_grad_by_freq) = false;
+  TENSOR_ARG(bool, sparse) = false;
+};
+
 namespace functional {
 
 using ReLUFuncOptions = ReLUOptions;
