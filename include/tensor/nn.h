@@ -17,4 +17,5 @@
 #include "tensor/nn/options.h"
 #include "tensor/nn/ordered_dict.h"
 #include "tensor/nn/pimpl.h"
+#include "tensor/nn/rnn.h"
 #include "tensor/nn/utils.h"

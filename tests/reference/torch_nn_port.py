@@ -168,4 +168,56 @@ case("pixel_unshuffle", lambda a: F.pixel_unshuffle(a, 2), [det([1, 2, 4, 6], 40
 case("bilinear", lambda a, b, w, c: F.bilinear(a, b, w, c),
      [det([3, 4], 41), det([3, 2], 42), det([5, 4, 2], 43), det([5], 44)])
 
+# ---- recurrent layers: parameters filled by fill_params; loss = sum(out * w7) + sum(state * w8) ----
+def rnn_case(name, module, inputs, grad_params):
+    module = module.double()
+    fill_params(module)
+    print("const char* const %s_names = \"%s\";" % (name, ",".join(n for n, _ in module.named_parameters())))
+    ins = [t.clone().requires_grad_(True) if t is not None else None for t in inputs]
+    x = ins[0]
+    if len(ins) == 1:
+        res = module(x)
+    elif len(ins) == 2:
+        res = module(x, ins[1])
+    else:
+        res = module(x, (ins[1], ins[2]))
+    if isinstance(res, tuple):
+        out, state = res
+    else:
+        out, state = res, None
+    states = list(state) if isinstance(state, tuple) else ([state] if state is not None else [])
+    if isinstance(out, tuple):  # LSTMCell returns (h, c)
+        states = list(out[1:])
+        out = out[0]
+    emit(name + "_out", out)
+    loss = (out * det(list(out.shape), 7)).sum()
+    for k, st in enumerate(states):
+        emit("%s_state%d" % (name, k), st)
+        loss = loss + (st * det(list(st.shape), 8 + k)).sum()
+    params = dict(module.named_parameters())
+    wrt = [t for t in ins if t is not None] + [params[p] for p in grad_params]
+    grads = torch.autograd.grad(loss, wrt)
+    for k, g in enumerate(grads):
+        emit("%s_grad%d" % (name, k), g)
+
+
+T, N, I, H = 4, 2, 3, 5
+rnn_case("rnn_tanh_bi2", torch.nn.RNN(I, H, num_layers=2, bidirectional=True),
+         [det([T, N, I], 60), det([4, N, H], 61)], ["weight_ih_l0", "weight_hh_l1_reverse", "bias_hh_l1"])
+rnn_case("rnn_relu_bf", torch.nn.RNN(I, H, nonlinearity="relu", batch_first=True),
+         [det([N, T, I], 62)], ["weight_hh_l0"])
+rnn_case("rnn_unbatched", torch.nn.RNN(I, H, num_layers=2), [det([T, I], 63), det([2, H], 64)], ["weight_ih_l1"])
+rnn_case("lstm_bi2", torch.nn.LSTM(I, H, num_layers=2, bidirectional=True),
+         [det([T, N, I], 65), det([4, N, H], 66), det([4, N, H], 67)],
+         ["weight_ih_l0", "weight_hh_l0_reverse", "bias_ih_l1_reverse"])
+rnn_case("lstm_proj_bf", torch.nn.LSTM(I, H, proj_size=2, batch_first=True, num_layers=2),
+         [det([N, T, I], 68)], ["weight_hr_l0", "weight_ih_l1"])
+rnn_case("gru_bi2", torch.nn.GRU(I, H, num_layers=2, bidirectional=True),
+         [det([T, N, I], 69), det([4, N, H], 70)], ["weight_ih_l0", "weight_hh_l1_reverse", "bias_hh_l0"])
+rnn_case("gru_nobias", torch.nn.GRU(I, H, bias=False), [det([T, N, I], 71)], ["weight_hh_l0"])
+rnn_case("rnn_cell", torch.nn.RNNCell(I, H), [det([N, I], 72), det([N, H], 73)], ["weight_ih", "bias_hh"])
+rnn_case("lstm_cell", torch.nn.LSTMCell(I, H), [det([N, I], 74), det([N, H], 75), det([N, H], 76)],
+         ["weight_hh", "bias_ih"])
+rnn_case("gru_cell", torch.nn.GRUCell(I, H), [det([N, I], 77), det([N, H], 78)], ["weight_ih", "bias_hh"])
+
 print("}  // namespace torch_ref")
