@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tensor/nn/activation.h"
+#include "tensor/nn/any_module.h"
 #include "tensor/nn/attention.h"
 #include "tensor/nn/conv.h"
 #include "tensor/nn/enum.h"
@@ -18,4 +19,5 @@
 #include "tensor/nn/ordered_dict.h"
 #include "tensor/nn/pimpl.h"
 #include "tensor/nn/rnn.h"
+#include "tensor/nn/transformer.h"
 #include "tensor/nn/utils.h"

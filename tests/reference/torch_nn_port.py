@@ -220,4 +220,64 @@ rnn_case("lstm_cell", torch.nn.LSTMCell(I, H), [det([N, I], 74), det([N, H], 75)
          ["weight_hh", "bias_ih"])
 rnn_case("gru_cell", torch.nn.GRUCell(I, H), [det([N, I], 77), det([N, H], 78)], ["weight_ih", "bias_hh"])
 
+# ---- transformer stacks: parameter with sorted-name index k filled with det(shape, 200 + k, -0.5, 0.5);
+# dropout 0, training mode (PyTorch's fused eval fast path is not taken) ----
+def fill_sorted(module):
+    named = dict(module.named_parameters())
+    with torch.no_grad():
+        for k, n in enumerate(sorted(named)):
+            named[n].copy_(det(list(named[n].shape), 200 + k, -0.5, 0.5))
+    print("const char* const %s_names = \"%s\";" % (CUR, ",".join(sorted(named))))
+    return named
+
+
+def causal(n):
+    return torch.triu(torch.full((n, n), float("-inf")), 1)
+
+
+E, NH, FF = 4, 2, 6
+kpm = torch.tensor([[False, False, True], [False, False, False]])
+CUR = "tenc"
+enc = torch.nn.TransformerEncoder(torch.nn.TransformerEncoderLayer(E, NH, FF, 0.0), 2,
+                                  norm=torch.nn.LayerNorm(E), enable_nested_tensor=False).double().train()
+named = fill_sorted(enc)
+src = det([3, 2, E], 80).requires_grad_(True)
+out = enc(src, mask=causal(3), src_key_padding_mask=kpm)
+emit("tenc_out", out)
+g = torch.autograd.grad((out * det(list(out.shape), 7)).sum(), [src, named["layers.1.linear1.weight"]])
+emit("tenc_grad0", g[0]); emit("tenc_grad1", g[1])
+
+CUR = "tdec"
+dec = torch.nn.TransformerDecoder(torch.nn.TransformerDecoderLayer(E, NH, FF, 0.0), 2,
+                                  norm=torch.nn.LayerNorm(E)).double().train()
+named = fill_sorted(dec)
+tgt = det([3, 2, E], 81).requires_grad_(True)
+mem = det([5, 2, E], 82).requires_grad_(True)
+mkpm = torch.tensor([[False, True, False, False, False], [False, False, False, False, True]])
+out = dec(tgt, mem, tgt_mask=causal(3), memory_key_padding_mask=mkpm)
+emit("tdec_out", out)
+g = torch.autograd.grad((out * det(list(out.shape), 7)).sum(), [tgt, mem, named["layers.0.multihead_attn.in_proj_weight"]])
+emit("tdec_grad0", g[0]); emit("tdec_grad1", g[1]); emit("tdec_grad2", g[2])
+
+CUR = "tdecl_pre"
+decl = torch.nn.TransformerDecoderLayer(E, NH, FF, 0.0, activation="gelu", batch_first=True,
+                                        norm_first=True).double().train()
+named = fill_sorted(decl)
+tgt = det([2, 3, E], 83).requires_grad_(True)
+mem = det([2, 4, E], 84).requires_grad_(True)
+out = decl(tgt, mem, tgt_mask=causal(3))
+emit("tdecl_pre_out", out)
+g = torch.autograd.grad((out * det(list(out.shape), 7)).sum(), [tgt, mem])
+emit("tdecl_pre_grad0", g[0]); emit("tdecl_pre_grad1", g[1])
+
+CUR = "tfull"
+tr = torch.nn.Transformer(E, NH, 2, 1, FF, 0.0).double().train()
+named = fill_sorted(tr)
+src = det([5, 2, E], 85).requires_grad_(True)
+tgt = det([3, 2, E], 86).requires_grad_(True)
+out = tr(src, tgt, tgt_mask=causal(3))
+emit("tfull_out", out)
+g = torch.autograd.grad((out * det(list(out.shape), 7)).sum(), [src, tgt])
+emit("tfull_grad0", g[0]); emit("tfull_grad1", g[1])
+
 print("}  // namespace torch_ref")
