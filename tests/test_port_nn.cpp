@@ -582,3 +582,56 @@ TEST(PortNN, BadInputRaisesNamedErrors) {
   expect_error([&] { tensor::lstm_cell(det({2, 3}, 1), {det({2, 4}, 1), det({2, 4}, 1)}, det({16, 5}, 1), det({16, 4}, 1)); },
                {"lstm_cell", "[2, 3]", "[16, 5]"});
 }
+
+// ---- interpolate and Upsample ----
+
+TEST(PortNN, InterpolateMatchesPyTorch) {
+  using namespace torch_ref;
+  using Opt = F::InterpolateFuncOptions;
+  Tensor img = det({1, 2, 3, 4}, 90);
+  auto run = [&](const std::string& what, Opt o, const Tensor& x, const std::vector<double>& out,
+                 const std::vector<double>& grad) {
+    expect_case_layouts(what, [o](auto& in) { return F::interpolate(in[0], o); }, {x}, out, {{0, grad}});
+  };
+  run("nearest x2", Opt().scale_factor(std::vector<double>{2.0}).mode(kNearest), img, interp_nearest_x2_out,
+      interp_nearest_x2_grad0);
+  run("nearest size", Opt().size(std::vector<int64_t>{5, 7}), img, interp_nearest_size_out, interp_nearest_size_grad0);
+  run("nearest-exact", Opt().size(std::vector<int64_t>{5, 7}).mode(kNearestExact), img, interp_nearest_exact_out,
+      interp_nearest_exact_grad0);
+  run("bilinear", Opt().size(std::vector<int64_t>{5, 7}).mode(kBilinear).align_corners(false), img,
+      interp_bilinear_out, interp_bilinear_grad0);
+  run("bilinear align_corners", Opt().size(std::vector<int64_t>{5, 7}).mode(kBilinear).align_corners(true), img,
+      interp_bilinear_ac_out, interp_bilinear_ac_grad0);
+  run("bilinear scale_factor", Opt().scale_factor(std::vector<double>{1.7, 1.7}).mode(kBilinear), img,
+      interp_bilinear_sf_out, interp_bilinear_sf_grad0);
+  run("bilinear down", Opt().size(std::vector<int64_t>{2, 3}).mode(kBilinear), det({2, 1, 4, 7}, 91),
+      interp_bilinear_down_out, interp_bilinear_down_grad0);
+  run("linear", Opt().scale_factor(std::vector<double>{2.5}).mode(kLinear), det({2, 3, 4}, 92), interp_linear_out,
+      interp_linear_grad0);
+  run("trilinear align_corners", Opt().size(std::vector<int64_t>{3, 4, 5}).mode(kTrilinear).align_corners(true),
+      det({1, 2, 2, 3, 2}, 93), interp_trilinear_ac_out, interp_trilinear_ac_grad0);
+  run("area", Opt().size(std::vector<int64_t>{3, 5}).mode(kArea), det({1, 2, 4, 7}, 94), interp_area_out,
+      interp_area_grad0);
+  run("nearest 3-d", Opt().scale_factor(std::vector<double>{3.0}), det({2, 2, 3}, 95), interp_nearest_3d_out,
+      interp_nearest_3d_grad0);
+
+  // nn::Upsample forwards to interpolate.
+  nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2.0, 2.0}).mode(kNearest));
+  expect_near(vals(up(img)), interp_nearest_x2_out, 1e-12, "Upsample nearest");
+  nn::Upsample upb(nn::UpsampleOptions().size(std::vector<int64_t>{5, 7}).mode(kBilinear).align_corners(true));
+  expect_near(vals(upb(img)), interp_bilinear_ac_out, 1e-12, "Upsample bilinear");
+  std::ostringstream s;
+  s << *up;
+  EXPECT_EQ(s.str(), "tensor::nn::Upsample(scale_factor=[2, 2], mode=nearest)");
+  // float32 input.
+  expect_near(vals(F::interpolate(img.to(kFloat32), Opt().size(std::vector<int64_t>{5, 7}).mode(kBilinear))),
+              interp_bilinear_out, 1e-6, "bilinear float32");
+
+  expect_error([&] { F::interpolate(img, Opt()); }, {"interpolate", "either size or scale_factor"});
+  expect_error([&] { F::interpolate(img, Opt().size(std::vector<int64_t>{4, 4}).align_corners(true)); },
+               {"interpolate", "align_corners", "nearest"});
+  expect_error([&] { F::interpolate(img, Opt().size(std::vector<int64_t>{4}).mode(kLinear)); },
+               {"interpolate", "linear", "3-d", "[1, 2, 3, 4]"});
+  expect_error([&] { F::interpolate(img, Opt().size(std::vector<int64_t>{4, 4}).mode(kBicubic)); },
+               {"interpolate", "bicubic"});
+}

@@ -20,4 +20,5 @@
 #include "tensor/nn/pimpl.h"
 #include "tensor/nn/rnn.h"
 #include "tensor/nn/transformer.h"
+#include "tensor/nn/upsampling.h"
 #include "tensor/nn/utils.h"

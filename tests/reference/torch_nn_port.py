@@ -220,6 +220,21 @@ rnn_case("lstm_cell", torch.nn.LSTMCell(I, H), [det([N, I], 74), det([N, H], 75)
          ["weight_hh", "bias_ih"])
 rnn_case("gru_cell", torch.nn.GRUCell(I, H), [det([N, I], 77), det([N, H], 78)], ["weight_ih", "bias_hh"])
 
+# ---- interpolate ----
+img = det([1, 2, 3, 4], 90)
+case("interp_nearest_x2", lambda a: F.interpolate(a, scale_factor=2.0, mode="nearest"), [img])
+case("interp_nearest_size", lambda a: F.interpolate(a, size=(5, 7), mode="nearest"), [img])
+case("interp_nearest_exact", lambda a: F.interpolate(a, size=(5, 7), mode="nearest-exact"), [img])
+case("interp_bilinear", lambda a: F.interpolate(a, size=(5, 7), mode="bilinear", align_corners=False), [img])
+case("interp_bilinear_ac", lambda a: F.interpolate(a, size=(5, 7), mode="bilinear", align_corners=True), [img])
+case("interp_bilinear_sf", lambda a: F.interpolate(a, scale_factor=1.7, mode="bilinear"), [img])
+case("interp_bilinear_down", lambda a: F.interpolate(a, size=(2, 3), mode="bilinear"), [det([2, 1, 4, 7], 91)])
+case("interp_linear", lambda a: F.interpolate(a, scale_factor=2.5, mode="linear"), [det([2, 3, 4], 92)])
+case("interp_trilinear_ac", lambda a: F.interpolate(a, size=(3, 4, 5), mode="trilinear", align_corners=True),
+     [det([1, 2, 2, 3, 2], 93)])
+case("interp_area", lambda a: F.interpolate(a, size=(3, 5), mode="area"), [det([1, 2, 4, 7], 94)])
+case("interp_nearest_3d", lambda a: F.interpolate(a, scale_factor=3.0), [det([2, 2, 3], 95)])
+
 # ---- transformer stacks: parameter with sorted-name index k filled with det(shape, 200 + k, -0.5, 0.5);
 # dropout 0, training mode (PyTorch's fused eval fast path is not taken) ----
 def fill_sorted(module):
