@@ -635,3 +635,70 @@ TEST(PortNN, InterpolateMatchesPyTorch) {
   expect_error([&] { F::interpolate(img, Opt().size(std::vector<int64_t>{4, 4}).mode(kBicubic)); },
                {"interpolate", "bicubic"});
 }
+
+// ---- padding modules, instance norm, Softmax2d, 1-d pooling ----
+
+TEST(PortNN, PaddingModulesMatchPyTorch) {
+  using namespace torch_ref;
+  nn::ReflectionPad2d rp(nn::ReflectionPad2dOptions({1, 2, 2, 0}));
+  expect_case_layouts("ReflectionPad2d", [&](auto& in) { return rp(in[0]); }, {det({1, 2, 3, 4}, 96)},
+                      reflection_pad2d_out, {{0, reflection_pad2d_grad0}});
+  nn::ReplicationPad1d rep(2);
+  expect_case_layouts("ReplicationPad1d", [&](auto& in) { return rep(in[0]); }, {det({2, 3}, 97)},
+                      replication_pad1d_out, {{0, replication_pad1d_grad0}});
+  nn::ZeroPad2d zp(nn::ZeroPad2dOptions({1, 0, 0, 2}));
+  expect_case("ZeroPad2d", [&](auto& in) { return zp(in[0]); }, {det({1, 1, 2, 3}, 98)}, zero_pad2d_out,
+              {{0, zero_pad2d_grad0}});
+  nn::ConstantPad3d cp(1, 3.5);
+  expect_case("ConstantPad3d", [&](auto& in) { return cp(in[0]); }, {det({1, 1, 2, 2, 2}, 99)}, constant_pad3d_out,
+              {{0, constant_pad3d_grad0}});
+  std::ostringstream s;
+  s << *cp;
+  EXPECT_EQ(s.str(), "tensor::nn::ConstantPad3d(padding=[1, 1, 1, 1, 1, 1], value=3.5)");
+  expect_error([&] { rp(det({3, 4}, 1)); }, {"ReflectionPad2d", "3-d", "4-d", "[3, 4]"});
+}
+
+TEST(PortNN, InstanceNormMatchesPyTorch) {
+  using namespace torch_ref;
+  nn::InstanceNorm2d inorm(nn::InstanceNorm2dOptions(3).affine(true).track_running_stats(true));
+  inorm->to(kFloat64);
+  {
+    NoGradGuard g;
+    inorm->weight.copy_(det({3}, 101, 0.5, 1.5));
+    inorm->bias.copy_(det({3}, 102));
+  }
+  expect_case("InstanceNorm2d train", [&](auto& in) { return inorm(in[0]); }, {det({2, 3, 4, 5}, 103, -2, 2)},
+              instance_norm2d_out, {{0, instance_norm2d_grad0}});
+  expect_near(vals(inorm->running_mean), instance_norm2d_running_mean, 1e-12, "InstanceNorm2d running_mean");
+  expect_near(vals(inorm->running_var), instance_norm2d_running_var, 1e-12, "InstanceNorm2d running_var");
+  EXPECT_EQ(inorm->num_batches_tracked.item<int64_t>(), 1);
+  inorm->eval();
+  expect_case("InstanceNorm2d eval", [&](auto& in) { return inorm(in[0]); }, {det({2, 3, 4, 5}, 104, -2, 2)},
+              instance_norm2d_eval_out, {{0, instance_norm2d_eval_grad0}});
+  nn::InstanceNorm1d in1(3);
+  EXPECT_TRUE(in1->parameters().empty());
+  expect_case_layouts("InstanceNorm1d", [&](auto& in) { return in1(in[0]); }, {det({2, 3, 6}, 105, -2, 2)},
+                      instance_norm1d_out, {{0, instance_norm1d_grad0}});
+  // Unbatched (C, L) input.
+  expect_near(vals(in1(det({2, 3, 6}, 105, -2, 2)[1])),
+              std::vector<double>(instance_norm1d_out.begin() + 18, instance_norm1d_out.end()), 1e-9,
+              "InstanceNorm1d unbatched");
+  expect_error([&] { in1(det({2, 3, 4, 5}, 1)); }, {"InstanceNorm1d", "[2, 3, 4, 5]"});
+}
+
+TEST(PortNN, Softmax2dAndPool1dMatchPyTorch) {
+  using namespace torch_ref;
+  nn::Softmax2d sm;
+  expect_case_layouts("Softmax2d", [&](auto& in) { return sm(in[0]); }, {det({2, 3, 2, 2}, 106, -2, 2)},
+                      softmax2d_out, {{0, softmax2d_grad0}});
+  nn::MaxPool1d mp(nn::MaxPool1dOptions(3).stride(2).padding(1));
+  expect_case_layouts("MaxPool1d", [&](auto& in) { return mp(in[0]); }, {det({2, 3, 7}, 107)}, max_pool1d_out,
+                      {{0, max_pool1d_grad0}});
+  nn::AvgPool1d ap(nn::AvgPool1dOptions(3).stride(2).padding(1).count_include_pad(false));
+  expect_case_layouts("AvgPool1d", [&](auto& in) { return ap(in[0]); }, {det({2, 3, 7}, 108)}, avg_pool1d_out,
+                      {{0, avg_pool1d_grad0}});
+  nn::AdaptiveAvgPool1d aap(4);
+  expect_case_layouts("AdaptiveAvgPool1d", [&](auto& in) { return aap(in[0]); }, {det({2, 3, 7}, 109)},
+                      adaptive_avg_pool1d_out, {{0, adaptive_avg_pool1d_grad0}});
+  expect_error([&] { mp(det({2, 3, 4, 5}, 1)); }, {"max_pool1d", "[2, 3, 4, 5]"});
+}

@@ -235,6 +235,26 @@ case("interp_trilinear_ac", lambda a: F.interpolate(a, size=(3, 4, 5), mode="tri
 case("interp_area", lambda a: F.interpolate(a, size=(3, 5), mode="area"), [det([1, 2, 4, 7], 94)])
 case("interp_nearest_3d", lambda a: F.interpolate(a, scale_factor=3.0), [det([2, 2, 3], 95)])
 
+# ---- padding, instance norm, Softmax2d, 1-d pooling ----
+case("reflection_pad2d", lambda a: torch.nn.ReflectionPad2d((1, 2, 2, 0))(a), [det([1, 2, 3, 4], 96)])
+case("replication_pad1d", lambda a: torch.nn.ReplicationPad1d(2)(a), [det([2, 3], 97)])
+case("zero_pad2d", lambda a: torch.nn.ZeroPad2d((1, 0, 0, 2))(a), [det([1, 1, 2, 3], 98)])
+case("constant_pad3d", lambda a: torch.nn.ConstantPad3d(1, 3.5)(a), [det([1, 1, 2, 2, 2], 99)])
+inorm = torch.nn.InstanceNorm2d(3, affine=True, track_running_stats=True).double()
+with torch.no_grad():
+    inorm.weight.copy_(det([3], 101, 0.5, 1.5))
+    inorm.bias.copy_(det([3], 102))
+case("instance_norm2d", lambda a: inorm(a), [det([2, 3, 4, 5], 103, -2, 2)])
+emit("instance_norm2d_running_mean", inorm.running_mean)
+emit("instance_norm2d_running_var", inorm.running_var)
+inorm.eval()
+case("instance_norm2d_eval", lambda a: inorm(a), [det([2, 3, 4, 5], 104, -2, 2)])
+case("instance_norm1d", lambda a: torch.nn.InstanceNorm1d(3)(a), [det([2, 3, 6], 105, -2, 2)])
+case("softmax2d", lambda a: torch.nn.Softmax2d()(a), [det([2, 3, 2, 2], 106, -2, 2)])
+case("max_pool1d", lambda a: F.max_pool1d(a, 3, 2, 1), [det([2, 3, 7], 107)])
+case("avg_pool1d", lambda a: F.avg_pool1d(a, 3, 2, 1, count_include_pad=False), [det([2, 3, 7], 108)])
+case("adaptive_avg_pool1d", lambda a: F.adaptive_avg_pool1d(a, 4), [det([2, 3, 7], 109)])
+
 # ---- transformer stacks: parameter with sorted-name index k filled with det(shape, 200 + k, -0.5, 0.5);
 # dropout 0, training mode (PyTorch's fused eval fast path is not taken) ----
 def fill_sorted(module):

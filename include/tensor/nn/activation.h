@@ -223,6 +223,8 @@ TENSOR_PLAIN_MODULE(Mish);
 TENSOR_PLAIN_MODULE(LogSigmoid);
 TENSOR_PLAIN_MODULE(Softsign);
 TENSOR_PLAIN_MODULE(Tanhshrink);
+/// softmax over the channel dim (-3) of a (N, C, H, W) or (C, H, W) input.
+TENSOR_PLAIN_MODULE(Softmax2d);
 #undef TENSOR_PLAIN_MODULE
 
 /// x if x > 0 else weight * x with a learned weight [num_parameters] filled with init.
