@@ -702,3 +702,44 @@ TEST(PortNN, Softmax2dAndPool1dMatchPyTorch) {
                       adaptive_avg_pool1d_out, {{0, adaptive_avg_pool1d_grad0}});
   expect_error([&] { mp(det({2, 3, 4, 5}, 1)); }, {"max_pool1d", "[2, 3, 4, 5]"});
 }
+
+// ---- ModuleDict, ParameterList, ParameterDict ----
+
+TEST(PortNN, ModuleDictParameterListParameterDict) {
+  std::vector<std::pair<std::string, std::shared_ptr<nn::Module>>> entries = {{"fc", nn::Linear(3, 4).ptr()},
+                                                                              {"act", nn::LeakyReLU().ptr()}};
+  nn::ModuleDict dict(entries);
+  EXPECT_EQ(dict->size(), 2u);
+  EXPECT_TRUE(dict->contains("fc"));
+  EXPECT_EQ(dict->keys(), std::vector<std::string>({"fc", "act"}));
+  EXPECT_EQ(dict->at<nn::LinearImpl>("fc").weight.sizes(), IntArrayRef({4, 3}));
+  EXPECT_EQ(dict->named_parameters().keys(), std::vector<std::string>({"fc.weight", "fc.bias"}));
+  dict->insert("out", nn::Linear(4, 2));
+  EXPECT_EQ(dict->parameters().size(), 4u);
+  auto popped = dict->pop("act");
+  EXPECT_NE(std::dynamic_pointer_cast<nn::LeakyReLUImpl>(popped), nullptr);
+  EXPECT_EQ(dict->named_children().size(), 2u);
+  Tensor x = randn({2, 3});
+  Tensor y = dict->at<nn::LinearImpl>("out").forward(dict->at<nn::LinearImpl>("fc").forward(x));
+  EXPECT_EQ(y.sizes(), IntArrayRef({2, 2}));
+  expect_error([&] { (*dict)["missing"]; }, {"ModuleDict", "missing"});
+
+  nn::ParameterList plist(randn({2}, dtype(kFloat32).requires_grad(true)), randn({3}, dtype(kFloat32).requires_grad(true)));
+  plist->append(randn({4}));
+  EXPECT_EQ(plist->size(), 3u);
+  EXPECT_EQ(plist->named_parameters().keys(), std::vector<std::string>({"0", "1", "2"}));
+  EXPECT_TRUE(plist[0].requires_grad());
+  EXPECT_FALSE(plist->at(2).requires_grad());
+  EXPECT_EQ(plist->parameters().size(), 3u);
+
+  nn::ParameterDict pdict;
+  pdict->insert("scale", ones({3}, dtype(kFloat32).requires_grad(true)));
+  pdict->insert("shift", zeros({3}, dtype(kFloat32).requires_grad(true)));
+  EXPECT_EQ(pdict->keys(), std::vector<std::string>({"scale", "shift"}));
+  EXPECT_TRUE(pdict->get("scale").equal(ones({3})));
+  pdict->to(kFloat64);
+  EXPECT_EQ((*pdict)["shift"].dtype(), kFloat64);
+  Tensor popped_p = pdict->pop("scale");
+  EXPECT_EQ(pdict->size(), 1u);
+  expect_error([&] { pdict->get("scale"); }, {"ParameterDict", "scale"});
+}

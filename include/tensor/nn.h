@@ -4,6 +4,7 @@
 #include "tensor/nn/activation.h"
 #include "tensor/nn/any_module.h"
 #include "tensor/nn/attention.h"
+#include "tensor/nn/containers.h"
 #include "tensor/nn/conv.h"
 #include "tensor/nn/enum.h"
 #include "tensor/nn/expanding_array.h"
