@@ -743,3 +743,29 @@ TEST(PortNN, ModuleDictParameterListParameterDict) {
   EXPECT_EQ(pdict->size(), 1u);
   expect_error([&] { pdict->get("scale"); }, {"ParameterDict", "scale"});
 }
+
+TEST(PortNN, TripletWithDistanceAndGumbelSoftmax) {
+  using namespace torch_ref;
+  nn::TripletMarginWithDistanceLoss loss(
+      nn::TripletMarginWithDistanceLossOptions()
+          .distance_function([](const Tensor& x, const Tensor& y) { return 1.0 - tensor::cosine_similarity(x, y); })
+          .margin(0.4)
+          .swap(true));
+  expect_case("TripletMarginWithDistanceLoss", [&](auto& in) { return loss(in[0], in[1], in[2]); },
+              {det({4, 3}, 26), det({4, 3}, 27), det({4, 3}, 28)}, triplet_dist_cos_out,
+              {{0, triplet_dist_cos_grad0}, {1, triplet_dist_cos_grad1}, {2, triplet_dist_cos_grad2}});
+  // The default distance is pairwise_distance: the same as triplet_margin_loss.
+  Tensor a = det({4, 3}, 26), p = det({4, 3}, 27), n = det({4, 3}, 28);
+  EXPECT_NEAR(F::triplet_margin_with_distance_loss(a, p, n).item<double>(),
+              tensor::triplet_margin_loss(a, p, n).item<double>(), 1e-12);
+
+  manual_seed(5);
+  Tensor logits = det({64, 5}, 3, -2, 2).requires_grad_(true);
+  Tensor soft = F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().tau(0.5));
+  expect_near(vals(soft.sum(1)), std::vector<double>(64, 1.0), 1e-12, "gumbel_softmax rows sum to 1");
+  Tensor hard = F::gumbel_softmax(logits, F::GumbelSoftmaxFuncOptions().hard(true));
+  expect_near(vals(hard.sum(1)), std::vector<double>(64, 1.0), 1e-12, "hard rows sum to 1");
+  EXPECT_TRUE(hard.detach().eq(0).logical_or(hard.detach().eq(1)).all().item<bool>());
+  (hard * det({64, 5}, 4)).sum().backward();
+  EXPECT_GT(logits.grad().abs().sum().item<double>(), 0);
+}

@@ -85,6 +85,21 @@ Tensor rrelu(Tensor input, const RReLUFuncOptions& options) {
   return input;
 }
 
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& options) {
+  TENSOR_CHECK(logits.defined() && logits.is_floating_point() && logits.dim() >= 1,
+               "gumbel_softmax: logits must be a floating point tensor with at least one dim, got {}",
+               logits.defined() ? logits.describe() : std::string("an undefined tensor"));
+  TENSOR_CHECK(options.tau() > 0, "gumbel_softmax: tau must be positive, got {}", options.tau());
+  // g = -log(E), E ~ Exp(1) = -log(U), U ~ U(0, 1) kept away from 0.
+  Tensor u = tensor::rand(logits.sizes(), logits.options().requires_grad(false)).clamp_min(1e-20);
+  Tensor gumbels = -tensor::log(-tensor::log(u));
+  Tensor y_soft = tensor::softmax((logits + gumbels) / options.tau(), options.dim());
+  if (!options.hard()) return y_soft;
+  Tensor index = std::get<1>(y_soft.max(options.dim(), /*keepdim=*/true));
+  Tensor y_hard = zeros_like(logits).scatter(options.dim(), index, Scalar(1.0));
+  return y_hard - y_soft.detach() + y_soft;
+}
+
 Tensor softmin(const Tensor& input, const SoftminFuncOptions& options) {
   return tensor::softmax(-input, options.dim(), options.dtype());
 }

@@ -90,6 +90,29 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
                                      options.swap(), red(options.reduction()));
 }
 
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                         const TripletMarginWithDistanceLossFuncOptions& options) {
+  const char* op = "triplet_margin_with_distance_loss";
+  TENSOR_CHECK(anchor.defined() && positive.defined() && negative.defined(), "{}: inputs must be defined", op);
+  TENSOR_CHECK(anchor.dim() == positive.dim() && anchor.dim() == negative.dim(),
+               "{}: all inputs should have the same number of dimensions, got anchor {}, positive {}, negative {}", op,
+               anchor.describe(), positive.describe(), negative.describe());
+  auto dist = [&](const Tensor& a, const Tensor& b) {
+    return options.distance_function().has_value() ? (*options.distance_function())(a, b)
+                                                   : tensor::pairwise_distance(a, b);
+  };
+  Tensor d_pos = dist(anchor, positive);
+  Tensor d_neg = dist(anchor, negative);
+  if (options.swap()) d_neg = tensor::minimum(d_neg, dist(positive, negative));
+  Tensor loss = (d_pos - d_neg + options.margin()).clamp_min(0);
+  switch (options.reduction().kind()) {
+    case Reduction::None: return loss;
+    case Reduction::Sum: return loss.sum();
+    case Reduction::Mean: return loss.mean();
+  }
+  return loss;
+}
+
 Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options) {
   return tensor::smooth_l1_loss(input, target, red(options.reduction()), options.beta().value_or(1.0));
 }
@@ -196,6 +219,17 @@ Tensor TripletMarginLossImpl::forward(const Tensor& anchor, const Tensor& positi
 void TripletMarginLossImpl::pretty_print(std::ostream& s) const {
   s << "tensor::nn::TripletMarginLoss(margin=" << options.margin() << ", p=" << options.p()
     << ", eps=" << options.eps() << ", swap=" << (options.swap() ? "true" : "false") << ")";
+}
+
+TripletMarginWithDistanceLossImpl::TripletMarginWithDistanceLossImpl(TripletMarginWithDistanceLossOptions options_)
+    : Module("tensor::nn::TripletMarginWithDistanceLoss"), options(std::move(options_)) {}
+Tensor TripletMarginWithDistanceLossImpl::forward(const Tensor& anchor, const Tensor& positive,
+                                                  const Tensor& negative) {
+  return F::triplet_margin_with_distance_loss(anchor, positive, negative, options);
+}
+void TripletMarginWithDistanceLossImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::TripletMarginWithDistanceLoss(margin=" << options.margin()
+    << ", swap=" << (options.swap() ? "true" : "false") << ")";
 }
 
 }  // namespace tensor::nn

@@ -157,6 +157,10 @@ case("nll_sum", lambda a: F.nll_loss(a, torch.tensor([1, 4, 2, 0]), reduction="s
 case("cross_entropy_ls", lambda a: F.cross_entropy(a, torch.tensor([1, 4, 2, 0]), label_smoothing=0.1),
      [det([4, 5], 16, -2, 2)])
 
+case("triplet_dist_cos", lambda a, p, n: F.triplet_margin_with_distance_loss(
+    a, p, n, distance_function=lambda x, y: 1.0 - F.cosine_similarity(x, y), margin=0.4, swap=True),
+     [det([4, 3], 26), det([4, 3], 27), det([4, 3], 28)])
+
 # ---- distances ----
 case("cosine_similarity", lambda a, b: F.cosine_similarity(a, b, dim=1), [det([4, 3], 36), det([1, 3], 37)])
 case("pairwise_distance", lambda a, b: F.pairwise_distance(a, b, p=3.0), [det([4, 3], 36), det([4, 3], 37)])

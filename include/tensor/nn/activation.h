@@ -123,6 +123,17 @@ struct SoftminFuncOptions {
   TENSOR_ARG(std::optional<ScalarType>, dtype) = std::nullopt;
 };
 
+/// F::gumbel_softmax: temperature tau, hard (one-hot forward, soft gradient) and dim.
+struct GumbelSoftmaxFuncOptions {
+  TENSOR_ARG(double, tau) = 1.0;
+  TENSOR_ARG(bool, hard) = false;
+  TENSOR_ARG(int, dim) = -1;
+};
+
+/// softmax((logits + g) / tau) with Gumbel(0, 1) noise g; with hard, the one-hot of its argmax
+/// in the forward pass and the soft sample's gradient (straight-through).
+TENSOR_API Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& options = {});
+
 /// alpha * (exp(x) - 1) for x <= 0, x above.
 TENSOR_API Tensor elu(Tensor input, const ELUFuncOptions& options = {});
 /// Scaled ELU with the self-normalizing constants.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 
@@ -92,6 +93,15 @@ struct TripletMarginLossOptions {
   TENSOR_ARG(Reduction, reduction) = kMean;
 };
 
+/// nn::TripletMarginWithDistanceLoss: distance_function defaults to pairwise_distance.
+struct TripletMarginWithDistanceLossOptions {
+  using distance_function_t = std::function<Tensor(const Tensor&, const Tensor&)>;
+  TENSOR_ARG(std::optional<distance_function_t>, distance_function) = std::nullopt;
+  TENSOR_ARG(double, margin) = 1.0;
+  TENSOR_ARG(bool, swap) = false;
+  TENSOR_ARG(Reduction, reduction) = kMean;
+};
+
 /// nn::SmoothL1Loss: beta nullopt means 1.0.
 struct SmoothL1LossOptions {
   TENSOR_REDUCTION_CTORS(SmoothL1LossOptions)
@@ -133,6 +143,7 @@ using SoftMarginLossFuncOptions = SoftMarginLossOptions;
 using MultilabelSoftMarginLossFuncOptions = MultiLabelSoftMarginLossOptions;
 using TripletMarginLossFuncOptions = TripletMarginLossOptions;
 using SmoothL1LossFuncOptions = SmoothL1LossOptions;
+using TripletMarginWithDistanceLossFuncOptions = TripletMarginWithDistanceLossOptions;
 using HuberLossFuncOptions = HuberLossOptions;
 using PoissonNLLLossFuncOptions = PoissonNLLLossOptions;
 using MarginRankingLossFuncOptions = MarginRankingLossOptions;
@@ -157,6 +168,10 @@ TENSOR_API Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor&
                                               const MultilabelSoftMarginLossFuncOptions& options = {});
 TENSOR_API Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
                                       const TripletMarginLossFuncOptions& options = {});
+/// max(0, margin + d(a, p) - d(a, n)) with a user distance d (pairwise_distance by default).
+TENSOR_API Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive,
+                                                   const Tensor& negative,
+                                                   const TripletMarginWithDistanceLossFuncOptions& options = {});
 TENSOR_API Tensor smooth_l1_loss(const Tensor& input, const Tensor& target,
                                  const SmoothL1LossFuncOptions& options = {});
 TENSOR_API Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options = {});
@@ -253,5 +268,15 @@ class TENSOR_API TripletMarginLossImpl : public Module {
   TripletMarginLossOptions options;
 };
 TENSOR_MODULE(TripletMarginLoss);
+
+class TENSOR_API TripletMarginWithDistanceLossImpl : public Module {
+ public:
+  explicit TripletMarginWithDistanceLossImpl(TripletMarginWithDistanceLossOptions options_ = {});
+  void reset() {}
+  Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative);
+  void pretty_print(std::ostream& stream) const override;
+  TripletMarginWithDistanceLossOptions options;
+};
+TENSOR_MODULE(TripletMarginWithDistanceLoss);
 
 }  // namespace tensor::nn
