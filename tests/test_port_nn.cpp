@@ -246,7 +246,7 @@ TEST(PortNN, RegressionLossesMatchPyTorch) {
   using namespace torch_ref;
   Tensor inp = det({4, 5}, 11, -2, 2), tgt = det({4, 5}, 12, -2, 2);
   const int64_t reds[] = {Reduction::None, Reduction::Mean, Reduction::Sum};
-  const nn::Reduction nreds[] = {kNone, kMean, kSum};
+  const nn::LossReduction nreds[] = {kNone, kMean, kSum};
   const std::vector<double>* mse[3][2] = {{&mse_none_out, &mse_none_grad0}, {&mse_mean_out, &mse_mean_grad0},
                                           {&mse_sum_out, &mse_sum_grad0}};
   const std::vector<double>* sl1[3][2] = {{&smooth_l1_none_out, &smooth_l1_none_grad0},
@@ -256,7 +256,7 @@ TEST(PortNN, RegressionLossesMatchPyTorch) {
                                           {&huber_sum_out, &huber_sum_grad0}};
   for (int k = 0; k < 3; ++k) {
     const int64_t r = reds[k];
-    const nn::Reduction nr = nreds[k];
+    const nn::LossReduction nr = nreds[k];
     const std::string rn = nr.name();
     expect_case_layouts("mse_loss " + rn, [r](auto& in) { return tensor::mse_loss(in[0], in[1], r); }, {inp, tgt},
                         *mse[k][0], {{0, *mse[k][1]}});

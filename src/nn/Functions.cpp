@@ -32,7 +32,7 @@ void check_floating(const char* op, const char* what, const Tensor& t) {
   TENSOR_CHECK(t.is_floating_point(), "{}: {} must be floating point, got {}", op, what, t.describe());
 }
 
-nn::Reduction to_reduction(const char* op, int64_t r) {
+nn::LossReduction to_reduction(const char* op, int64_t r) {
   switch (r) {
     case Reduction::None: return kNone;
     case Reduction::Mean: return kMean;
@@ -44,9 +44,9 @@ nn::Reduction to_reduction(const char* op, int64_t r) {
 
 Tensor apply_reduction(const Tensor& loss, int64_t reduction, const char* op) {
   switch (to_reduction(op, reduction).kind()) {
-    case nn::Reduction::None: return loss;
-    case nn::Reduction::Sum: return loss.sum();
-    case nn::Reduction::Mean: return loss.mean();
+    case nn::LossReduction::None: return loss;
+    case nn::LossReduction::Sum: return loss.sum();
+    case nn::LossReduction::Mean: return loss.mean();
   }
   return loss;
 }

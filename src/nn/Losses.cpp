@@ -11,11 +11,11 @@
 namespace tensor::nn {
 
 namespace {
-int64_t red(Reduction r) {
+int64_t red(LossReduction r) {
   switch (r.kind()) {
-    case Reduction::None: return tensor::Reduction::None;
-    case Reduction::Sum: return tensor::Reduction::Sum;
-    case Reduction::Mean: return tensor::Reduction::Mean;
+    case LossReduction::None: return tensor::Reduction::None;
+    case LossReduction::Sum: return tensor::Reduction::Sum;
+    case LossReduction::Mean: return tensor::Reduction::Mean;
   }
   return tensor::Reduction::Mean;
 }
@@ -77,9 +77,9 @@ Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
   const int64_t c = input.size(-1);
   loss = loss.sum({-1}) / static_cast<double>(c);
   switch (options.reduction().kind()) {
-    case Reduction::None: return loss;
-    case Reduction::Sum: return loss.sum();
-    case Reduction::Mean: return loss.mean();
+    case LossReduction::None: return loss;
+    case LossReduction::Sum: return loss.sum();
+    case LossReduction::Mean: return loss.mean();
   }
   return loss;
 }
@@ -106,9 +106,9 @@ Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& pos
   if (options.swap()) d_neg = tensor::minimum(d_neg, dist(positive, negative));
   Tensor loss = (d_pos - d_neg + options.margin()).clamp_min(0);
   switch (options.reduction().kind()) {
-    case Reduction::None: return loss;
-    case Reduction::Sum: return loss.sum();
-    case Reduction::Mean: return loss.mean();
+    case LossReduction::None: return loss;
+    case LossReduction::Sum: return loss.sum();
+    case LossReduction::Mean: return loss.mean();
   }
   return loss;
 }

@@ -255,7 +255,7 @@ void ModuleListImpl::pretty_print(std::ostream& stream) const { stream << "tenso
 // ---- losses ----
 
 namespace {
-void print_reduction(std::ostream& stream, Reduction r, bool& first) {
+void print_reduction(std::ostream& stream, LossReduction r, bool& first) {
   if (r != kMean) {
     stream << (first ? "" : ", ") << "reduction=" << r.name();
     first = false;

@@ -5,7 +5,7 @@
 // constant of the same name in namespace tensor; an option type is a small class constructible
 // from exactly the tags it accepts (storing an enum), so `reduction(kSum)` compiles and
 // `reduction(kReLU)` does not, with no std::variant in public headers. New option types (a conv
-// padding_mode) add their tags here and a class like Reduction below.
+// padding_mode) add their tags here and a class like LossReduction below.
 #pragma once
 
 #include <cstdint>
@@ -96,17 +96,17 @@ enum Reduction : int64_t { None = 0, Mean = 1, Sum = 2, END = 3 };
 namespace nn {
 
 /// How a loss reduces its per-element values: kNone, kMean or kSum.
-class Reduction {
+class LossReduction {
  public:
   enum Kind : int8_t { None, Mean, Sum };
-  constexpr Reduction(enumtype::kNone) : kind_(None) {}
-  constexpr Reduction(enumtype::kMean) : kind_(Mean) {}
-  constexpr Reduction(enumtype::kSum) : kind_(Sum) {}
+  constexpr LossReduction(enumtype::kNone) : kind_(None) {}
+  constexpr LossReduction(enumtype::kMean) : kind_(Mean) {}
+  constexpr LossReduction(enumtype::kSum) : kind_(Sum) {}
   constexpr Kind kind() const { return kind_; }
   /// "none", "mean", "sum".
   constexpr const char* name() const { return kind_ == None ? "none" : kind_ == Mean ? "mean" : "sum"; }
-  friend constexpr bool operator==(Reduction a, Reduction b) { return a.kind_ == b.kind_; }
-  friend constexpr bool operator!=(Reduction a, Reduction b) { return a.kind_ != b.kind_; }
+  friend constexpr bool operator==(LossReduction a, LossReduction b) { return a.kind_ == b.kind_; }
+  friend constexpr bool operator!=(LossReduction a, LossReduction b) { return a.kind_ != b.kind_; }
 
  private:
   Kind kind_;

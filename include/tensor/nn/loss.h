@@ -23,7 +23,7 @@ namespace tensor::nn {
 /// Constructors from each reduction tag, as libtorch's TORCH_OPTIONS_CTOR_VARIANT_ARG3:
 /// `nn::SmoothL1LossOptions(kSum)`.
 #define TENSOR_REDUCTION_CTORS(Options)                                    \
-  /* implicit */ Options(Reduction reduction = kMean) : reduction_(reduction) {} \
+  /* implicit */ Options(LossReduction reduction = kMean) : reduction_(reduction) {} \
   Options(enumtype::kNone r) : reduction_(r) {}                            \
   Options(enumtype::kMean r) : reduction_(r) {}                            \
   Options(enumtype::kSum r) : reduction_(r) {}
@@ -45,12 +45,12 @@ struct KLDivLossOptions {
 struct BCELossOptions {
   /// Rescales each element's loss (broadcast against the input).
   TENSOR_ARG(Tensor, weight) = Tensor();
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 struct HingeEmbeddingLossOptions {
   TENSOR_ARG(double, margin) = 1.0;
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 struct MultiMarginLossOptions {
@@ -59,28 +59,28 @@ struct MultiMarginLossOptions {
   TENSOR_ARG(double, margin) = 1.0;
   /// Per-class weight [C].
   TENSOR_ARG(Tensor, weight) = Tensor();
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 struct CosineEmbeddingLossOptions {
   TENSOR_ARG(double, margin) = 0.0;
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 struct MultiLabelMarginLossOptions {
   TENSOR_REDUCTION_CTORS(MultiLabelMarginLossOptions)
-  TENSOR_ARG(Reduction, reduction);
+  TENSOR_ARG(LossReduction, reduction);
 };
 
 struct SoftMarginLossOptions {
   TENSOR_REDUCTION_CTORS(SoftMarginLossOptions)
-  TENSOR_ARG(Reduction, reduction);
+  TENSOR_ARG(LossReduction, reduction);
 };
 
 struct MultiLabelSoftMarginLossOptions {
   /// Per-class weight [C].
   TENSOR_ARG(Tensor, weight) = Tensor();
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 struct TripletMarginLossOptions {
@@ -90,7 +90,7 @@ struct TripletMarginLossOptions {
   TENSOR_ARG(double, eps) = 1e-6;
   /// Use min(d(a, n), d(p, n)) as the negative distance.
   TENSOR_ARG(bool, swap) = false;
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 /// nn::TripletMarginWithDistanceLoss: distance_function defaults to pairwise_distance.
@@ -99,19 +99,19 @@ struct TripletMarginWithDistanceLossOptions {
   TENSOR_ARG(std::optional<distance_function_t>, distance_function) = std::nullopt;
   TENSOR_ARG(double, margin) = 1.0;
   TENSOR_ARG(bool, swap) = false;
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 /// nn::SmoothL1Loss: beta nullopt means 1.0.
 struct SmoothL1LossOptions {
   TENSOR_REDUCTION_CTORS(SmoothL1LossOptions)
-  TENSOR_ARG(Reduction, reduction);
+  TENSOR_ARG(LossReduction, reduction);
   TENSOR_ARG(std::optional<double>, beta) = std::nullopt;
 };
 
 struct HuberLossOptions {
   TENSOR_REDUCTION_CTORS(HuberLossOptions)
-  TENSOR_ARG(Reduction, reduction);
+  TENSOR_ARG(LossReduction, reduction);
   TENSOR_ARG(double, delta) = 1.0;
 };
 
@@ -121,12 +121,12 @@ struct PoissonNLLLossOptions {
   /// Add Stirling's approximation of log(y!).
   TENSOR_ARG(bool, full) = false;
   TENSOR_ARG(double, eps) = 1e-8;
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 struct MarginRankingLossOptions {
   TENSOR_ARG(double, margin) = 0;
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 #undef TENSOR_REDUCTION_CTORS
