@@ -660,7 +660,7 @@ Ref prob_ref(const std::vector<double>& logp, CEShape sh, const std::vector<doub
   return r;
 }
 
-nn::Reduction reduction_of(const std::string& r) {
+nn::LossReduction reduction_of(const std::string& r) {
   if (r == "none") return kNone;
   if (r == "sum") return kSum;
   return kMean;

@@ -11,11 +11,11 @@ namespace tensor::nn::functional {
 
 namespace {
 
-Tensor reduce(const Tensor& loss, Reduction r) {
+Tensor reduce(const Tensor& loss, LossReduction r) {
   switch (r.kind()) {
-    case Reduction::None: return loss;
-    case Reduction::Sum: return loss.sum();
-    case Reduction::Mean: return loss.mean();
+    case LossReduction::None: return loss;
+    case LossReduction::Sum: return loss.sum();
+    case LossReduction::Mean: return loss.mean();
   }
   return loss;
 }
@@ -84,7 +84,7 @@ ClassTargets class_targets(const char* op, const Tensor& input, const Tensor& ta
 }
 
 // -sum w_n logp[n, y_n], reduced; the mean divides by sum w_n over non-ignored targets.
-Tensor nll_from(const Tensor& logp, const ClassTargets& ct, Reduction r) {
+Tensor nll_from(const Tensor& logp, const ClassTargets& ct, LossReduction r) {
   Tensor picked;
   if (logp.dim() == 1) {
     picked = logp.gather(0, ct.safe.reshape({1})).reshape({});
@@ -93,10 +93,10 @@ Tensor nll_from(const Tensor& logp, const ClassTargets& ct, Reduction r) {
   }
   Tensor loss = -(picked * ct.w);
   switch (r.kind()) {
-    case Reduction::None: return loss;
-    case Reduction::Sum: return loss.sum();
+    case LossReduction::None: return loss;
+    case LossReduction::Sum: return loss.sum();
     // All targets ignored: 0 / 0 = NaN, as libtorch.
-    case Reduction::Mean: return loss.sum() / ct.w.sum();
+    case LossReduction::Mean: return loss.sum() / ct.w.sum();
   }
   return loss;
 }
@@ -122,7 +122,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
   const int64_t n_classes = input.size(class_dim);
   const Tensor& weight = options.weight();
   check_class_weight(op, weight, input, n_classes);
-  const Reduction r = options.reduction();
+  const LossReduction r = options.reduction();
   Tensor logp = input.log_softmax(class_dim);
 
   if (target.sizes() == input.sizes()) {
@@ -135,9 +135,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
     Tensor prod = logp * tgt;
     if (weight.defined()) prod = prod * class_weight_view(weight, input);
     switch (r.kind()) {
-      case Reduction::None: return -prod.sum({class_dim});
-      case Reduction::Sum: return -prod.sum();
-      case Reduction::Mean: {
+      case LossReduction::None: return -prod.sum({class_dim});
+      case LossReduction::Sum: return -prod.sum();
+      case LossReduction::Mean: {
         if (input.numel() == 0) return -prod.sum() * std::numeric_limits<double>::quiet_NaN();
         return -prod.sum() / static_cast<double>(input.numel() / n_classes);
       }
@@ -154,9 +154,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
   smooth = smooth.masked_fill(ct.valid.logical_not(), 0.0);
   Tensor ret;
   switch (r.kind()) {
-    case Reduction::None: ret = smooth; break;
-    case Reduction::Sum: ret = smooth.sum(); break;
-    case Reduction::Mean:
+    case LossReduction::None: ret = smooth; break;
+    case LossReduction::Sum: ret = smooth.sum(); break;
+    case LossReduction::Mean:
       ret = weight.defined() ? smooth.sum() / ct.w.sum() : smooth.sum() / ct.valid.sum().to(input.dtype());
       break;
   }

@@ -152,6 +152,21 @@ void EmbeddingImpl::pretty_print(std::ostream& stream) const {
   stream << ")";
 }
 
+Embedding Embedding::from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options) {
+  TENSOR_CHECK(embeddings.defined() && embeddings.dim() == 2,
+               "Embedding::from_pretrained: embeddings parameter is expected to be 2-dimensional, got {}",
+               embeddings.defined() ? embeddings.describe() : std::string("an undefined tensor"));
+  Embedding embedding(EmbeddingOptions(embeddings.size(0), embeddings.size(1))
+                          ._weight(embeddings)
+                          .padding_idx(options.padding_idx())
+                          .max_norm(options.max_norm())
+                          .norm_type(options.norm_type())
+                          .scale_grad_by_freq(options.scale_grad_by_freq())
+                          .sparse(options.sparse()));
+  embedding->weight.requires_grad_(!options.freeze());
+  return embedding;
+}
+
 // ---- Dropout, Flatten, Functional ----
 
 DropoutImpl::DropoutImpl(const DropoutOptions& options_) : Module("tensor::nn::Dropout"), options(options_) {
@@ -240,7 +255,7 @@ void ModuleListImpl::pretty_print(std::ostream& stream) const { stream << "tenso
 // ---- losses ----
 
 namespace {
-void print_reduction(std::ostream& stream, Reduction r, bool& first) {
+void print_reduction(std::ostream& stream, LossReduction r, bool& first) {
   if (r != kMean) {
     stream << (first ? "" : ", ") << "reduction=" << r.name();
     first = false;

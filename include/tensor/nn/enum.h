@@ -5,7 +5,7 @@
 // constant of the same name in namespace tensor; an option type is a small class constructible
 // from exactly the tags it accepts (storing an enum), so `reduction(kSum)` compiles and
 // `reduction(kReLU)` does not, with no std::variant in public headers. New option types (a conv
-// padding_mode) add their tags here and a class like Reduction below.
+// padding_mode) add their tags here and a class like LossReduction below.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +38,17 @@ TENSOR_ENUM_TAG(kConstant)
 TENSOR_ENUM_TAG(kReflect)
 TENSOR_ENUM_TAG(kReplicate)
 TENSOR_ENUM_TAG(kCircular)
+TENSOR_ENUM_TAG(kBatchMean)
+TENSOR_ENUM_TAG(kNearest)
+TENSOR_ENUM_TAG(kBilinear)
+TENSOR_ENUM_TAG(kBicubic)
+TENSOR_ENUM_TAG(kTrilinear)
+TENSOR_ENUM_TAG(kArea)
+TENSOR_ENUM_TAG(kNearestExact)
+TENSOR_ENUM_TAG(kLSTM)
+TENSOR_ENUM_TAG(kGRU)
+TENSOR_ENUM_TAG(kRNN_TANH)
+TENSOR_ENUM_TAG(kRNN_RELU)
 #undef TENSOR_ENUM_TAG
 }  // namespace enumtype
 
@@ -63,21 +74,118 @@ inline constexpr enumtype::kConstant kConstant{};
 inline constexpr enumtype::kReflect kReflect{};
 inline constexpr enumtype::kReplicate kReplicate{};
 inline constexpr enumtype::kCircular kCircular{};
+inline constexpr enumtype::kBatchMean kBatchMean{};
+inline constexpr enumtype::kNearest kNearest{};
+inline constexpr enumtype::kBilinear kBilinear{};
+inline constexpr enumtype::kBicubic kBicubic{};
+inline constexpr enumtype::kTrilinear kTrilinear{};
+inline constexpr enumtype::kArea kArea{};
+inline constexpr enumtype::kNearestExact kNearestExact{};
+inline constexpr enumtype::kLSTM kLSTM{};
+inline constexpr enumtype::kGRU kGRU{};
+inline constexpr enumtype::kRNN_TANH kRNN_TANH{};
+inline constexpr enumtype::kRNN_RELU kRNN_RELU{};
+
+/// libtorch's at::Reduction: the integer `reduction` argument of the torch:: loss functions
+/// (`tensor::mse_loss(x, y, tensor::Reduction::Sum)`). The nn::functional losses take the tag
+/// form (`kSum`) in their options instead.
+namespace Reduction {
+enum Reduction : int64_t { None = 0, Mean = 1, Sum = 2, END = 3 };
+}  // namespace Reduction
 
 namespace nn {
 
 /// How a loss reduces its per-element values: kNone, kMean or kSum.
-class Reduction {
+class LossReduction {
  public:
   enum Kind : int8_t { None, Mean, Sum };
-  constexpr Reduction(enumtype::kNone) : kind_(None) {}
-  constexpr Reduction(enumtype::kMean) : kind_(Mean) {}
-  constexpr Reduction(enumtype::kSum) : kind_(Sum) {}
+  constexpr LossReduction(enumtype::kNone) : kind_(None) {}
+  constexpr LossReduction(enumtype::kMean) : kind_(Mean) {}
+  constexpr LossReduction(enumtype::kSum) : kind_(Sum) {}
   constexpr Kind kind() const { return kind_; }
   /// "none", "mean", "sum".
   constexpr const char* name() const { return kind_ == None ? "none" : kind_ == Mean ? "mean" : "sum"; }
-  friend constexpr bool operator==(Reduction a, Reduction b) { return a.kind_ == b.kind_; }
-  friend constexpr bool operator!=(Reduction a, Reduction b) { return a.kind_ != b.kind_; }
+  friend constexpr bool operator==(LossReduction a, LossReduction b) { return a.kind_ == b.kind_; }
+  friend constexpr bool operator!=(LossReduction a, LossReduction b) { return a.kind_ != b.kind_; }
+
+ private:
+  Kind kind_;
+};
+
+/// The reduction of F::kl_div / nn::KLDivLoss: kNone, kBatchMean (sum / batch size), kSum or
+/// kMean (over every element).
+class KLDivReduction {
+ public:
+  enum Kind : int8_t { None, BatchMean, Sum, Mean };
+  constexpr KLDivReduction(enumtype::kNone) : kind_(None) {}
+  constexpr KLDivReduction(enumtype::kBatchMean) : kind_(BatchMean) {}
+  constexpr KLDivReduction(enumtype::kSum) : kind_(Sum) {}
+  constexpr KLDivReduction(enumtype::kMean) : kind_(Mean) {}
+  constexpr Kind kind() const { return kind_; }
+  /// "none", "batchmean", "sum", "mean".
+  constexpr const char* name() const {
+    return kind_ == None ? "none" : kind_ == BatchMean ? "batchmean" : kind_ == Sum ? "sum" : "mean";
+  }
+  friend constexpr bool operator==(KLDivReduction a, KLDivReduction b) { return a.kind_ == b.kind_; }
+  friend constexpr bool operator!=(KLDivReduction a, KLDivReduction b) { return a.kind_ != b.kind_; }
+
+ private:
+  Kind kind_;
+};
+
+/// The nonlinearity of nn::RNN / nn::RNNCell: kTanh or kReLU.
+class RNNNonlinearity {
+ public:
+  enum Kind : int8_t { Tanh, ReLU };
+  constexpr RNNNonlinearity(enumtype::kTanh) : kind_(Tanh) {}
+  constexpr RNNNonlinearity(enumtype::kReLU) : kind_(ReLU) {}
+  constexpr Kind kind() const { return kind_; }
+  /// "tanh", "relu".
+  constexpr const char* name() const { return kind_ == Tanh ? "tanh" : "relu"; }
+  friend constexpr bool operator==(RNNNonlinearity a, RNNNonlinearity b) { return a.kind_ == b.kind_; }
+  friend constexpr bool operator!=(RNNNonlinearity a, RNNNonlinearity b) { return a.kind_ != b.kind_; }
+
+ private:
+  Kind kind_;
+};
+
+/// The cell of a recurrent layer stack (detail::RNNOptionsBase::mode): kLSTM, kGRU, kRNN_TANH
+/// or kRNN_RELU.
+class RNNMode {
+ public:
+  enum Kind : int8_t { LSTM, GRU, RNN_TANH, RNN_RELU };
+  constexpr RNNMode(enumtype::kLSTM) : kind_(LSTM) {}
+  constexpr RNNMode(enumtype::kGRU) : kind_(GRU) {}
+  constexpr RNNMode(enumtype::kRNN_TANH) : kind_(RNN_TANH) {}
+  constexpr RNNMode(enumtype::kRNN_RELU) : kind_(RNN_RELU) {}
+  constexpr Kind kind() const { return kind_; }
+  friend constexpr bool operator==(RNNMode a, RNNMode b) { return a.kind_ == b.kind_; }
+  friend constexpr bool operator!=(RNNMode a, RNNMode b) { return a.kind_ != b.kind_; }
+
+ private:
+  Kind kind_;
+};
+
+/// The mode of F::interpolate / nn::Upsample: kNearest, kLinear (3-d input), kBilinear (4-d),
+/// kBicubic, kTrilinear (5-d), kArea, kNearestExact. (kBicubic is not implemented yet.)
+class InterpolateMode {
+ public:
+  enum Kind : int8_t { Nearest, Linear, Bilinear, Bicubic, Trilinear, Area, NearestExact };
+  constexpr InterpolateMode(enumtype::kNearest) : kind_(Nearest) {}
+  constexpr InterpolateMode(enumtype::kLinear) : kind_(Linear) {}
+  constexpr InterpolateMode(enumtype::kBilinear) : kind_(Bilinear) {}
+  constexpr InterpolateMode(enumtype::kBicubic) : kind_(Bicubic) {}
+  constexpr InterpolateMode(enumtype::kTrilinear) : kind_(Trilinear) {}
+  constexpr InterpolateMode(enumtype::kArea) : kind_(Area) {}
+  constexpr InterpolateMode(enumtype::kNearestExact) : kind_(NearestExact) {}
+  constexpr Kind kind() const { return kind_; }
+  /// "nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact".
+  constexpr const char* name() const {
+    return kind_ == Nearest ? "nearest" : kind_ == Linear ? "linear" : kind_ == Bilinear ? "bilinear"
+         : kind_ == Bicubic ? "bicubic" : kind_ == Trilinear ? "trilinear" : kind_ == Area ? "area" : "nearest-exact";
+  }
+  friend constexpr bool operator==(InterpolateMode a, InterpolateMode b) { return a.kind_ == b.kind_; }
+  friend constexpr bool operator!=(InterpolateMode a, InterpolateMode b) { return a.kind_ != b.kind_; }
 
  private:
   Kind kind_;

@@ -46,3 +46,8 @@ std::ostream& operator<<(std::ostream& s, const ExpandingArray<D>& a) {
 }
 
 }  // namespace tensor::nn
+
+namespace tensor {
+/// libtorch spells it torch::ExpandingArray; the same template as nn::ExpandingArray.
+using nn::ExpandingArray;
+}  // namespace tensor

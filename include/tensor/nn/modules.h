@@ -121,7 +121,16 @@ class TENSOR_API EmbeddingImpl : public Module {
   EmbeddingOptions options;
   Tensor weight;
 };
-TENSOR_MODULE(Embedding);
+
+/// The holder of EmbeddingImpl, with libtorch's from_pretrained.
+class TENSOR_API Embedding : public ModuleHolder<EmbeddingImpl> {
+ public:
+  using ModuleHolder<EmbeddingImpl>::ModuleHolder;
+  using Impl = EmbeddingImpl;
+  /// An Embedding whose weight is `embeddings` [num_embeddings, embedding_dim] (shared, not
+  /// copied), frozen (requires_grad false) unless options.freeze(false).
+  static Embedding from_pretrained(const Tensor& embeddings, const EmbeddingFromPretrainedOptions& options = {});
+};
 
 /// In training, zeroes each element with probability p and scales the rest by 1 / (1 - p);
 /// the identity in eval mode.

@@ -92,7 +92,7 @@ struct CrossEntropyLossOptions {
   TENSOR_ARG(Tensor, weight) = Tensor();
   /// Targets equal to this index add nothing to the loss nor to the mean's denominator.
   TENSOR_ARG(int64_t, ignore_index) = -100;
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
   /// In [0, 1]: the target becomes (1 - s) * one_hot + s / C.
   TENSOR_ARG(double, label_smoothing) = 0.0;
 };
@@ -101,32 +101,43 @@ struct CrossEntropyLossOptions {
 struct NLLLossOptions {
   TENSOR_ARG(Tensor, weight) = Tensor();
   TENSOR_ARG(int64_t, ignore_index) = -100;
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
 struct MSELossOptions {
-  /* implicit */ MSELossOptions(Reduction reduction = kMean) : reduction_(reduction) {}
+  /* implicit */ MSELossOptions(LossReduction reduction = kMean) : reduction_(reduction) {}
   MSELossOptions(enumtype::kNone r) : reduction_(r) {}
   MSELossOptions(enumtype::kMean r) : reduction_(r) {}
   MSELossOptions(enumtype::kSum r) : reduction_(r) {}
-  TENSOR_ARG(Reduction, reduction);
+  TENSOR_ARG(LossReduction, reduction);
 };
 
 struct L1LossOptions {
-  /* implicit */ L1LossOptions(Reduction reduction = kMean) : reduction_(reduction) {}
+  /* implicit */ L1LossOptions(LossReduction reduction = kMean) : reduction_(reduction) {}
   L1LossOptions(enumtype::kNone r) : reduction_(r) {}
   L1LossOptions(enumtype::kMean r) : reduction_(r) {}
   L1LossOptions(enumtype::kSum r) : reduction_(r) {}
-  TENSOR_ARG(Reduction, reduction);
+  TENSOR_ARG(LossReduction, reduction);
 };
 
 /// nn::BCEWithLogitsLoss / F::binary_cross_entropy_with_logits.
 struct BCEWithLogitsLossOptions {
   /// Rescales each element's loss (broadcast against the input).
   TENSOR_ARG(Tensor, weight) = Tensor();
-  TENSOR_ARG(Reduction, reduction) = kMean;
+  TENSOR_ARG(LossReduction, reduction) = kMean;
   /// Weight of the positive term, per class (broadcast against the last dim).
   TENSOR_ARG(Tensor, pos_weight) = Tensor();
+};
+
+/// Embedding::from_pretrained: the weight is a copy-free parameter over `embeddings`.
+struct EmbeddingFromPretrainedOptions {
+  /// The weight does not train (requires_grad false).
+  TENSOR_ARG(bool, freeze) = true;
+  TENSOR_ARG(std::optional<int64_t>, padding_idx) = std::nullopt;
+  TENSOR_ARG(std::optional<double>, max_norm) = std::nullopt;
+  TENSOR_ARG(double, norm_type) = 2.;
+  TENSOR_ARG(bool, scale_grad_by_freq) = false;
+  TENSOR_ARG(bool, sparse) = false;
 };
 
 namespace functional {
