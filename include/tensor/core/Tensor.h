@@ -27,6 +27,23 @@ class TENSOR_API Tensor {
  public:
   Tensor() = default;
   explicit Tensor(intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) = default;
+
+  // Assignment follows libtorch: to a named handle (an lvalue) it rebinds the handle, sharing
+  // the other tensor's data; to a temporary (an rvalue, such as `t[0]` or `t.select(0, 1)`) it
+  // writes through the view, so `t[0] = u;` changes t instead of silently doing nothing.
+  /// Rebinds this handle to `o`'s tensor (no data is copied).
+  Tensor& operator=(const Tensor& o) & = default;
+  /// Rebinds this handle, taking `o`'s reference.
+  Tensor& operator=(Tensor&& o) & = default;
+  /// Copies `src` into the viewed elements (broadcasting, converting dtype): `t[0] = u`.
+  Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  /// Copies `src` into the viewed elements: `t[0] = a + b`.
+  Tensor& operator=(Tensor&& src) && { return copy_(src); }
+  /// Fills the viewed elements with `v`: `t[0] = 3.5`.
+  Tensor& operator=(const Scalar& v) && { return fill_(v); }
+
 
   bool defined() const { return static_cast<bool>(impl_); }
   TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
