@@ -177,4 +177,54 @@ TEST(PortTensorAssign, AutogradThroughAColumnAssignment) {
   EXPECT_EQ(values(v.grad()), (std::vector<double>{1, -3}));
 }
 
+// ---- 2. in-place methods are const members ----
+
+// libtorch declares `Tensor& add_(...) const`: an in-place op through a const handle compiles
+// and returns a mutable handle.
+static_assert(std::is_same_v<decltype(std::declval<const tensor::Tensor&>().add_(1)), tensor::Tensor&>);
+static_assert(std::is_same_v<decltype(std::declval<const tensor::Tensor&>().zero_()), tensor::Tensor&>);
+static_assert(std::is_same_v<decltype(std::declval<const tensor::Tensor&>().requires_grad_()), tensor::Tensor&>);
+
+TEST(PortTensorConstInplace, GradZero) {
+  // d/dx sum(x^2) = 2x; after zero_() a second backward of sum(3x) leaves 3 everywhere.
+  tensor::Tensor x = tensor::tensor({1.0, 2.0}, tensor::requires_grad());
+  (x * x).sum().backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{2, 4}));
+  x.grad().zero_();  // grad() is a const Tensor&
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{0, 0}));
+  (x * 3).sum().backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{3, 3}));
+}
+
+TEST(PortTensorConstInplace, ConstHandleWritesData) {
+  const tensor::Tensor t = tensor::tensor({1.0, 2.0, 3.0});
+  t.add_(1);  // 2 3 4
+  EXPECT_EQ(values(t), (std::vector<double>{2, 3, 4}));
+  t.mul_(2).sub_(1);  // chained through the returned Tensor&: 3 5 7
+  EXPECT_EQ(values(t), (std::vector<double>{3, 5, 7}));
+  t.clamp_(4, 6);  // 4 5 6
+  EXPECT_EQ(values(t), (std::vector<double>{4, 5, 6}));
+  t.neg_();
+  EXPECT_EQ(values(t), (std::vector<double>{-4, -5, -6}));
+  t.index_put_({1}, 0.5);
+  EXPECT_EQ(values(t), (std::vector<double>{-4, 0.5, -6}));
+  t.masked_fill_(tensor::tensor({true, false, true}), 9.0);
+  EXPECT_EQ(values(t), (std::vector<double>{9, 0.5, 9}));
+  t.scatter_(0, tensor::tensor({2}), tensor::tensor({-7.0}));
+  EXPECT_EQ(values(t), (std::vector<double>{9, 0.5, -7}));
+  t.copy_(tensor::tensor({1, 2, 3}));
+  EXPECT_EQ(values(t), (std::vector<double>{1, 2, 3}));
+  t.fill_(2.5);
+  EXPECT_EQ(values(t), (std::vector<double>{2.5, 2.5, 2.5}));
+  t.zero_();
+  EXPECT_EQ(values(t), (std::vector<double>{0, 0, 0}));
+
+  const tensor::Tensor m = tensor::ones({2, 2});
+  m.tril_();
+  EXPECT_EQ(values(m), (std::vector<double>{1, 0, 1, 1}));
+  const tensor::Tensor w = tensor::zeros({2});
+  w.requires_grad_();
+  EXPECT_TRUE(w.requires_grad());
+}
+
 }  // namespace

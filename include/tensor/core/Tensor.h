@@ -44,7 +44,6 @@ class TENSOR_API Tensor {
   /// Fills the viewed elements with `v`: `t[0] = 3.5`.
   Tensor& operator=(const Scalar& v) && { return fill_(v); }
 
-
   bool defined() const { return static_cast<bool>(impl_); }
   TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
   const intrusive_ptr<TensorImpl>& impl() const { return impl_; }
@@ -143,8 +142,10 @@ class TENSOR_API Tensor {
   /// tensor::tril/triu on the last two dims; the trailing-underscore forms write in place.
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
-  Tensor& tril_(int64_t diagonal = 0);
-  Tensor& triu_(int64_t diagonal = 0);
+  /// In place. Every `*_` method is a const member returning Tensor&, as in libtorch: the
+  /// handle is const, the data it points to is not, so `x.grad().zero_()` compiles.
+  Tensor& tril_(int64_t diagonal = 0) const;
+  Tensor& triu_(int64_t diagonal = 0) const;
   /// Tiles repeats[k] times along dim k (repeats.size() >= dim(); extra entries add leading dims).
   Tensor repeat(IntArrayRef repeats) const;
   /// tensor::roll: rotate along dims by shifts (no dims: roll the flattened tensor, keep the shape).
@@ -154,8 +155,9 @@ class TENSOR_API Tensor {
 
   // ---- indexing ----
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value);
+  /// Writes value into x.index(indices) (broadcasting); returns *this.
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
@@ -165,25 +167,27 @@ class TENSOR_API Tensor {
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor nonzero() const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
-  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
-  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  /// In-place forms of scatter, scatter_add, index_add and masked_fill; each returns *this.
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
 
   // ---- elementwise ----
+  // Each op has a functional form and an in-place `op_` form (const member, returns *this).
 #define TENSOR_BINARY_METHODS(name)             \
   Tensor name(const Tensor& other) const;       \
   Tensor name(const Scalar& other) const;       \
-  Tensor& name##_(const Tensor& other);         \
-  Tensor& name##_(const Scalar& other);
+  Tensor& name##_(const Tensor& other) const;   \
+  Tensor& name##_(const Scalar& other) const;
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1) const;
   Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1) const;
   TENSOR_BINARY_METHODS(mul)
   TENSOR_BINARY_METHODS(div)
   TENSOR_BINARY_METHODS(remainder)
@@ -212,7 +216,7 @@ class TENSOR_API Tensor {
 
 #define TENSOR_UNARY_METHODS(name) \
   Tensor name() const;             \
-  Tensor& name##_();
+  Tensor& name##_() const;
   TENSOR_UNARY_METHODS(neg)
   TENSOR_UNARY_METHODS(abs)
   TENSOR_UNARY_METHODS(exp)
@@ -250,14 +254,17 @@ class TENSOR_API Tensor {
 #undef TENSOR_UNARY_METHODS
   Tensor isnan() const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  /// In-place clamp; returns *this.
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const { return clamp(min, std::nullopt); }
   Tensor clamp_max(const Scalar& max) const { return clamp(std::nullopt, max); }
-  Tensor& fill_(const Scalar& value);
-  Tensor& fill_(const Tensor& value);
-  Tensor& zero_();
+  /// Sets every element to value (a Scalar or a 0-dim tensor); returns *this.
+  Tensor& fill_(const Scalar& value) const;
+  Tensor& fill_(const Tensor& value) const;
+  /// fill_(0).
+  Tensor& zero_() const;
   /// Copies src into this tensor (broadcasting src; any dtype and device).
-  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
 
   // ---- reductions ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
@@ -315,7 +322,7 @@ class TENSOR_API Tensor {
   /// True when ops on this tensor are recorded for backward.
   bool requires_grad() const { return checked()->requires_grad(); }
   /// Marks a leaf as requiring grad (floating and complex dtypes only).
-  Tensor& requires_grad_(bool requires_grad = true);
+  Tensor& requires_grad_(bool requires_grad = true) const;
   /// The accumulated gradient of a leaf (or of a tensor that called retain_grad()); undefined until backward.
   const Tensor& grad() const;
   /// Mutable access: `x.mutable_grad() = Tensor()` resets it.
