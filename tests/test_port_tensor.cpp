@@ -227,4 +227,91 @@ TEST(PortTensorConstInplace, ConstHandleWritesData) {
   EXPECT_TRUE(w.requires_grad());
 }
 
+// ---- 3. spellings ----
+
+TEST(PortTensorSpellings, DtypeAliases) {
+  EXPECT_EQ(tensor::kF16, tensor::kHalf);
+  EXPECT_EQ(tensor::kBF16, tensor::kBFloat16);
+  EXPECT_EQ(tensor::kF32, tensor::kFloat);
+  EXPECT_EQ(tensor::kF64, tensor::kDouble);
+  EXPECT_EQ(tensor::kU8, tensor::kByte);
+  EXPECT_EQ(tensor::kI8, tensor::kChar);
+  EXPECT_EQ(tensor::kI16, tensor::kShort);
+  EXPECT_EQ(tensor::kI32, tensor::kInt);
+  EXPECT_EQ(tensor::kI64, tensor::kLong);
+  EXPECT_EQ(tensor::kComplexFloat, tensor::kComplex64);
+  EXPECT_EQ(tensor::kComplexDouble, tensor::kComplex128);
+  EXPECT_EQ(tensor::zeros({2}, tensor::kF64).element_size(), 8);
+  EXPECT_EQ(tensor::ones({2}, tensor::dtype(tensor::kI16)).element_size(), 2);
+}
+
+TEST(PortTensorSpellings, Str) {
+  EXPECT_EQ(tensor::str("loss ", 0.5, " at step ", 3), "loss 0.5 at step 3");
+  EXPECT_EQ(tensor::str(), "");
+  EXPECT_EQ(tensor::str('[', tensor::zeros({2, 3}).sizes(), ']'), "[[2, 3]]");
+  EXPECT_EQ(tensor::str(tensor::kF32), tensor::str(tensor::kFloat32));
+}
+
+TEST(PortTensorSpellings, DataAndDataT) {
+  tensor::Tensor x = tensor::tensor({1.0, 2.0}, tensor::requires_grad());
+  tensor::Tensor y = x * 2;
+  tensor::Tensor d = y.data();
+  EXPECT_FALSE(d.requires_grad());
+  EXPECT_TRUE(d.is_leaf());
+  EXPECT_EQ(d.data_ptr(), y.data_ptr());  // the same memory, no copy
+  d[0] = 10.0;                           // a write autograd does not record
+  EXPECT_EQ(values(y.detach()), (std::vector<double>{10, 4}));
+  EXPECT_EQ(x.data<float>(), x.data_ptr<float>());
+  EXPECT_FLOAT_EQ(x.data<float>()[1], 2.0f);
+}
+
+TEST(PortTensorSpellings, SetRequiresGrad) {
+  tensor::Tensor w = tensor::ones({2}, tensor::kF64);
+  w.set_requires_grad(true);
+  EXPECT_TRUE(w.requires_grad());
+  (w * w).sum().backward();
+  EXPECT_EQ(values(w.grad()), (std::vector<double>{2, 2}));
+  w.set_requires_grad(false);
+  EXPECT_FALSE(w.requires_grad());
+}
+
+TEST(PortTensorSpellings, IsNonzero) {
+  EXPECT_FALSE(tensor::tensor(0.0).is_nonzero());
+  EXPECT_TRUE(tensor::tensor(-0.5).is_nonzero());
+  EXPECT_TRUE(tensor::tensor({3}).is_nonzero());  // shape [1]
+  EXPECT_FALSE(tensor::zeros({1, 1}, tensor::kBool).is_nonzero());
+  tensor::testing::expect_error([] { (void)tensor::zeros({2}).is_nonzero(); },
+                                {"is_nonzero", "more than one value is ambiguous", "[2]"});
+  tensor::testing::expect_error([] { (void)tensor::zeros({0}).is_nonzero(); },
+                                {"is_nonzero", "no values is ambiguous", "[0]"});
+}
+
+TEST(PortTensorSpellings, ScalarConversionsAndPrinting) {
+  tensor::Scalar f = 2.5;
+  EXPECT_EQ(f.toFloat(), 2.5f);
+  EXPECT_EQ(f.toDouble(), 2.5);
+  EXPECT_EQ(f.toLong(), 2);  // truncates toward zero
+  EXPECT_EQ(tensor::Scalar(-3.9).toInt(), -3);
+  EXPECT_EQ(tensor::Scalar(7).toLong(), 7);
+  EXPECT_EQ(tensor::Scalar(7).toDouble(), 7.0);
+  EXPECT_TRUE(tensor::Scalar(true).toBool());
+  EXPECT_FALSE(tensor::Scalar(0).toBool());
+  EXPECT_TRUE(f.isFloatingPoint());
+  EXPECT_TRUE(tensor::Scalar(1).isIntegral(false));
+  EXPECT_FALSE(tensor::Scalar(true).isIntegral(false));
+  EXPECT_TRUE(tensor::Scalar(true).isIntegral(true));
+  EXPECT_TRUE(tensor::Scalar(std::complex<double>(1, 2)).isComplex());
+  EXPECT_EQ(tensor::Scalar(std::complex<double>(1, 2)).toComplexDouble(), std::complex<double>(1, 2));
+
+  EXPECT_EQ(tensor::str(f), "2.5");
+  EXPECT_EQ(tensor::str(tensor::Scalar(3)), "3");
+  EXPECT_EQ(tensor::str(tensor::Scalar(false)), "false");
+  EXPECT_EQ(tensor::str(tensor::Scalar(std::complex<double>(1, -2))), "(1,-2)");
+  EXPECT_EQ(tensor::str(tensor::tensor(4.0).item()), "4");  // a float32 item is a double Scalar
+  EXPECT_EQ(tensor::str(tensor::tensor({5}).sum().item()), "5");
+  // Half and plain numbers keep their own printing (no ambiguity with Scalar's constructors).
+  EXPECT_EQ(tensor::str(tensor::Half(1.5f)), "1.5");
+  EXPECT_EQ(tensor::str(2, true), "21");
+}
+
 }  // namespace

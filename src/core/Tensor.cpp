@@ -63,6 +63,18 @@ Scalar Tensor::item() const {
   return out;
 }
 
+bool Tensor::is_nonzero() const {
+  TENSOR_CHECK(defined(), "is_nonzero: tensor is undefined");
+  // Zero or several elements have no single truth value; libtorch refuses the same way.
+  TENSOR_CHECK(numel() != 0, "is_nonzero: Boolean value of Tensor with no values is ambiguous (shape {}, {})",
+               detail::shape_str(sizes()), dtype());
+  TENSOR_CHECK(numel() == 1,
+               "is_nonzero: Boolean value of Tensor with more than one value is ambiguous (shape {}, {}); use any() "
+               "or all()",
+               detail::shape_str(sizes()), dtype());
+  return item().to_bool();
+}
+
 template <class T>
 T Tensor::item() const {
   Scalar s = item();

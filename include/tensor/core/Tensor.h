@@ -79,6 +79,8 @@ class TENSOR_API Tensor {
   /// Typed pointer to element 0; throws if T does not match the dtype or the tensor has no memory.
   template <class T> T* data_ptr() const;
   void* data_ptr() const;
+  /// libtorch's older spelling of data_ptr<T>().
+  template <class T> T* data() const { return data_ptr<T>(); }
   /// Indexed element access, `t.accessor<float, 2>()[i][j]` (libtorch's accessor): checks the
   /// dim and dtype; valid while this tensor lives and keeps its shape.
   template <class T, size_t N> TensorAccessor<T, N> accessor() const&;
@@ -87,6 +89,8 @@ class TENSOR_API Tensor {
   /// The value of a one-element tensor, converted to T.
   template <class T> T item() const;
   Scalar item() const;
+  /// The truth of a one-element tensor (nonzero); throws for zero or several elements.
+  bool is_nonzero() const;
   /// Shape and dtype for messages: "[2, 3] float32".
   std::string describe() const;
   /// In-place-write counter shared with views (autograd checks it).
@@ -127,6 +131,10 @@ class TENSOR_API Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;
+  /// libtorch's Tensor::data(): the same data without autograd history (requires_grad false),
+  /// for writes autograd must not see. Here it is detach(): the version counter lives in the
+  /// storage, so it stays shared.
+  Tensor data() const { return detach(); }
   /// Lazy conjugate: flips the conj bit of a complex tensor (no copy); identity for real tensors.
   Tensor conj() const;
   /// Materializes a pending conjugation.
@@ -323,6 +331,8 @@ class TENSOR_API Tensor {
   bool requires_grad() const { return checked()->requires_grad(); }
   /// Marks a leaf as requiring grad (floating and complex dtypes only).
   Tensor& requires_grad_(bool requires_grad = true) const;
+  /// libtorch's other spelling of requires_grad_(requires_grad).
+  Tensor& set_requires_grad(bool requires_grad) const { return requires_grad_(requires_grad); }
   /// The accumulated gradient of a leaf (or of a tensor that called retain_grad()); undefined until backward.
   const Tensor& grad() const;
   /// Mutable access: `x.mutable_grad() = Tensor()` resets it.
