@@ -314,4 +314,30 @@ TEST(PortTensorSpellings, ScalarConversionsAndPrinting) {
   EXPECT_EQ(tensor::str(2, true), "21");
 }
 
+// ---- 4. printing as libtorch's formatter ----
+// Layout: columns expMax + 1 wide for whole numbers (expMax: integer digits of the largest
+// magnitude), expMax + 6 for four decimals, 11 for scientific; one space between columns.
+
+TEST(PortTensorPrint, WholeNumberFloatsPrintWithoutDecimals) {
+  // libtorch prints torch::ones({2}) as " 1\n 1\n[ CPUFloatType{2} ]".
+  EXPECT_EQ(tensor::str(tensor::ones({2})), " 1\n 1\n[ CPUFloatType{2} ]");
+  EXPECT_EQ(tensor::str(tensor::tensor({{1.0, -2.0}, {3.0, 10.0}}, tensor::kF64)),
+            "  1  -2\n  3  10\n[ CPUDoubleType{2,2} ]");
+  EXPECT_EQ(tensor::str(tensor::tensor(4.0)), "4\n[ CPUFloatType{} ]");
+  // One non-whole value brings the four decimals back for every element.
+  EXPECT_EQ(tensor::str(tensor::tensor({1.0, 0.5})), " 1.0000\n 0.5000\n[ CPUFloatType{2} ]");
+  // Integers use the whole-number layout: one digit plus a sign column.
+  EXPECT_EQ(tensor::str(tensor::tensor({3, -4})), " 3\n-4\n[ CPULongType{2} ]");
+  EXPECT_EQ(tensor::str(tensor::tensor(0.5)), "0.5\n[ CPUFloatType{} ]");
+}
+
+TEST(PortTensorPrint, ScaledAndScientific) {
+  // All magnitudes below 0.1: printed as multiples of a power of ten, the factor on its own line.
+  EXPECT_EQ(tensor::str(tensor::tensor({0.05, 0.02})), "0.01 *\n 5.0000\n 2.0000\n[ CPUFloatType{2} ]");
+  // Magnitudes spanning more than four orders: scientific, four decimals, 11 wide.
+  EXPECT_EQ(tensor::str(tensor::tensor({1e-3, 100.5})), " 1.0000e-03\n 1.0050e+02\n[ CPUFloatType{2} ]");
+  // Whole numbers past 9 digits go scientific too.
+  EXPECT_EQ(tensor::str(tensor::tensor({2e10, 1.0}, tensor::kF64)), " 2.0000e+10\n 1.0000e+00\n[ CPUDoubleType{2} ]");
+}
+
 }  // namespace
