@@ -340,4 +340,15 @@ TEST(PortTensorPrint, ScaledAndScientific) {
   EXPECT_EQ(tensor::str(tensor::tensor({2e10, 1.0}, tensor::kF64)), " 2.0000e+10\n 1.0000e+00\n[ CPUDoubleType{2} ]");
 }
 
+// ---- 5. allclose refuses mixed dtypes, as libtorch ----
+
+TEST(PortTensorAllclose, MixedDtypesRaise) {
+  tensor::Tensor a = tensor::tensor({1.0, 2.0});                  // float32
+  tensor::Tensor b = tensor::tensor({1.0, 2.0}, tensor::kF64);    // float64
+  tensor::testing::expect_error([&] { (void)a.allclose(b); }, {"allclose", "float32 did not match float64"});
+  tensor::testing::expect_error([&] { (void)tensor::tensor({1, 2}).allclose(a); }, {"allclose", "did not match"});
+  EXPECT_TRUE(a.allclose(b.to(tensor::kF32)));
+  EXPECT_FALSE(a.allclose(tensor::tensor({1.0, 2.5})));
+}
+
 }  // namespace

@@ -101,8 +101,10 @@ std::string Tensor::describe() const {
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
-  TENSOR_CHECK(a.dtype() == b.dtype() || (!is_complex(a.dtype()) && !is_complex(b.dtype())),
-               "allclose: cannot compare {} with {}", a.describe(), b.describe());
+  // libtorch refuses mixed dtypes here rather than promoting: a float32 result compared with a
+  // float64 reference would otherwise pass or fail on the promotion, not on the values.
+  TENSOR_CHECK(a.dtype() == b.dtype(), "allclose: {} did not match {} (comparing {} with {}); convert one with .to()",
+               a.dtype(), b.dtype(), a.describe(), b.describe());
   ScalarType ct = is_complex(a.dtype()) || is_complex(b.dtype()) ? kComplex128 : kFloat64;
   Tensor x = a.to(ct), y = b.to(ct);
   Tensor diff = (x - y).abs();
