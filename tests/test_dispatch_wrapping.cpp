@@ -166,7 +166,7 @@ TEST(CopyAutograd, ToGivesTheGradientBackInTheSourceDtype) {
   Tensor a = tensor::tensor({1.0, 2.0}, TensorOptions(kFloat64)).requires_grad_(true);
   (a.to(kComplex128) * complex128(0.5, 2)).real().sum().backward();
   EXPECT_EQ(a.grad().dtype(), kFloat64);
-  EXPECT_TRUE(allclose(a.grad(), tensor::tensor({0.5, 0.5})));
+  EXPECT_TRUE(allclose(a.grad(), tensor::tensor({0.5, 0.5}, TensorOptions(kFloat64))));
 }
 
 TEST(CopyAutograd, FillRecordsAndRejectsLeaves) {

@@ -9,6 +9,7 @@
 #include "tensor/core/Error.h"
 #include "tensor/core/Scalar.h"
 #include "tensor/core/ScalarType.h"
+#include "tensor/core/StrCat.h"
 #include "tensor/core/Tensor.h"
 #include "tensor/core/TensorOptions.h"
 #include "tensor/cuda/cuda.h"

@@ -476,7 +476,7 @@ void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)
 using autograd::AutogradMeta;
 using autograd::materialize_meta;
 
-Tensor& Tensor::requires_grad_(bool r) {
+Tensor& Tensor::requires_grad_(bool r) const {
   TENSOR_CHECK(!r || is_floating_point() || is_complex(),
                "requires_grad_: only tensors of floating point or complex dtype can require gradients, got {}", dtype());
   AutogradMeta* m = impl_->autograd_meta();
@@ -484,7 +484,7 @@ Tensor& Tensor::requires_grad_(bool r) {
                "requires_grad_: you can only change requires_grad flags of leaf tensors; use detach() for a non-leaf");
   if (r) autograd::ensure_autograd_kernels();
   if (r || m) materialize_meta(*this).requires_grad_ = r;
-  return *this;
+  return const_cast<Tensor&>(*this);  // const member, as libtorch: the handle is const, the data is not
 }
 
 const Tensor& Tensor::grad() const {

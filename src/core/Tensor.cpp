@@ -63,6 +63,18 @@ Scalar Tensor::item() const {
   return out;
 }
 
+bool Tensor::is_nonzero() const {
+  TENSOR_CHECK(defined(), "is_nonzero: tensor is undefined");
+  // Zero or several elements have no single truth value; libtorch refuses the same way.
+  TENSOR_CHECK(numel() != 0, "is_nonzero: Boolean value of Tensor with no values is ambiguous (shape {}, {})",
+               detail::shape_str(sizes()), dtype());
+  TENSOR_CHECK(numel() == 1,
+               "is_nonzero: Boolean value of Tensor with more than one value is ambiguous (shape {}, {}); use any() "
+               "or all()",
+               detail::shape_str(sizes()), dtype());
+  return item().to_bool();
+}
+
 template <class T>
 T Tensor::item() const {
   Scalar s = item();
@@ -89,8 +101,10 @@ std::string Tensor::describe() const {
 }
 
 bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
-  TENSOR_CHECK(a.dtype() == b.dtype() || (!is_complex(a.dtype()) && !is_complex(b.dtype())),
-               "allclose: cannot compare {} with {}", a.describe(), b.describe());
+  // libtorch refuses mixed dtypes here rather than promoting: a float32 result compared with a
+  // float64 reference would otherwise pass or fail on the promotion, not on the values.
+  TENSOR_CHECK(a.dtype() == b.dtype(), "allclose: {} did not match {} (comparing {} with {}); convert one with .to()",
+               a.dtype(), b.dtype(), a.describe(), b.describe());
   ScalarType ct = is_complex(a.dtype()) || is_complex(b.dtype()) ? kComplex128 : kFloat64;
   Tensor x = a.to(ct), y = b.to(ct);
   Tensor diff = (x - y).abs();

@@ -390,16 +390,16 @@ Tensor Tensor::index(ArrayRef<indexing::TensorIndex> indices) const {
   return ops::advanced_index_ops().index(r.view, r.adv);
 }
 
-Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value_in) {
+Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value_in) const {
   const char* op = "index_put_";
   TENSOR_CHECK(value_in.defined(), "{}: value tensor is undefined", op);
   if (autograd::GradMode::is_enabled() && (requires_grad() || value_in.requires_grad()) && !is_meta())
-    return index_put_recorded(*this, indices, value_in);
+    return index_put_recorded(const_cast<Tensor&>(*this), indices, value_in);
   BasicResult r = apply_basic(*this, indices, op);
   Tensor dst = r.view;
   if (has_advanced(r)) {
     ops::advanced_index_ops().index_put_(dst, r.adv, value_in);
-    return *this;  // the front end bumped the shared version counter
+    return const_cast<Tensor&>(*this);  // the front end bumped the shared version counter
   }
   // Only views: a broadcasting, type-converting copy into the view.
   TENSOR_CHECK(!dst.is_conj(),
@@ -409,10 +409,10 @@ Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor
   Tensor value = strip_leading_ones(value_in);
   check_value_broadcast(value, dst.sizes(), op);
   dst.copy_(value);
-  return *this;
+  return const_cast<Tensor&>(*this);
 }
 
-Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) {
+Tensor& Tensor::index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) const {
   TENSOR_CHECK(defined(), "index_put_: tensor is undefined");
   return index_put_(indices, full({}, value, options()));
 }

@@ -130,14 +130,14 @@ void register_kernel(DispatchKey backend, FillKernel kernel) {
 // ---- public API ----
 using ops::copy_ops;
 
-Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) { return copy_ops().copy_(*this, src, non_blocking); }
-Tensor& Tensor::fill_(const Scalar& value) { return copy_ops().fill_(*this, value); }
-Tensor& Tensor::fill_(const Tensor& value) {
+Tensor& Tensor::copy_(const Tensor& src, bool non_blocking) const { return copy_ops().copy_(const_cast<Tensor&>(*this), src, non_blocking); }
+Tensor& Tensor::fill_(const Scalar& value) const { return copy_ops().fill_(const_cast<Tensor&>(*this), value); }
+Tensor& Tensor::fill_(const Tensor& value) const {
   TENSOR_CHECK(value.dim() == 0, "fill_: only a 0-dim value tensor is supported, got shape {}",
                detail::shape_str(value.sizes()));
   return fill_(value.item());
 }
-Tensor& Tensor::zero_() { return fill_(0); }
+Tensor& Tensor::zero_() const { return fill_(0); }
 
 Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
   const ScalarType t = o.has_dtype() ? o.dtype() : dtype();

@@ -249,12 +249,12 @@ Tensor sub(const Tensor& a, const Scalar& b, const Scalar& alpha) { return sub(a
 Tensor& sub_out(Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_op(BinaryOp::Sub).out(out, a, b, alpha); }
 Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return tensor::add(*this, o, alpha); }
 Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const { return tensor::add(*this, o, alpha); }
-Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) { return binary_op(BinaryOp::Add).inplace(*this, o, alpha); }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) { return add_(wrapped_scalar(o), alpha); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) const { return binary_op(BinaryOp::Add).inplace(const_cast<Tensor&>(*this), o, alpha); }
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) const { return add_(wrapped_scalar(o), alpha); }
 Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return tensor::sub(*this, o, alpha); }
 Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const { return tensor::sub(*this, o, alpha); }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) { return binary_op(BinaryOp::Sub).inplace(*this, o, alpha); }
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { return sub_(wrapped_scalar(o), alpha); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) const { return binary_op(BinaryOp::Sub).inplace(const_cast<Tensor&>(*this), o, alpha); }
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) const { return sub_(wrapped_scalar(o), alpha); }
 
 #define TENSOR_BINARY_API_Full(name, Op)                                                                           \
   Tensor name(const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Op).functional(a, b, 1); }            \
@@ -262,8 +262,8 @@ Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { return sub_(wrapped
   Tensor& name##_out(Tensor& out, const Tensor& a, const Tensor& b) { return binary_op(BinaryOp::Op).out(out, a, b, 1); } \
   Tensor Tensor::name(const Tensor& o) const { return tensor::name(*this, o); }                                    \
   Tensor Tensor::name(const Scalar& o) const { return tensor::name(*this, o); }                                    \
-  Tensor& Tensor::name##_(const Tensor& o) { return binary_op(BinaryOp::Op).inplace(*this, o, 1); }                \
-  Tensor& Tensor::name##_(const Scalar& o) { return binary_op(BinaryOp::Op).inplace(*this, wrapped_scalar(o), 1); }
+  Tensor& Tensor::name##_(const Tensor& o) const { return binary_op(BinaryOp::Op).inplace(const_cast<Tensor&>(*this), o, 1); }                \
+  Tensor& Tensor::name##_(const Scalar& o) const { return binary_op(BinaryOp::Op).inplace(const_cast<Tensor&>(*this), wrapped_scalar(o), 1); }
 #define TENSOR_BINARY_API_Alpha(name, Op)
 #define TENSOR_BINARY_API_Internal(name, Op)
 #define TENSOR_BINARY_API(Enum, name, dtypes, result, api) TENSOR_BINARY_API_##api(name, Enum)
@@ -295,7 +295,7 @@ Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
   Tensor Tensor::name() const { return tensor::name(*this); }
 #define TENSOR_UNARY_API_Full(name, Op) \
   TENSOR_UNARY_API_Fn(name, Op)         \
-  Tensor& Tensor::name##_() { return unary_op(UnaryOp::Op).inplace(*this); }
+  Tensor& Tensor::name##_() const { return unary_op(UnaryOp::Op).inplace(const_cast<Tensor&>(*this)); }
 #define TENSOR_UNARY_API_Internal(name, Op)
 #define TENSOR_UNARY_API(Enum, name, dtypes, result, api) TENSOR_UNARY_API_##api(name, Enum)
 TENSOR_UNARY_OPS(TENSOR_UNARY_API)
@@ -426,8 +426,8 @@ Tensor& clamp_out(Tensor& out, const Tensor& a, std::optional<Scalar> lo, std::o
 }
 Tensor clamp(const Tensor& a, std::optional<Scalar> lo, std::optional<Scalar> hi) { return ops::clamp_op()(a, lo, hi); }
 Tensor Tensor::clamp(std::optional<Scalar> lo, std::optional<Scalar> hi) const { return tensor::clamp(*this, lo, hi); }
-Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) {
-  return ops::clamp_inplace_op()(*this, lo, hi);
+Tensor& Tensor::clamp_(std::optional<Scalar> lo, std::optional<Scalar> hi) const {
+  return ops::clamp_inplace_op()(const_cast<Tensor&>(*this), lo, hi);
 }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) { return ops::where_op()(cond, a, b); }

@@ -512,17 +512,17 @@ Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const {
 }
 Tensor Tensor::masked_select(const Tensor& mask) const { return tensor::masked_select(*this, mask); }
 Tensor Tensor::nonzero() const { return tensor::nonzero(*this); }
-Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) {
-  return ops::scatter_inplace_op()(*this, dim, index, src);
+Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return ops::scatter_inplace_op()(const_cast<Tensor&>(*this), dim, index, src);
 }
-Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
-  return ops::scatter_add_inplace_op()(*this, dim, index, src);
+Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return ops::scatter_add_inplace_op()(const_cast<Tensor&>(*this), dim, index, src);
 }
-Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) {
-  return ops::index_add_inplace_op()(*this, dim, index, source, alpha);
+Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha) const {
+  return ops::index_add_inplace_op()(const_cast<Tensor&>(*this), dim, index, source, alpha);
 }
-Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
-  return ops::masked_fill_inplace_op()(*this, mask, value);
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) const {
+  return ops::masked_fill_inplace_op()(const_cast<Tensor&>(*this), mask, value);
 }
 
 }  // namespace tensor

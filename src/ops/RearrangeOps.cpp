@@ -188,8 +188,8 @@ Tensor flip(const Tensor& a, IntArrayRef dims) { return rearrange_ops().flip(a, 
 
 Tensor Tensor::tril(int64_t diagonal) const { return tensor::tril(*this, diagonal); }
 Tensor Tensor::triu(int64_t diagonal) const { return tensor::triu(*this, diagonal); }
-Tensor& Tensor::tril_(int64_t diagonal) { return rearrange_ops().tril_(*this, diagonal); }
-Tensor& Tensor::triu_(int64_t diagonal) { return rearrange_ops().triu_(*this, diagonal); }
+Tensor& Tensor::tril_(int64_t diagonal) const { return rearrange_ops().tril_(const_cast<Tensor&>(*this), diagonal); }
+Tensor& Tensor::triu_(int64_t diagonal) const { return rearrange_ops().triu_(const_cast<Tensor&>(*this), diagonal); }
 Tensor Tensor::repeat(IntArrayRef repeats) const { return tensor::repeat(*this, repeats); }
 Tensor Tensor::roll(IntArrayRef shifts, IntArrayRef dims) const { return tensor::roll(*this, shifts, dims); }
 Tensor Tensor::flip(IntArrayRef dims) const { return tensor::flip(*this, dims); }

@@ -3,6 +3,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <ostream>
 #include <type_traits>
 
 #include "tensor/core/ScalarType.h"
@@ -58,6 +59,36 @@ class Scalar {
   /// Converts to T with C++ conversion rules (complex -> real keeps the real part).
   template <class T> T to() const;
 
+  // libtorch's spellings of the conversions and kind tests (c10::Scalar), same rules as to<T>().
+  /// The value as double (a complex scalar gives its real part).
+  double toDouble() const { return to_double(); }
+  /// The value as float.
+  float toFloat() const { return to<float>(); }
+  /// The value as int64 (floating values truncate toward zero).
+  int64_t toLong() const { return to<int64_t>(); }
+  /// The value as int32.
+  int32_t toInt() const { return to<int32_t>(); }
+  /// The value as int16.
+  int16_t toShort() const { return to<int16_t>(); }
+  /// The value as int8.
+  int8_t toChar() const { return to<int8_t>(); }
+  /// The value as uint8.
+  uint8_t toByte() const { return to<uint8_t>(); }
+  /// True for any nonzero value.
+  bool toBool() const { return to_bool(); }
+  /// The value as complex<double>.
+  std::complex<double> toComplexDouble() const { return to_complex(); }
+  /// The value as complex<float>.
+  std::complex<float> toComplexFloat() const { return to<std::complex<float>>(); }
+  /// True for a floating (not complex) scalar.
+  bool isFloatingPoint() const { return is_floating_point(); }
+  /// True for an integer scalar (and a bool one when include_bool).
+  bool isIntegral(bool include_bool) const { return is_integral(include_bool); }
+  /// True for a complex scalar.
+  bool isComplex() const { return is_complex(); }
+  /// True for a bool scalar.
+  bool isBoolean() const { return is_bool(); }
+
   Scalar operator-() const {
     switch (kind_) {
       case Kind::Double: return Scalar(-v_.d);
@@ -82,6 +113,20 @@ inline T Scalar::to() const {
     return T(to_complex());
   else if constexpr (std::is_integral_v<T>) return kind_ == Kind::Int || kind_ == Kind::Bool ? static_cast<T>(v_.i) : static_cast<T>(to_double());
   else return static_cast<T>(to_double());
+}
+
+/// Prints the value as libtorch does: a float as a double (`2.5`), an integer (`3`), a bool as
+/// `true`/`false`, a complex as `(re,im)`.
+/// A template so that only a Scalar itself binds: Half, bool or int arguments keep their own
+/// operator<< instead of becoming ambiguous through Scalar's converting constructors.
+template <class S, std::enable_if_t<std::is_same_v<S, Scalar>, int> = 0>
+std::ostream& operator<<(std::ostream& os, const S& s) {
+  switch (s.kind()) {
+    case Scalar::Kind::Bool: return os << (s.to_bool() ? "true" : "false");
+    case Scalar::Kind::Int: return os << s.to_long();
+    case Scalar::Kind::Double: return os << s.to_double();
+    default: return os << s.to_complex();
+  }
 }
 
 }  // namespace tensor

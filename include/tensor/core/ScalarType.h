@@ -50,6 +50,16 @@ constexpr ScalarType kByte = kUInt8;
 constexpr ScalarType kChar = kInt8;
 constexpr ScalarType kComplexFloat = kComplex64;
 constexpr ScalarType kComplexDouble = kComplex128;
+// The short spellings libtorch programs also use (kF32 for float32, kI64 for int64, ...).
+constexpr ScalarType kF16 = kFloat16;
+constexpr ScalarType kBF16 = kBFloat16;
+constexpr ScalarType kF32 = kFloat32;
+constexpr ScalarType kF64 = kFloat64;
+constexpr ScalarType kU8 = kUInt8;
+constexpr ScalarType kI8 = kInt8;
+constexpr ScalarType kI16 = kInt16;
+constexpr ScalarType kI32 = kInt32;
+constexpr ScalarType kI64 = kInt64;
 
 using complex64 = std::complex<float>;
 using complex128 = std::complex<double>;

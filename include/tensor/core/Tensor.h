@@ -27,6 +27,22 @@ class TENSOR_API Tensor {
  public:
   Tensor() = default;
   explicit Tensor(intrusive_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+  Tensor(const Tensor&) = default;
+  Tensor(Tensor&&) = default;
+
+  // Assignment follows libtorch: to a named handle (an lvalue) it rebinds the handle, sharing
+  // the other tensor's data; to a temporary (an rvalue, such as `t[0]` or `t.select(0, 1)`) it
+  // writes through the view, so `t[0] = u;` changes t instead of silently doing nothing.
+  /// Rebinds this handle to `o`'s tensor (no data is copied).
+  Tensor& operator=(const Tensor& o) & = default;
+  /// Rebinds this handle, taking `o`'s reference.
+  Tensor& operator=(Tensor&& o) & = default;
+  /// Copies `src` into the viewed elements (broadcasting, converting dtype): `t[0] = u`.
+  Tensor& operator=(const Tensor& src) && { return copy_(src); }
+  /// Copies `src` into the viewed elements: `t[0] = a + b`.
+  Tensor& operator=(Tensor&& src) && { return copy_(src); }
+  /// Fills the viewed elements with `v`: `t[0] = 3.5`.
+  Tensor& operator=(const Scalar& v) && { return fill_(v); }
 
   bool defined() const { return static_cast<bool>(impl_); }
   TensorImpl* unsafeGetTensorImpl() const { return impl_.get(); }
@@ -63,6 +79,8 @@ class TENSOR_API Tensor {
   /// Typed pointer to element 0; throws if T does not match the dtype or the tensor has no memory.
   template <class T> T* data_ptr() const;
   void* data_ptr() const;
+  /// libtorch's older spelling of data_ptr<T>().
+  template <class T> T* data() const { return data_ptr<T>(); }
   /// Indexed element access, `t.accessor<float, 2>()[i][j]` (libtorch's accessor): checks the
   /// dim and dtype; valid while this tensor lives and keeps its shape.
   template <class T, size_t N> TensorAccessor<T, N> accessor() const&;
@@ -71,6 +89,8 @@ class TENSOR_API Tensor {
   /// The value of a one-element tensor, converted to T.
   template <class T> T item() const;
   Scalar item() const;
+  /// The truth of a one-element tensor (nonzero); throws for zero or several elements.
+  bool is_nonzero() const;
   /// Shape and dtype for messages: "[2, 3] float32".
   std::string describe() const;
   /// In-place-write counter shared with views (autograd checks it).
@@ -111,6 +131,10 @@ class TENSOR_API Tensor {
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor detach() const;
+  /// libtorch's Tensor::data(): the same data without autograd history (requires_grad false),
+  /// for writes autograd must not see. Here it is detach(): the version counter lives in the
+  /// storage, so it stays shared.
+  Tensor data() const { return detach(); }
   /// Lazy conjugate: flips the conj bit of a complex tensor (no copy); identity for real tensors.
   Tensor conj() const;
   /// Materializes a pending conjugation.
@@ -126,8 +150,10 @@ class TENSOR_API Tensor {
   /// tensor::tril/triu on the last two dims; the trailing-underscore forms write in place.
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
-  Tensor& tril_(int64_t diagonal = 0);
-  Tensor& triu_(int64_t diagonal = 0);
+  /// In place. Every `*_` method is a const member returning Tensor&, as in libtorch: the
+  /// handle is const, the data it points to is not, so `x.grad().zero_()` compiles.
+  Tensor& tril_(int64_t diagonal = 0) const;
+  Tensor& triu_(int64_t diagonal = 0) const;
   /// Tiles repeats[k] times along dim k (repeats.size() >= dim(); extra entries add leading dims).
   Tensor repeat(IntArrayRef repeats) const;
   /// tensor::roll: rotate along dims by shifts (no dims: roll the flattened tensor, keep the shape).
@@ -137,8 +163,9 @@ class TENSOR_API Tensor {
 
   // ---- indexing ----
   Tensor index(ArrayRef<indexing::TensorIndex> indices) const;
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value);
-  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value);
+  /// Writes value into x.index(indices) (broadcasting); returns *this.
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Tensor& value) const;
+  Tensor& index_put_(ArrayRef<indexing::TensorIndex> indices, const Scalar& value) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
@@ -148,25 +175,27 @@ class TENSOR_API Tensor {
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
   Tensor masked_select(const Tensor& mask) const;
   Tensor nonzero() const;
-  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
-  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
-  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
-  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  /// In-place forms of scatter, scatter_add, index_add and masked_fill; each returns *this.
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value) const;
 
   // ---- elementwise ----
+  // Each op has a functional form and an in-place `op_` form (const member, returns *this).
 #define TENSOR_BINARY_METHODS(name)             \
   Tensor name(const Tensor& other) const;       \
   Tensor name(const Scalar& other) const;       \
-  Tensor& name##_(const Tensor& other);         \
-  Tensor& name##_(const Scalar& other);
+  Tensor& name##_(const Tensor& other) const;   \
+  Tensor& name##_(const Scalar& other) const;
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1) const;
   Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
-  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
-  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1) const;
   TENSOR_BINARY_METHODS(mul)
   TENSOR_BINARY_METHODS(div)
   TENSOR_BINARY_METHODS(remainder)
@@ -195,7 +224,7 @@ class TENSOR_API Tensor {
 
 #define TENSOR_UNARY_METHODS(name) \
   Tensor name() const;             \
-  Tensor& name##_();
+  Tensor& name##_() const;
   TENSOR_UNARY_METHODS(neg)
   TENSOR_UNARY_METHODS(abs)
   TENSOR_UNARY_METHODS(exp)
@@ -233,14 +262,17 @@ class TENSOR_API Tensor {
 #undef TENSOR_UNARY_METHODS
   Tensor isnan() const;
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
-  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+  /// In-place clamp; returns *this.
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;
   Tensor clamp_min(const Scalar& min) const { return clamp(min, std::nullopt); }
   Tensor clamp_max(const Scalar& max) const { return clamp(std::nullopt, max); }
-  Tensor& fill_(const Scalar& value);
-  Tensor& fill_(const Tensor& value);
-  Tensor& zero_();
+  /// Sets every element to value (a Scalar or a 0-dim tensor); returns *this.
+  Tensor& fill_(const Scalar& value) const;
+  Tensor& fill_(const Tensor& value) const;
+  /// fill_(0).
+  Tensor& zero_() const;
   /// Copies src into this tensor (broadcasting src; any dtype and device).
-  Tensor& copy_(const Tensor& src, bool non_blocking = false);
+  Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
 
   // ---- reductions ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
@@ -298,7 +330,9 @@ class TENSOR_API Tensor {
   /// True when ops on this tensor are recorded for backward.
   bool requires_grad() const { return checked()->requires_grad(); }
   /// Marks a leaf as requiring grad (floating and complex dtypes only).
-  Tensor& requires_grad_(bool requires_grad = true);
+  Tensor& requires_grad_(bool requires_grad = true) const;
+  /// libtorch's other spelling of requires_grad_(requires_grad).
+  Tensor& set_requires_grad(bool requires_grad) const { return requires_grad_(requires_grad); }
   /// The accumulated gradient of a leaf (or of a tensor that called retain_grad()); undefined until backward.
   const Tensor& grad() const;
   /// Mutable access: `x.mutable_grad() = Tensor()` resets it.
