@@ -72,7 +72,18 @@ variable_list conform_custom_grads(const char* fn, variable_list all, size_t num
 
 }  // namespace detail
 
+void AutogradContext::release_saved_variables() {
+  released_ = !saved_.empty();
+  saved_.clear();
+  saved_versions_.clear();
+}
+
 variable_list AutogradContext::get_saved_variables() const {
+  TENSOR_CHECK(!released_,
+               "CppNode: Trying to backward through the graph a second time (or directly access saved tensors after "
+               "they have already been freed). Saved intermediate values of the graph are freed when you call "
+               ".backward() or autograd::grad(). Specify retain_graph=true if you need to backward through the graph "
+               "a second time or if you need to access saved tensors after calling backward.");
   for (size_t i = 0; i < saved_.size(); ++i)
     TENSOR_CHECK(!saved_[i].defined() || saved_[i]._version() == saved_versions_[i],
                  "CppNode: one of the variables needed for gradient computation has been modified by an inplace "

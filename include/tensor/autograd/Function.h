@@ -62,6 +62,10 @@ class TENSOR_API AutogradContext {
   /// Anything else forward wants to pass to backward.
   std::unordered_map<std::string, dispatch::IValue> saved_data;
 
+  /// Drops the saved tensors once backward ran without retain_graph (CppNode::release_variables):
+  /// a saved output would otherwise hold this Function's node through its own history.
+  void release_saved_variables();
+
   // Used by Function<T>::apply.
   std::vector<bool> needs_input_grad_;
   std::vector<Tensor> non_differentiable_;
@@ -71,6 +75,7 @@ class TENSOR_API AutogradContext {
  private:
   std::vector<Tensor> saved_;
   std::vector<uint32_t> saved_versions_;
+  bool released_ = false;
   friend void detail::finish_custom_forward(AutogradContext&, const variable_list&, const std::vector<uint32_t>&,
                                             const variable_list&, bool);
 };
@@ -87,7 +92,7 @@ class CppNode final : public Node {
                                         input_sizes, input_options);
   }
   std::string name() const override { return "CppNode"; }
-  void release_variables() override {}
+  void release_variables() override { ctx.release_saved_variables(); }
 
   AutogradContext ctx;
   std::vector<size_t> tensor_arg_pos;  // position of each tensor argument among all arguments
@@ -164,6 +169,10 @@ struct Function {
       if (is_input && !dirty) o = o.detach();
       detail::set_history(o, node, static_cast<uint32_t>(i));
     }
+    // The node owns ctx: a dirty output kept there would hold the node through its own history
+    // (a reference cycle, never freed).
+    node->ctx.dirty_.clear();
+    node->ctx.non_differentiable_.clear();
     if constexpr (std::is_same_v<R, Tensor>) return outs[0];
     else return outs;
   }
