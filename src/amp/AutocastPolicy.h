@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "tensor/core/Device.h"
+#include "tensor/export.h"
 
 namespace tensor::autocast {
 
@@ -24,15 +25,15 @@ struct PolicyRow {
   CastPolicy cuda;
 };
 
-/// The policy table (every row; see AutocastPolicy.cpp).
-const PolicyRow* policy_rows(size_t* count);
+/// The policy table (every row; see AutocastPolicy.cpp). These four are exported for tests.
+TENSOR_API const PolicyRow* policy_rows(size_t* count);
 /// Names in the table that are not dispatcher ops in this tree yet (composites such as the nn
 /// losses, or ops another branch is adding). Their rows apply as soon as such an op exists.
-const std::string_view* pending_ops(size_t* count);
+TENSOR_API const std::string_view* pending_ops(size_t* count);
 /// The policy of `op` on `device` (None when the table has no row for it).
-CastPolicy policy_for(std::string_view op, DeviceType device);
+TENSOR_API CastPolicy policy_for(std::string_view op, DeviceType device);
 /// Fills the Autocast slot of every dispatcher op the table names, once (Note [Lazy autocast
 /// registration]); returns how many slots it filled.
-size_t ensure_autocast_kernels();
+TENSOR_API size_t ensure_autocast_kernels();
 
 }  // namespace tensor::autocast
