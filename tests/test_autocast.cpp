@@ -375,3 +375,21 @@ TEST(Autocast, AnMlpTrainedWithBf16AutocastReachesTheFloat32Loss) {
   EXPECT_LT(bf16, 0.2 * initial);
   EXPECT_NEAR(bf16, f32, 0.25 * f32 + 5e-3) << "float32 " << f32 << ", bf16 autocast " << bf16;
 }
+
+// ---- what passes through ----
+
+TEST(Autocast, MetaTensorsAndCustomOpsPassThrough) {
+  dispatch::Library lib("autocast_test");
+  lib.def("autocast_test::twice(Tensor x) -> Tensor");
+  lib.impl("twice", DispatchKey::CPU, +[](const Tensor& x) { return x * 2; });
+  const TensorOptions meta = TensorOptions().device(Device("meta"));
+  AutocastGuard ac(kCPU, kBFloat16);
+  // Meta tensors are not on the region's device: shapes and dtypes as without autocast.
+  Tensor m = mm(empty({2, 3}, meta), empty({3, 4}, meta));
+  EXPECT_TRUE(m.is_meta());
+  EXPECT_EQ(m.dtype(), kFloat32);
+  // A custom op has no Autocast kernel: the key falls through to its CPU kernel.
+  Tensor y = dispatch::call("autocast_test::twice", tensor::tensor({1.5f, -2.0f}));
+  EXPECT_EQ(y.dtype(), kFloat32);
+  EXPECT_TRUE(equal(y, tensor::tensor({3.0f, -4.0f})));
+}

@@ -22,8 +22,9 @@ namespace {
 // for CUDA, the AutocastCPU block for CPU), restricted to ops libtensor has, with one deliberate
 // difference: libtorch's CPU list keeps softmax, log_softmax, exp, log, pow, sum, cumsum and the
 // norms in the input's dtype, while here they run in float32 on CPU as on CUDA. The API contract
-// (docs/amp.md) promises softmax and losses in float32 in a CPU bf16 region, and bf16's 8-bit
-// mantissa makes a bf16 softmax or sum visibly wrong (a sum of 4096 ones in bf16 is 256).
+// (docs/amp.md) promises softmax and losses in float32 in a CPU bf16 region, and a result rounded
+// to bf16 keeps 8 significant bits: a loss or a log-probability of magnitude 100 is off by up to
+// 0.25, which a float32 result avoids for the price of one cast.
 //
 // - LowerPrecision: ops that gain from bf16/fp16 and keep their accuracy there (matrix products
 //   and convolutions accumulate in float32 inside oneDNN/cuBLAS).
