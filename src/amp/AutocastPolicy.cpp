@@ -190,6 +190,11 @@ struct Cast<TensorList> {
 };
 template <>
 struct Cast<const std::vector<Tensor>&> : Cast<TensorList> {};
+// Tensors taken by value (a signature another branch may add) are read-only inputs too.
+template <>
+struct Cast<Tensor> : Cast<const Tensor&> {};
+template <>
+struct Cast<std::optional<Tensor>> : Cast<const std::optional<Tensor>&> {};
 
 // While an Autocast kernel runs the op below itself, the Autocast key is excluded, so that the
 // op's pieces (a composite's inner ops, the casts) are not cast again (libtorch's
