@@ -254,3 +254,32 @@ TEST(GradScaler, DisabledIsAPassThrough) {
   scaler.update();
   EXPECT_TRUE(scaler.state_dict().empty());
 }
+
+// ---- why it exists: float16 gradients that underflow without scaling ----
+
+TEST(GradScaler, KeepsSmallFloat16GradientsFromFlushingToZero) {
+  // loss = 1e-6 * sum(linear(x, w)) with x = 1e-3: dloss/dw = 1e-6 * 8 * 1e-3 = 8e-9 per element.
+  // In float16 autocast the weight gradient is computed in float16, whose smallest subnormal is
+  // 6e-8, so unscaled it flushes to 0; scaled by 65536 it is 5e-4 and survives the unscale.
+  Tensor x = full({8, 4}, 1e-3);
+  for (bool use_scaler : {false, true}) {
+    Tensor w = ones({2, 4}).requires_grad_(true);
+    optim::SGD opt({w}, optim::SGDOptions(0.0));
+    GradScaler scaler(GradScalerOptions().init_scale(65536.0).enabled(use_scaler));
+    Tensor loss;
+    {
+      autocast::AutocastGuard ac(kCPU, kFloat16);
+      Tensor y = linear(x, w);
+      EXPECT_EQ(y.dtype(), kFloat16);
+      loss = y.to(kFloat32).sum() * 1e-6;
+    }
+    scaler.scale(loss).backward();
+    scaler.unscale_(opt);
+    ASSERT_EQ(w.grad().dtype(), kFloat32);
+    if (!use_scaler) {
+      EXPECT_EQ(w.grad().abs().max().item<float>(), 0.0f) << "expected the float16 gradient to underflow";
+    } else {
+      EXPECT_TRUE(allclose(w.grad(), full({2, 4}, 8e-9), /*rtol=*/1e-2, /*atol=*/0)) << w.grad();
+    }
+  }
+}
