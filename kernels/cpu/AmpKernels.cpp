@@ -36,18 +36,7 @@ bool unscale_one(const Tensor& g, float inv_scale) {
 
 void amp_non_finite_check_and_unscale(TensorList grads, float* found_inf, float inv_scale) {
   for (const Tensor& g : grads) {
-    if (g.numel() == 0) continue;
-    bool bad;
-    if (g.is_contiguous()) {
-      bad = unscale_one(g, inv_scale);
-    } else {
-      // A strided gradient (rare: grads take their parameter's layout) goes through a
-      // contiguous copy written back.
-      Tensor c = g.contiguous();
-      bad = unscale_one(c, inv_scale);
-      g.copy_(c);
-    }
-    if (bad) *found_inf = 1.0f;
+    if (g.numel() > 0 && unscale_one(g, inv_scale)) *found_inf = 1.0f;
   }
 }
 

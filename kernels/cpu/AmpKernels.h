@@ -6,7 +6,7 @@
 
 namespace tensor::cpu {
 
-/// Multiplies every element of each (CPU, floating) tensor of `grads` by *inv_scale in place
+/// Multiplies every element of each (CPU, floating, contiguous) tensor of `grads` by inv_scale in place
 /// and sets *found_inf to 1 when any element was inf or NaN before.
 void amp_non_finite_check_and_unscale(TensorList grads, float* found_inf, float inv_scale);
 

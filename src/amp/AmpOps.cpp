@@ -3,6 +3,8 @@
 // kernel; Meta stops after the checks.
 #include "src/amp/AmpOps.h"
 
+#include <vector>
+
 #include "kernels/AmpMath.h"
 #include "kernels/cpu/AmpKernels.h"
 #include "src/core/Check.h"
@@ -36,7 +38,14 @@ void amp_unscale(TensorList grads, const Tensor& found_inf, const Tensor& inv_sc
                  g.device().str(), device.str());
   }
   if constexpr (K == DispatchKey::CPU) {
-    cpu::amp_non_finite_check_and_unscale(grads, found_inf.data_ptr<float>(), *inv_scale.data_ptr<float>());
+    // The kernel reads contiguous memory; a strided gradient (rare: gradients take their
+    // parameter's layout) goes through a contiguous copy written back.
+    std::vector<Tensor> work(grads.begin(), grads.end());
+    for (Tensor& g : work)
+      if (!g.is_contiguous()) g = g.contiguous();
+    cpu::amp_non_finite_check_and_unscale(work, found_inf.data_ptr<float>(), *inv_scale.data_ptr<float>());
+    for (size_t i = 0; i < work.size(); ++i)
+      if (!work[i].is_same(grads[i])) grads[i].copy_(work[i]);
   }
 }
 
