@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
+#include "tensor/amp/autocast.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/linalg.h"
 #include "tensor/ops.h"
@@ -21,12 +22,14 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
   TENSOR_CHECK(input.dim() >= 1 && input.size(-1) == weight.size(1),
                "linear: input {} does not match weight {}: the input's last dim must equal in_features = {}",
                input.describe(), weight.describe(), weight.size(1));
-  TENSOR_CHECK(input.dtype() == weight.dtype(), "linear: input {} and weight {} must have the same dtype",
+  // In an autocast region the dispatched op casts its inputs first, then checks their dtypes.
+  const bool autocast = autocast::is_autocast_enabled(input.device().type());
+  TENSOR_CHECK(autocast || input.dtype() == weight.dtype(), "linear: input {} and weight {} must have the same dtype",
                input.describe(), weight.describe());
   if (bias.defined()) {
     TENSOR_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0),
                  "linear: bias must be 1-d with out_features = {} elements, got {}", weight.size(0), bias.describe());
-    TENSOR_CHECK(bias.dtype() == weight.dtype(), "linear: bias {} and weight {} must have the same dtype",
+    TENSOR_CHECK(autocast || bias.dtype() == weight.dtype(), "linear: bias {} and weight {} must have the same dtype",
                  bias.describe(), weight.describe());
   }
   return tensor::linear(input, weight, bias);  // oneDNN with the bias fused

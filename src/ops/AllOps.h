@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "src/amp/AmpOps.h"
 #include "src/ops/AdvancedIndexing.h"
 #include "src/ops/CompositeOps.h"
 #include "src/ops/ConvOps.h"
@@ -171,7 +172,10 @@ enum class Recording { Row, Node, Composite, None };
   X(pool_norm_ops().group_norm_backward, None)              \
   /* fused optimizer steps */                               \
   X(fused_sgd_op(), None)                                   \
-  X(fused_adam_op(), None)
+  X(fused_adam_op(), None)                                  \
+  /* mixed precision (GradScaler) */                        \
+  X(amp_unscale_op(), None)                                 \
+  X(amp_update_scale_op(), None)
 // NOLINTEND(cppcoreguidelines-macro-usage)
 
 /// Calls f(table, recording) for every built-in dispatcher op: each elementwise op's functional,
