@@ -1,0 +1,5 @@
+// tensor::distributed: stores, process groups (Gloo), init_process_group, new_group.
+#pragma once
+
+#include "tensor/distributed/process_group.h"
+#include "tensor/distributed/store.h"
