@@ -4,6 +4,7 @@
 
 #include "src/core/Check.h"
 #include "tensor/distributed/process_group.h"
+#include "tensor/distributed/process_group_nccl.h"
 
 namespace tensor::distributed {
 
@@ -99,7 +100,7 @@ std::shared_ptr<ProcessGroup> make_group(const std::string& backend, std::shared
     return std::make_shared<ProcessGroupGloo>(std::move(store), rank, size, o);
   }
   if (backend == "nccl") {
-    TENSOR_ERROR("init_process_group: the \"nccl\" backend is not built into this libtensor yet (use \"gloo\")");
+    return std::make_shared<ProcessGroupNCCL>(std::move(store), rank, size, ProcessGroupNCCLOptions().timeout(timeout));
   }
   TENSOR_ERROR("init_process_group: unknown backend \"{}\" (expected \"gloo\" or \"nccl\")", backend);
 }

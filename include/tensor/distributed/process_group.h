@@ -136,8 +136,9 @@ class TENSOR_API ProcessGroup {
 struct TENSOR_API ProcessGroupGlooOptions {
   /// The timeout of rendezvous and of every collective without its own.
   TENSOR_ARG(std::chrono::milliseconds, timeout) = kProcessGroupDefaultTimeout;
-  /// Hostname or address this process's Gloo endpoint binds to (empty: GLOO_SOCKET_IFNAME's
-  /// interface when set, else 127.0.0.1 for a loopback master and this host's name otherwise).
+  /// Hostname or address this process's Gloo endpoint binds to. Empty: GLOO_SOCKET_IFNAME's
+  /// interface when set, else this host's name (init_process_group passes 127.0.0.1 when the
+  /// master address is a loopback one).
   TENSOR_ARG(std::string, hostname);
   /// The interface to bind to (overrides hostname).
   TENSOR_ARG(std::string, interface);
