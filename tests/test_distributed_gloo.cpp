@@ -333,3 +333,18 @@ TEST(DistributedGloo, BadArgumentsRaise) {
   m = msg([] { dist::new_group({0}); });
   EXPECT_NE(m.find("init_process_group first"), std::string::npos) << m;
 }
+
+// Rank 1 of 2 never starts: rank 0's init_process_group raises once the 1 s timeout is over.
+DIST_SCENARIO(missing_rank) {
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    dist::init_process_group("gloo", 0, 2, dist_test::init_method(), milliseconds(1000));
+    DIST_CHECK(false, "init_process_group without rank 1 returned");
+  } catch (const Error& e) {
+    std::string m = e.what();
+    DIST_CHECK(m.find("rendezvous of rank 0 of 2") != std::string::npos && m.find("1000 ms") != std::string::npos, m);
+  }
+  DIST_CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(10), "init took too long");
+}
+
+TEST(DistributedGloo, MissingRankFailsRendezvousWithinTheTimeout) { dist_test::expect_all_ok("missing_rank", 1, 60); }
