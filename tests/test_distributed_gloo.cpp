@@ -125,6 +125,17 @@ DIST_SCENARIO(other_collectives) {
     pg->all_to_all(out, in)->wait();
     check_values(out, want_v, "all_to_all " + d);
   }
+  // Empty tensors: nothing moves, and the group keeps working.
+  Tensor e = zeros({0}, kFloat32);
+  pg->allreduce(e)->wait();
+  pg->broadcast(e)->wait();
+  std::vector<Tensor> eo;
+  for (int r = 0; r < world; ++r) eo.push_back(zeros({0}, kFloat32));
+  pg->allgather(eo, e)->wait();
+  pg->reduce_scatter(e, eo)->wait();
+  Tensor one = full({1}, 1.0, kFloat32);
+  pg->allreduce(one)->wait();
+  check_values(one, {static_cast<double>(world)}, "allreduce after empty collectives");
   pg->barrier()->wait();
 }
 

@@ -254,6 +254,7 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce(const Tensor& tensor, const Al
   ReduceOp op = opts.op();
   return impl_->enqueue("allreduce", fmt::format("{}, {}", to_string(op), describe(tensor)), impl_->effective(opts.timeout()),
                         {tensor}, [=](uint32_t tag, ms t) {
+                          if (tensor.numel() == 0) return;  // every rank has nothing to send
                           dispatch_gloo(st, "allreduce", [&](auto v) {
                             using T = decltype(v);
                             gloo::AllreduceOptions o(ctx);
@@ -274,6 +275,7 @@ std::shared_ptr<Work> ProcessGroupGloo::broadcast(const Tensor& tensor, const Br
   auto ctx = impl_->ctx;
   return impl_->enqueue("broadcast", fmt::format("root {}, {}", root, describe(tensor)), impl_->effective(opts.timeout()),
                         {tensor}, [=](uint32_t tag, ms t) {
+                          if (tensor.numel() == 0) return;
                           gloo::BroadcastOptions o(ctx);
                           o.setOutput(static_cast<uint8_t*>(tensor.data_ptr()), static_cast<size_t>(tensor.nbytes()));
                           o.setRoot(root);
@@ -297,6 +299,7 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather(const std::vector<Tensor>& out
   return impl_->enqueue("allgather", describe(input), impl_->effective(opts.timeout()), outputs,
                         [=](uint32_t tag, ms t) {
                           size_t nb = static_cast<size_t>(input.nbytes());
+                          if (nb == 0) return;
                           std::vector<uint8_t> in(static_cast<uint8_t*>(input.data_ptr()),
                                                   static_cast<uint8_t*>(input.data_ptr()) + nb);
                           std::vector<uint8_t> out(nb * outputs.size());
@@ -332,6 +335,7 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(const Tensor& output, con
   return impl_->enqueue("reduce_scatter", fmt::format("{}, {}", to_string(op), describe(output)),
                         impl_->effective(opts.timeout()), {output}, [=](uint32_t tag, ms t) {
                           size_t nb = static_cast<size_t>(output.nbytes());
+                          if (nb == 0) return;
                           std::vector<uint8_t> buf(nb * size);
                           for (int r = 0; r < size; ++r)
                             if (nb) std::memcpy(buf.data() + r * nb, inputs[r].data_ptr(), nb);
@@ -361,6 +365,7 @@ std::shared_ptr<Work> ProcessGroupGloo::all_to_all(const Tensor& output, const T
   return impl_->enqueue("all_to_all", describe(input), impl_->effective(opts.timeout()), {output},
                         [=](uint32_t tag, ms t) {
                           size_t nb = static_cast<size_t>(input.nbytes());
+                          if (nb == 0) return;
                           // Gloo reads and writes in place: a copy of the input lets output alias it.
                           std::vector<uint8_t> in(static_cast<uint8_t*>(input.data_ptr()),
                                                   static_cast<uint8_t*>(input.data_ptr()) + nb);
