@@ -317,8 +317,10 @@ TEST(DistributedGloo, BadArgumentsRaise) {
   auto store = std::make_shared<dist::TCPStore>("127.0.0.1", so);
   dist::ProcessGroupGloo pg(store, 0, 1, dist::ProcessGroupGlooOptions().hostname("127.0.0.1").timeout(milliseconds(5000)));
   Tensor t = arange(6, kFloat32);
+  uint32_t v0 = t._version();
   pg.allreduce(t)->wait();  // a group of one: the identity
   EXPECT_EQ(values(t), values(arange(6, kFloat32)));
+  EXPECT_EQ(t._version(), v0 + 1) << "a collective writes in place and bumps the version counter";
   auto msg = [](auto&& f) {
     try {
       f();

@@ -25,6 +25,7 @@
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -33,6 +34,7 @@
 #include <thread>
 
 #include "src/core/Check.h"
+#include "tensor/core/TensorImpl.h"
 #include "tensor/distributed/process_group.h"
 
 namespace tensor::distributed {
@@ -141,6 +143,11 @@ void check_tensor(const Tensor& t, const char* op, const char* what) {
                detail::shape_str(t.sizes()));
 }
 
+// A collective writes its outputs in place: bump their version counters when it is issued
+// (as libtorch's c10d ops, which are in-place ops), so autograd rejects a backward that
+// would read a saved tensor the collective overwrote.
+void mark_written(const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); }
+
 std::string describe(const Tensor& t) {
   return fmt::format("{}, shape {}", t.scalar_type(), detail::shape_str(t.sizes()));
 }
@@ -207,6 +214,15 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   impl_->size = size;
   impl_->timeout = opts.timeout();
 
+  // Note [SIGPIPE]: Gloo writes to its sockets without MSG_NOSIGNAL, so a write to a peer that
+  // died would kill this process with SIGPIPE instead of failing the collective with an error.
+  // Ignore SIGPIPE when it still has its default action (Python, hence PyTorch, does the same
+  // at startup); a handler the program installed is left alone.
+  {
+    struct sigaction old {};
+    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL && !(old.sa_flags & SA_SIGINFO))
+      ::signal(SIGPIPE, SIG_IGN);
+  }
   gloo::transport::tcp::attr attr;
   const char* env_iface = std::getenv("GLOO_SOCKET_IFNAME");
   if (!opts.interface().empty()) {
@@ -249,6 +265,7 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce(const Tensor& tensor, const Al
   check_tensor(tensor, "allreduce", "the tensor");
   ScalarType st = tensor.scalar_type();
   dispatch_gloo(st, "allreduce", [](auto) {});
+  mark_written(tensor);
   auto ctx = impl_->ctx;
   int size = impl_->size;
   ReduceOp op = opts.op();
@@ -272,6 +289,7 @@ std::shared_ptr<Work> ProcessGroupGloo::broadcast(const Tensor& tensor, const Br
   check_tensor(tensor, "broadcast", "the tensor");
   int root = opts.root_rank();
   TENSOR_CHECK(root >= 0 && root < size_, "ProcessGroupGloo::broadcast: root_rank {} is not in [0, {})", root, size_);
+  mark_written(tensor);
   auto ctx = impl_->ctx;
   return impl_->enqueue("broadcast", fmt::format("root {}, {}", root, describe(tensor)), impl_->effective(opts.timeout()),
                         {tensor}, [=](uint32_t tag, ms t) {
@@ -295,6 +313,7 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather(const std::vector<Tensor>& out
     TENSOR_CHECK(o.sizes() == input.sizes() && o.scalar_type() == input.scalar_type(),
                  "ProcessGroupGloo::allgather: every output must match the input ({}), got {}", describe(input), describe(o));
   }
+  for (const auto& o : outputs) mark_written(o);
   auto ctx = impl_->ctx;
   return impl_->enqueue("allgather", describe(input), impl_->effective(opts.timeout()), outputs,
                         [=](uint32_t tag, ms t) {
@@ -327,6 +346,7 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(const Tensor& output, con
   }
   ScalarType st = output.scalar_type();
   dispatch_gloo(st, "reduce_scatter", [](auto) {});
+  mark_written(output);
   auto ctx = impl_->ctx;
   int size = size_, rank = rank_;
   ReduceOp op = opts.op();
@@ -361,6 +381,7 @@ std::shared_ptr<Work> ProcessGroupGloo::all_to_all(const Tensor& output, const T
   TENSOR_CHECK(input.dim() >= 1 && input.size(0) % size_ == 0,
                "ProcessGroupGloo::all_to_all: the input's dim 0 ({}) must split evenly over {} ranks",
                describe(input), size_);
+  mark_written(output);
   auto ctx = impl_->ctx;
   return impl_->enqueue("all_to_all", describe(input), impl_->effective(opts.timeout()), {output},
                         [=](uint32_t tag, ms t) {
@@ -440,6 +461,7 @@ std::shared_ptr<Work> ProcessGroupGloo::recv(const Tensor& tensor, int src, int 
   TENSOR_CHECK(src >= 0 && src < size_ && src != rank_, "ProcessGroupGloo::recv: src {} must be another rank in [0, {}) (this is rank {})",
                src, size_, rank_);
   TENSOR_CHECK(tag >= 0, "ProcessGroupGloo::recv: tag must be non-negative (got {})", tag);
+  mark_written(tensor);
   auto buf = impl_->ctx->createUnboundBuffer(tensor.data_ptr(), static_cast<size_t>(tensor.nbytes()));
   buf->recv(src, gloo::Slot::build(kSendRecvSlotPrefix, static_cast<uint32_t>(tag)));
   return std::make_shared<SendRecvWork>("recv", fmt::format("from rank {}, tag {}, {}", src, tag, describe(tensor)), tensor,

@@ -18,6 +18,7 @@
 
 #include "src/core/Check.h"
 #include "src/cuda/CUDAKernels.h"
+#include "tensor/core/TensorImpl.h"
 #include "tensor/distributed/process_group_nccl.h"
 #include "tensor/ops.h"
 
@@ -62,6 +63,9 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   }
   return ncclSum;
 }
+
+// In-place outputs bump their version counters when issued (see ProcessGroupGloo.cpp).
+void mark_written(const Tensor& t) { t.unsafeGetTensorImpl()->bump_version(); }
 
 std::string describe(const Tensor& t) {
   return fmt::format("{}, shape {}", t.scalar_type(), detail::shape_str(t.sizes()));
@@ -243,6 +247,7 @@ int ProcessGroupNCCL::device() const { return impl_->device; }
 std::shared_ptr<Work> ProcessGroupNCCL::allreduce(const Tensor& tensor, const AllreduceOptions& opts) {
   impl_->check(tensor, "allreduce", "the tensor");
   ncclDataType_t dt = nccl_dtype(tensor.scalar_type(), "allreduce");
+  mark_written(tensor);
   auto* c = impl_.get();
   return c->run("allreduce", fmt::format("{}, {}", to_string(opts.op()), describe(tensor)), c->effective(opts.timeout()),
                 {tensor}, {}, [&] {
@@ -256,6 +261,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::broadcast(const Tensor& tensor, const Br
   impl_->check(tensor, "broadcast", "the tensor");
   int root = opts.root_rank();
   TENSOR_CHECK(root >= 0 && root < size_, "ProcessGroupNCCL::broadcast: root_rank {} is not in [0, {})", root, size_);
+  mark_written(tensor);
   auto* c = impl_.get();
   return c->run("broadcast", fmt::format("root {}, {}", root, describe(tensor)), c->effective(opts.timeout()), {tensor}, {},
                 [&] {
@@ -275,6 +281,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::allgather(const std::vector<Tensor>& out
     TENSOR_CHECK(o.sizes() == input.sizes() && o.scalar_type() == input.scalar_type(),
                  "ProcessGroupNCCL::allgather: every output must match the input ({}), got {}", describe(input), describe(o));
   }
+  for (const auto& o : outputs) mark_written(o);
   size_t nb = static_cast<size_t>(input.nbytes());
   Tensor scratch = empty({static_cast<int64_t>(nb) * size_}, TensorOptions().dtype(kUInt8).device(input.device()));
   auto* c = impl_.get();
@@ -299,6 +306,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(const Tensor& output, con
                  describe(i));
   }
   ncclDataType_t dt = nccl_dtype(output.scalar_type(), "reduce_scatter");
+  mark_written(output);
   size_t nb = static_cast<size_t>(output.nbytes());
   Tensor scratch = empty({static_cast<int64_t>(nb) * size_}, TensorOptions().dtype(kUInt8).device(output.device()));
   std::vector<Tensor> keep = inputs;
@@ -325,6 +333,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::all_to_all(const Tensor& output, const T
                "ProcessGroupNCCL::all_to_all: the input's dim 0 ({}) must split evenly over {} ranks", describe(input), size_);
   TENSOR_CHECK(input.data_ptr() != output.data_ptr(), "ProcessGroupNCCL::all_to_all: the output must not alias the input");
   size_t chunk = static_cast<size_t>(input.nbytes()) / static_cast<size_t>(size_);
+  mark_written(output);
   auto* c = impl_.get();
   return c->run("all_to_all", describe(input), c->effective(opts.timeout()), {output}, {input}, [&] {
     TENSOR_NCCL_CHECK(ncclGroupStart(), "all_to_all");
@@ -365,6 +374,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::recv(const Tensor& tensor, int src, int 
   impl_->check(tensor, "recv", "the tensor");
   TENSOR_CHECK(src >= 0 && src < size_ && src != rank_, "ProcessGroupNCCL::recv: src {} must be another rank in [0, {}) (this is rank {})",
                src, size_, rank_);
+  mark_written(tensor);
   auto* c = impl_.get();
   return c->run("recv", fmt::format("from rank {}, {}", src, describe(tensor)), c->timeout, {tensor}, {}, [&] {
     TENSOR_NCCL_CHECK(ncclRecv(tensor.data_ptr(), static_cast<size_t>(tensor.nbytes()), ncclUint8, src, c->comm->comm, c->stream),
