@@ -422,6 +422,8 @@ class SendRecvWork : public Work {
   bool wait(ms timeout) override {
     std::lock_guard<std::mutex> once(wait_mu_);
     if (!is_completed()) {
+      // Unlike a collective's Work, a caller's shorter deadline is handed to Gloo itself, and
+      // Gloo closes the pair when a wait times out: the operation fails for good.
       ms t = timeout.count() > 0 ? std::min(timeout, timeout_) : timeout_;
       try {
         if (is_send_) buf_->waitSend(t);
