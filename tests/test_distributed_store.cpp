@@ -168,3 +168,16 @@ DIST_SCENARIO(store_dead_server) {
 }
 
 TEST(DistributedStore, DeadServerRaisesNamingTheKey) { dist_test::expect_all_ok("store_dead_server", 2, 60); }
+
+TEST(DistributedStore, PortInUseRaisesNamingThePort) {
+  dist::TCPStore first("127.0.0.1", master_opts(milliseconds(1000)));
+  dist::TCPStoreOptions o = master_opts(milliseconds(1000));
+  o.port = first.port();
+  try {
+    dist::TCPStore second("127.0.0.1", o);
+    FAIL() << "expected tensor::Error";
+  } catch (const Error& e) {
+    std::string m = e.what();
+    EXPECT_NE(m.find("cannot listen on port " + std::to_string(first.port())), std::string::npos) << m;
+  }
+}
