@@ -7,3 +7,6 @@ find_package(dnnl REQUIRED)
 # safetensors headers. Both stay private: no public header includes them.
 find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
+# Gloo (Debian's libgloo-dev) runs the CPU collectives of tensor::distributed over TCP.
+find_package(Gloo CONFIG REQUIRED)
+find_package(Threads REQUIRED)
