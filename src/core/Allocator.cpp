@@ -182,13 +182,14 @@ class CPUCachingAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes, Device) override {
     DataPtr d = allocate_block(nbytes);
-    // profile_memory: the free is recorded too (Note [Profiler off costs one branch]).
-    if (__builtin_expect(profiler::detail::memory_active(), 0)) return profiler::detail::on_alloc(d, nbytes);
+    // profile_memory: the free is recorded too (Note [Profiler off costs one branch]). One
+    // returned variable, so that the off path builds it in place.
+    if (__builtin_expect(profiler::detail::memory_active(), 0)) d = profiler::detail::on_alloc(d, nbytes);
     return d;
   }
 
  private:
-  DataPtr allocate_block(size_t nbytes) {
+  __attribute__((always_inline)) DataPtr allocate_block(size_t nbytes) {
     if (nbytes <= kSmallMax) return allocate_small(nbytes);
     if (nbytes < kMinCached) return {raw_alloc(nbytes), reinterpret_cast<void*>(nbytes), &free_medium};
     size_t sz = (nbytes + kMinCached - 1) / kMinCached * kMinCached;

@@ -15,6 +15,7 @@
 #include "src/core/Check.h"
 #include "src/dispatch/Dispatcher.h"
 #include "src/profiler/ProfilerHooks.h"
+#include "tensor/autograd/Node.h"
 
 namespace tensor::profiler {
 namespace detail {
@@ -163,10 +164,23 @@ void on_accumulate_grad_created(uint64_t seq) {
     if (o.ev.seq == static_cast<int64_t>(seq)) o.ev.seq = -1;
 }
 
-ThreadBuffer* begin_backward(const std::string& name, uint64_t seq) {
+namespace {
+__attribute__((noinline)) std::vector<Tensor> apply_profiled(autograd::Node& n, std::vector<Tensor>&& inputs) {
   ThreadBuffer* b = thread_buffer();
-  if (b) open(b, name, Kind::Backward).seq = static_cast<int64_t>(seq);
-  return b;
+  if (b) open(b, n.name(), Kind::Backward).seq = static_cast<int64_t>(n.sequence_nr());
+  struct Closer {
+    ThreadBuffer* b;
+    ~Closer() {
+      if (b) close(b);
+    }
+  } closer{b};
+  return n.apply(std::move(inputs));
+}
+}  // namespace
+
+std::vector<Tensor> apply_node(autograd::Node& n, std::vector<Tensor>&& inputs) {
+  if (__builtin_expect(active(), 0)) return apply_profiled(n, std::move(inputs));
+  return n.apply(std::move(inputs));
 }
 
 namespace {

@@ -13,7 +13,12 @@
 
 #include "tensor/core/ScalarType.h"
 #include "tensor/core/Storage.h"
+#include "tensor/core/Tensor.h"
 #include "tensor/profiler/profiler.h"
+
+namespace tensor::autograd {
+class Node;
+}
 
 namespace tensor::profiler::detail {
 
@@ -97,8 +102,9 @@ void on_node_created(uint64_t seq);
 /// AccumulateGrad nodes are made lazily inside the op that first uses a leaf; they are not that
 /// op's node, so this undoes on_node_created for them.
 void on_accumulate_grad_created(uint64_t seq);
-/// Opens a backward event for an engine step of node `name` with sequence number seq.
-ThreadBuffer* begin_backward(const std::string& name, uint64_t seq);
+/// Runs n.apply(inputs) for the engine; while a profile records, as one backward event named
+/// as the node and carrying its sequence number.
+std::vector<Tensor> apply_node(autograd::Node& n, std::vector<Tensor>&& inputs);
 
 /// Wraps a fresh CPU allocation so its free is recorded too (profile_memory).
 DataPtr on_alloc(DataPtr d, size_t nbytes);
