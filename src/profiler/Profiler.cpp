@@ -53,10 +53,14 @@ std::mutex g_mu;  // guards g_session
 std::shared_ptr<Session> g_session;
 std::atomic<uint64_t> g_gen{1};
 
+// Set when this thread's ThreadState is destroyed at thread exit: tensors that other
+// thread_local objects free afterwards must not touch it. A plain bool, readable throughout.
+thread_local bool t_state_dead = false;
 struct ThreadState {
   uint64_t gen = 0;
   std::shared_ptr<Session> session;
   std::shared_ptr<ThreadBuffer> buffer;
+  ~ThreadState() { t_state_dead = true; }
 };
 thread_local ThreadState t_state;
 
@@ -73,6 +77,7 @@ std::string current_thread_name() {
 }  // namespace
 
 ThreadBuffer* thread_buffer() {
+  if (__builtin_expect(t_state_dead, 0)) return nullptr;
   ThreadState& st = t_state;
   const uint64_t gen = g_gen.load(std::memory_order_acquire);
   if (__builtin_expect(st.gen != gen, 0)) {
