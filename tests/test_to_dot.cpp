@@ -114,3 +114,14 @@ TEST(ToDot, NoHistory) {
   EXPECT_NE(text.find("no backward graph"), std::string::npos);
   EXPECT_EQ(parse(text).edges.size(), 0u);
 }
+
+TEST(ToDot, TableRowsListTheirKeptArguments) {
+  // mm keeps both operands for its backward (a derivatives-table row, not save()).
+  Tensor a = ones({2, 3}).requires_grad_(true);
+  Tensor b = ones({3, 4}).requires_grad_(true);
+  Dot d = parse(autograd::to_dot(a.mm(b)));
+  EXPECT_EQ(d.labels[id_of(d, "MmBackward0")], "MmBackward0\\nsaved [2, 3]\\nsaved [3, 4]");
+  EXPECT_EQ(d.labels["out"], "output [2, 4]");
+  EXPECT_EQ(d.labels.size(), 4u);  // out, mm, two leaves
+  EXPECT_EQ(d.edges.size(), 3u);
+}

@@ -65,8 +65,12 @@ class FormulaNode : public Node {
     saved_.emplace_back(t, is_output, is_output ? weak_from_this() : std::weak_ptr<Node>());
   }
   Tensor saved(size_t i) const { return saved_[i].unpack(name_); }
-  /// Everything saved for backward, in save() order (to_dot lists their shapes).
-  const std::vector<SavedVariable>& saved_variables() const { return saved_; }
+  /// Every tensor kept for backward (to_dot lists their shapes): a subclass's own (a table
+  /// row's kept arguments), then those of save(), in order.
+  virtual void list_saved(std::vector<const SavedVariable*>& out) const {
+    for (const SavedVariable& v : saved_)
+      if (v.defined()) out.push_back(&v);
+  }
 
   // Non-tensor arguments the formula needs.
   std::vector<Scalar> scalars;

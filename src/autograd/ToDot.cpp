@@ -32,9 +32,10 @@ std::string label_of(const Node& n) {
     return label;
   }
   if (const auto* f = dynamic_cast<const FormulaNode*>(&n)) {
-    for (const SavedVariable& v : f->saved_variables()) {
-      if (!v.defined()) continue;
-      const Tensor& t = v.peek();
+    std::vector<const SavedVariable*> saved;
+    f->list_saved(saved);
+    for (const SavedVariable* v : saved) {
+      const Tensor& t = v->peek();
       label += "\\nsaved " + (t.defined() ? shape_str(t.sizes()) : std::string("(freed)"));
     }
   }
