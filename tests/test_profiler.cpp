@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "src/dispatch/Dispatcher.h"
+#include "src/ops/AllOps.h"
 #include "tensor/data.h"
 #include "tensor/dispatch/Library.h"
 #include "tensor/optim.h"
@@ -418,4 +419,14 @@ TEST(Profiler, AnalysisSplitsWallTime) {
   ASSERT_EQ(an.top_ops.size(), 3u);
   for (size_t i = 1; i < an.top_ops.size(); ++i) EXPECT_GE(an.top_ops[i - 1].self_cpu_ns, an.top_ops[i].self_cpu_ns);
   EXPECT_NE(an.to_string().find("idle"), std::string::npos);
+}
+
+TEST(Profiler, EveryBuiltinOpHasAProfilerKernel) {
+  { prof::Profile p; }
+  size_t n = 0;
+  for (const ops::OpSummary& op : ops::builtin_ops()) {
+    EXPECT_TRUE(op.slots.has(DispatchKey::Profiler)) << op.name;
+    ++n;
+  }
+  EXPECT_GT(n, 300u);
 }
