@@ -303,14 +303,20 @@ void finish(Session& s) {
   const ThreadBuffer* main = nullptr;
   for (auto& b : s.buffers)
     if (b->index == s.main_index) main = b.get();
+  std::vector<std::pair<const ThreadBuffer*, Event>> all;
   for (auto& b : s.buffers) {
     std::lock_guard<std::mutex> gb(b->mu);
-    for (Event& e : b->events) s.all.emplace_back(b.get(), std::move(e));
+    for (Event& e : b->events) all.emplace_back(b.get(), std::move(e));
     b->events.clear();
   }
-  for (Event& e : s.steps) s.all.emplace_back(main, std::move(e));
-  std::stable_sort(s.all.begin(), s.all.end(),
-                   [](const auto& a, const auto& b) { return a.second.start_ns < b.second.start_ns; });
+  for (Event& e : s.steps) all.emplace_back(main, std::move(e));
+  // In start order; sorting indices moves each event once.
+  std::vector<size_t> order(all.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return all[a].second.start_ns < all[b].second.start_ns; });
+  s.all.reserve(all.size());
+  for (size_t i : order) s.all.push_back(std::move(all[i]));
   s.finished = true;
 }
 

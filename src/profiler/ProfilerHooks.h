@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -62,7 +63,7 @@ struct ThreadBuffer {
   int32_t index = 0;   // order of registration
   int64_t os_tid = 0;  // gettid()
   std::string thread_name;
-  std::vector<Event> events;
+  std::deque<Event> events;  // a deque: appending never moves the events already filed
   std::vector<OpenEvent> stack;
   bool record_shapes = false;
   bool profile_memory = false;
