@@ -55,14 +55,15 @@ std::atomic<uint64_t> g_gen{1};
 
 // Set when this thread's ThreadState is destroyed at thread exit: tensors that other
 // thread_local objects free afterwards must not touch it. A plain bool, readable throughout.
-thread_local bool t_state_dead = false;
+thread_local bool t_state_dead __attribute__((tls_model("initial-exec"))) = false;
 struct ThreadState {
   uint64_t gen = 0;
   std::shared_ptr<Session> session;
   std::shared_ptr<ThreadBuffer> buffer;
   ~ThreadState() { t_state_dead = true; }
 };
-thread_local ThreadState t_state;
+// initial-exec, as the dispatcher's keys (Note [Thread-local keys]): no __tls_get_addr per event.
+thread_local ThreadState t_state __attribute__((tls_model("initial-exec")));
 
 void set_key(bool on) {
   auto& lk = dispatch::local_keys();
