@@ -430,3 +430,26 @@ TEST(Profiler, EveryBuiltinOpHasAProfilerKernel) {
   }
   EXPECT_GT(n, 300u);
 }
+
+TEST(Profiler, AnOpThatThrowsStillClosesItsEvent) {
+  Tensor a = ones({2, 3}), b = ones({4, 5});
+  prof::Profile p(prof::ProfileOptions().record_shapes());
+  EXPECT_THROW(a.mm(b), Error);  // [2, 3] @ [4, 5]
+  Tensor c;
+  {
+    prof::RecordFunction r("after");
+    c = a + a;
+  }
+  json t = trace_of(p);
+  auto mms = slices(t, "mm"), after = slices(t, "after"), adds = slices(t, "add");
+  ASSERT_EQ(mms.size(), 1u);
+  EXPECT_EQ(mms[0]["args"]["Input Dims"], json::parse("[[2,3],[4,5]]"));
+  ASSERT_EQ(after.size(), 1u);
+  ASSERT_EQ(adds.size(), 1u);
+  EXPECT_TRUE(inside(adds[0], after[0]));
+  EXPECT_FALSE(inside(after[0], mms[0]));  // the failed mm's event ended: nothing nests in it later
+  auto rows = p.key_averages();
+  auto it = std::find_if(rows.begin(), rows.end(), [](const auto& r) { return r.name == "after"; });
+  ASSERT_NE(it, rows.end());
+  EXPECT_LT(it->self_cpu_ns, it->cpu_total_ns);  // add counted as its child
+}
