@@ -21,6 +21,8 @@ class SavedVariable {
   /// Gives up the saved tensor (for deferred destruction, Note [Iterative graph teardown]).
   Tensor take() { return std::move(data_); }
   bool defined() const { return defined_; }
+  /// The saved tensor without checks (undefined once freed), for inspection (to_dot).
+  const Tensor& peek() const { return data_; }
 
  private:
   Tensor data_;                 // inputs: the tensor itself; outputs: an alias without history
@@ -63,6 +65,12 @@ class FormulaNode : public Node {
     saved_.emplace_back(t, is_output, is_output ? weak_from_this() : std::weak_ptr<Node>());
   }
   Tensor saved(size_t i) const { return saved_[i].unpack(name_); }
+  /// Every tensor kept for backward (to_dot lists their shapes): a subclass's own (a table
+  /// row's kept arguments), then those of save(), in order.
+  virtual void list_saved(std::vector<const SavedVariable*>& out) const {
+    for (const SavedVariable& v : saved_)
+      if (v.defined()) out.push_back(&v);
+  }
 
   // Non-tensor arguments the formula needs.
   std::vector<Scalar> scalars;
@@ -76,6 +84,8 @@ class FormulaNode : public Node {
   bool released_ = false;
 };
 
+/// The leaf of an AccumulateGrad node, or nullptr for any other node (src/autograd/Engine.cpp).
+const Tensor* accumulate_grad_leaf(const Node& n);
 /// The gradient edge of t: its grad_fn, or its AccumulateGrad when it is a leaf requiring grad.
 Edge gradient_edge(const Tensor& t);
 /// Makes `node` the history of output t (output number nr).

@@ -134,6 +134,16 @@ bool requires_grad_arg(const A& a) {
   }
 }
 
+// The kept arguments that are saved tensors, for FormulaNode::list_saved.
+inline void add_saved(std::vector<const SavedVariable*>& out, const SavedVariable& v) {
+  if (v.defined()) out.push_back(&v);
+}
+inline void add_saved(std::vector<const SavedVariable*>& out, const std::vector<SavedVariable>& vs) {
+  for (const SavedVariable& v : vs) add_saved(out, v);
+}
+template <class T>
+void add_saved(std::vector<const SavedVariable*>&, const T&) {}
+
 /// The node of one row: a FormulaNode that also keeps the forward's arguments.
 template <class Row, class... A>
 class RowNode final : public FormulaNode {
@@ -145,6 +155,10 @@ class RowNode final : public FormulaNode {
   void release_variables() override {
     FormulaNode::release_variables();
     std::apply([](auto&... s) { (Keep<A>::reset(s), ...); }, args_);
+  }
+  void list_saved(std::vector<const SavedVariable*>& out) const override {
+    std::apply([&](const auto&... s) { (add_saved(out, s), ...); }, args_);
+    FormulaNode::list_saved(out);
   }
   template <size_t... I>
   void keep(std::index_sequence<I...>, A... a) {

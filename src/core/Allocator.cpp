@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "src/core/Check.h"
+#include "src/profiler/ProfilerHooks.h"
 #include "tensor/core/Storage.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -180,6 +181,15 @@ DataPtr allocate_small(size_t nbytes) {
 class CPUCachingAllocator final : public Allocator {
  public:
   DataPtr allocate(size_t nbytes, Device) override {
+    DataPtr d = allocate_block(nbytes);
+    // profile_memory: the free is recorded too (Note [Profiler off costs one branch]). One
+    // returned variable, so that the off path builds it in place.
+    if (__builtin_expect(profiler::detail::memory_active(), 0)) d = profiler::detail::on_alloc(d, nbytes);
+    return d;
+  }
+
+ private:
+  __attribute__((always_inline)) DataPtr allocate_block(size_t nbytes) {
     if (nbytes <= kSmallMax) return allocate_small(nbytes);
     if (nbytes < kMinCached) return {raw_alloc(nbytes), reinterpret_cast<void*>(nbytes), &free_medium};
     size_t sz = (nbytes + kMinCached - 1) / kMinCached * kMinCached;
@@ -197,7 +207,6 @@ class CPUCachingAllocator final : public Allocator {
     return {hand_out(raw_alloc(sz), nbytes, sz), ctx, &free_large};
   }
 
- private:
   static void free_medium(void* p, void* ctx) { raw_free(p, reinterpret_cast<uintptr_t>(ctx)); }
   static void free_large(void* p, void* ctx);
   void release(void* p, size_t sz) {

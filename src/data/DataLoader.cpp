@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "src/core/Check.h"
+#include "src/profiler/ProfilerHooks.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/data.h"
 
@@ -62,6 +63,8 @@ struct BatchQueue::Impl {
         if (stop || next_claim >= num_batches) return;
         k = next_claim++;
       }
+      // A profile that started after this worker did records its ops too (Note [Profiler threads]).
+      if (__builtin_expect(profiler::detail::active(), 0)) profiler::detail::thread_buffer();
       Slot slot = run(k, worker);
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -103,6 +106,8 @@ size_t BatchQueue::consumed() const { return impl_->consumed; }
 
 std::shared_ptr<void> BatchQueue::next() {
   Impl& q = *impl_;
+  // The wait for a batch (or, without workers, its building) is DataLoader.next in a profile.
+  profiler::detail::ScopedRange range(profiler::detail::Kind::DataLoader, "DataLoader.next");
   if (q.over || q.consumed >= q.num_batches) return nullptr;
   const size_t k = q.consumed;
   Impl::Slot slot;

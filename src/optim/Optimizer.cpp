@@ -3,7 +3,13 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <cxxabi.h>
+
+#include <optional>
+#include <typeinfo>
+
 #include "src/core/Check.h"
+#include "src/profiler/ProfilerHooks.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -151,7 +157,24 @@ OptimizerParamState* Optimizer::find_state(const Tensor& param) const {
   return it == state_.end() ? nullptr : it->second.get();
 }
 
+namespace {
+// The optimizer's class name without namespaces ("SGD"), for its profiler event.
+std::string class_name(const Optimizer& o) {
+  const char* mangled = typeid(o).name();
+  int status = 0;
+  char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
+  std::string name = status == 0 && d ? d : mangled;
+  std::free(d);
+  const size_t colon = name.rfind("::");
+  return colon == std::string::npos ? name : name.substr(colon + 2);
+}
+}  // namespace
+
 Tensor Optimizer::run_step(const LossClosure& closure, const std::function<void()>& update) {
+  // Optimizer.step#SGD.step, as libtorch's profiler names it.
+  std::optional<profiler::detail::ScopedRange> range;
+  if (__builtin_expect(profiler::detail::active(), 0))
+    range.emplace(profiler::detail::Kind::Optimizer, "Optimizer.step#" + class_name(*this) + ".step");
   // Copies, so that a hook may remove itself (or others) while running.
   auto pre = pre_hooks_->list;
   for (auto& h : pre) h.second(*this);
