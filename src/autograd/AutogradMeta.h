@@ -21,6 +21,10 @@ struct AutogradMeta {
   std::mutex mutex_;
   uint32_t output_nr_ = 0;
   std::vector<std::function<Tensor(Tensor)>> hooks_;
+  // Leaves: run after a gradient was accumulated into grad_ (register_post_accumulate_grad_hook),
+  // with the handle each was registered under; guarded by mutex_.
+  std::vector<std::pair<unsigned, std::function<void(const Tensor&)>>> post_acc_hooks_;
+  unsigned next_post_acc_handle_ = 0;
   // retain_grad on a non-leaf: the slot its grad_fn's hook fills (shared, so the hook never
   // points at a dead tensor).
   std::shared_ptr<Tensor> retained_grad_;

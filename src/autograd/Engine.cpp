@@ -15,6 +15,7 @@
 #include "src/autograd/Functions.h"
 #include "src/dispatch/Dispatcher.h"
 #include "src/profiler/ProfilerHooks.h"
+#include "tensor/autograd/hooks.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -96,7 +97,7 @@ class AccumulateGrad final : public Node {
     // mutex held while its .grad() is read and replaced or added to, and while its one
     // AccumulateGrad node is made (gradient_edge). Nodes other than AccumulateGrad write only
     // their own engine's buffers. The hooks above run unlocked: they may take locks of their own.
-    std::lock_guard<std::mutex> lock(m.mutex_);
+    std::unique_lock<std::mutex> lock(m.mutex_);
     if (!m.grad_.defined()) {
       // A gradient may be shared with other leaves' buffers or the caller: it is taken as it
       // is only when this is its one handle (Note [Gradient layout contract]).
@@ -119,12 +120,26 @@ class AccumulateGrad final : public Node {
     } else {
       m.grad_.add_(g);
     }
+    if (!m.post_acc_hooks_.empty()) {
+      // Copied and run unlocked: a hook reads leaf.grad() (which takes the lock) and may
+      // register or remove hooks.
+      auto hooks = m.post_acc_hooks_;
+      lock.unlock();
+      for (auto& [handle, fn] : hooks) fn(leaf_);
+    }
     return {};
   }
 
  private:
   Tensor leaf_;
 };
+
+// Note [Engine callbacks]
+// autograd::queue_callback appends to the innermost engine run on the calling thread (a node's
+// apply, a hook, or a post-accumulate hook runs on that thread); run_engine runs the list once
+// its ready queue is empty, before it returns, as libtorch's final callbacks. DDP finishes its
+// gradient reduction there.
+thread_local std::vector<std::function<void()>>* t_engine_callbacks = nullptr;
 
 // Pre-hooks of non-leaf tensors (register_hook, retain_grad) live on their grad_fn.
 struct HookEntry {
@@ -207,6 +222,12 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
   for (const Edge& r : roots)
     if (r.valid() && deps[r.function.get()] == 0 && seen.erase(r.function.get())) ready.push(r.function.get());
   AutoGradMode mode(create_graph);
+  std::vector<std::function<void()>> callbacks;
+  struct CallbackScope {
+    std::vector<std::function<void()>>* saved;
+    explicit CallbackScope(std::vector<std::function<void()>>* mine) : saved(t_engine_callbacks) { t_engine_callbacks = mine; }
+    ~CallbackScope() { t_engine_callbacks = saved; }
+  } callback_scope(&callbacks);
   while (!ready.empty()) {
     Node* n = ready.top();
     ready.pop();
@@ -256,6 +277,11 @@ variable_list run_engine(const std::vector<Edge>& roots, const variable_list& gr
       }
       if (--deps[e.function.get()] == 0) ready.push(e.function.get());
     }
+  }
+  // A callback may queue another (it runs after this one).
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    std::function<void()> cb = std::move(callbacks[i]);
+    cb();
   }
   return captured;
 }
@@ -557,6 +583,36 @@ unsigned Tensor::register_hook(std::function<Tensor(Tensor)> hook) const {
   autograd::register_node_hook(m.grad_fn_.get(), m.output_nr_, std::move(hook));
   return 0;
 }
+namespace autograd {
+unsigned register_post_accumulate_grad_hook(const Tensor& leaf, std::function<void(const Tensor&)> hook) {
+  TENSOR_CHECK(leaf.defined() && leaf.is_leaf() && leaf.requires_grad(),
+               "register_post_accumulate_grad_hook: only a leaf that requires grad accumulates a gradient, got {}",
+               leaf.defined() ? leaf.describe() : std::string("an undefined tensor"));
+  AutogradMeta& m = materialize_meta(leaf);
+  std::lock_guard<std::mutex> lock(m.mutex_);
+  unsigned handle = m.next_post_acc_handle_++;
+  m.post_acc_hooks_.emplace_back(handle, std::move(hook));
+  return handle;
+}
+bool remove_post_accumulate_grad_hook(const Tensor& leaf, unsigned handle) {
+  if (!leaf.defined()) return false;
+  AutogradMeta& m = materialize_meta(leaf);
+  std::lock_guard<std::mutex> lock(m.mutex_);
+  auto& hooks = m.post_acc_hooks_;
+  for (auto it = hooks.begin(); it != hooks.end(); ++it)
+    if (it->first == handle) {
+      hooks.erase(it);
+      return true;
+    }
+  return false;
+}
+void queue_callback(std::function<void()> callback) {
+  TENSOR_CHECK(t_engine_callbacks != nullptr,
+               "queue_callback: no backward pass is running on this thread; call it from a hook or a node's backward");
+  t_engine_callbacks->push_back(std::move(callback));
+}
+}  // namespace autograd
+
 void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
   autograd::backward({*this}, {gradient}, retain_graph, create_graph);
 }
