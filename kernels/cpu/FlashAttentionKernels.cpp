@@ -1,0 +1,350 @@
+// Fused attention on CPU (kernels/cpu/FlashAttentionKernels.h), compiled once per Highway target
+// (Note [Per-ISA loops]): the tile products are plain unit-stride loops that the compiler
+// vectorizes for the target, the exponentials are Highway's vector Exp.
+#include "kernels/cpu/FlashAttentionKernels.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/cpu/FlashAttentionKernels.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "src/core/DtypeVisit.h"
+#include "src/core/Parallel.h"
+
+// Note [Flash attention on CPU]
+// FlashAttention-2 on CPU. The forward splits each (batch, head) into blocks of kFlashBlockQ
+// query rows; one task runs one query block over the key blocks of kFlashBlockK rows, keeping
+// per row the running max m, the running sum l of exp(s - m) and the unnormalized output. A new
+// key block with a larger max rescales l and the output by exp(m_old - m_new). The scores of
+// one tile (64 x 64) live in a scratch buffer: the [L, S] matrix never exists. The forward
+// saves the output and lse = m + log(l) per row (O(L) memory); the backward recomputes each
+// tile's probabilities as exp(s - lse) and applies
+//   dV += P^T dO,  dP = dO V^T,  dS = P * (dP - D) with D = rowsum(dO * O),
+//   dQ += scale * dS K,  dK += scale * dS^T Q.
+// The backward runs one task per (batch, head), the key blocks outer (dK and dV of a key block
+// stay in a tile buffer) and the query blocks inner (dQ accumulates in an [L, E] buffer), so no
+// two threads write one gradient row. Causal masking (top-left: query i sees keys 0..i) skips
+// the tiles that are wholly above the diagonal. Inputs of any strides are copied tile by tile
+// into opmath buffers (float for float32 / bfloat16 / float16, double for float64), with q
+// pre-scaled and k also stored transposed, so that every product is a row update
+// `c[0..n) += a * b[0..n)` over unit-stride rows, which the compiler vectorizes for the
+// enclosing Highway target. A row whose every key is masked gets NaN, as the math path.
+
+HWY_BEFORE_NAMESPACE();
+namespace tensor::cpu::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+namespace {
+
+constexpr int64_t BQ = kFlashBlockQ, BK = kFlashBlockK;
+
+// A strided [B, H, N, D] operand.
+template <class T>
+struct View4 {
+  const T* p;
+  int64_t s0, s1, s2, s3;
+  explicit View4(const Tensor& t)
+      : p(t.data_ptr<T>()), s0(t.stride(0)), s1(t.stride(1)), s2(t.stride(2)), s3(t.stride(3)) {}
+  const T* row(int64_t b, int64_t h, int64_t i) const { return p + b * s0 + h * s1 + i * s2; }
+};
+
+// dst[r * D + c] = src row (r0 + r), column c, times mul, for r < n; rows n..rows are zero.
+template <class A, class T>
+void load_rows(A* dst, const View4<T>& v, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t rows, int64_t D,
+               A mul) {
+  for (int64_t r = 0; r < n; ++r) {
+    const T* s = v.row(b, h, r0 + r);
+    A* d = dst + r * D;
+    if (v.s3 == 1) {
+      for (int64_t c = 0; c < D; ++c) d[c] = static_cast<A>(s[c]) * mul;
+    } else {
+      for (int64_t c = 0; c < D; ++c) d[c] = static_cast<A>(s[c * v.s3]) * mul;
+    }
+  }
+  std::fill(dst + n * D, dst + rows * D, A(0));
+}
+
+// dst[c * BK + r] = src row (r0 + r), column c: the transposed tile, zero past n.
+template <class A, class T>
+void load_rows_t(A* dst, const View4<T>& v, int64_t b, int64_t h, int64_t r0, int64_t n, int64_t D) {
+  std::fill(dst, dst + D * BK, A(0));
+  for (int64_t r = 0; r < n; ++r) {
+    const T* s = v.row(b, h, r0 + r);
+    for (int64_t c = 0; c < D; ++c) dst[c * BK + r] = static_cast<A>(s[c * v.s3]);
+  }
+}
+
+// c[0..n) += a * x[0..n)
+template <class A>
+HWY_INLINE void axpy(A* HWY_RESTRICT c, A a, const A* HWY_RESTRICT x, int64_t n) {
+  for (int64_t j = 0; j < n; ++j) c[j] += a * x[j];
+}
+
+// s[i, 0..BK) = sum_e a[i, e] * bt[e, 0..BK) for i < nq: a [nq, D], bt [D, BK] (a transposed tile).
+template <class A>
+void tile_abt(A* HWY_RESTRICT s, const A* HWY_RESTRICT a, const A* HWY_RESTRICT bt, int64_t nq, int64_t D) {
+  for (int64_t i = 0; i < nq; ++i) {
+    A* HWY_RESTRICT row = s + i * BK;
+    std::fill(row, row + BK, A(0));
+    const A* ai = a + i * D;
+    for (int64_t e = 0; e < D; ++e) axpy(row, ai[e], bt + e * BK, BK);
+  }
+}
+
+// x[j] = exp(x[j] - sub) for j < n; returns the sum. Masked scores (-inf) give 0: the argument
+// is clamped to the lowest finite value, inside Exp's domain.
+template <class A>
+A exp_sum(A* HWY_RESTRICT x, int64_t n, A sub) {
+  const hn::ScalableTag<A> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vsub = hn::Set(d, sub), lo = hn::Set(d, std::numeric_limits<A>::lowest());
+  auto acc = hn::Zero(d);
+  int64_t j = 0;
+  for (; j + N <= n; j += N) {
+    const auto e = hn::Exp(d, hn::Max(hn::Sub(hn::LoadU(d, x + j), vsub), lo));
+    hn::StoreU(e, d, x + j);
+    acc = hn::Add(acc, e);
+  }
+  A sum = hn::GetLane(hn::SumOfLanes(d, acc));
+  for (; j < n; ++j) sum += (x[j] = std::exp(x[j] - sub));
+  return sum;
+}
+
+// Adds the mask and the causal -inf to the scores of rows [q0, q0 + nq) and keys [k0, k0 + nk)
+// of (b, h); columns nk..BK become -inf.
+template <class A>
+void mask_tile(A* s, int64_t nq, int64_t nk, int64_t q0, int64_t k0, const A* mask, const int64_t* ms, int64_t b,
+               int64_t h, bool causal) {
+  constexpr A ninf = -std::numeric_limits<A>::infinity();
+  for (int64_t i = 0; i < nq; ++i) {
+    A* row = s + i * BK;
+    if (mask != nullptr) {
+      const A* m = mask + b * ms[0] + h * ms[1] + (q0 + i) * ms[2] + k0 * ms[3];
+      if (ms[3] == 1) {
+        for (int64_t j = 0; j < nk; ++j) row[j] += m[j];
+      } else {
+        for (int64_t j = 0; j < nk; ++j) row[j] += m[j * ms[3]];
+      }
+    }
+    if (causal)
+      for (int64_t j = std::max<int64_t>(0, q0 + i + 1 - k0); j < nk; ++j) row[j] = ninf;
+    for (int64_t j = nk; j < BK; ++j) row[j] = ninf;
+  }
+}
+
+struct Dims {
+  int64_t B, H, L, S, E, Ev;
+};
+
+Dims dims_of(const Tensor& q, const Tensor& v) {
+  return {q.size(0), q.size(1), q.size(2), v.size(2), q.size(3), v.size(3)};
+}
+
+// Threads for `tasks` tasks of `flops_per_task` each: the grain counts multiply-adds.
+int threads_for_tasks(int64_t tasks, int64_t flops_per_task) {
+  const int nt = detail::threads_for(tasks * std::max<int64_t>(1, flops_per_task));
+  return static_cast<int>(std::min<int64_t>(nt, tasks));
+}
+
+template <class T>
+void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal, double scale,
+             const Tensor& out, const Tensor& lse) {
+  using A = opmath_t<T>;
+  const Dims d = dims_of(q, v);
+  const View4<T> Q(q), K(k), V(v);
+  T* O = out.data_ptr<T>();
+  A* LSE = lse.data_ptr<A>();
+  const A* M = mask.defined() ? mask.data_ptr<A>() : nullptr;
+  int64_t ms[4] = {0, 0, 0, 0};
+  if (M != nullptr)
+    for (int i = 0; i < 4; ++i) ms[i] = mask.stride(i);
+  const int64_t nqb = (d.L + BQ - 1) / BQ, nkb = (d.S + BK - 1) / BK;
+  const int64_t tasks = d.B * d.H * nqb;
+  const int nt = threads_for_tasks(tasks, BQ * d.S * (d.E + d.Ev));
+  detail::parallel_range(tasks, nt, [&](int64_t begin, int64_t end) {
+    std::vector<A> qt(BQ * d.E), kt(d.E * BK), vt(BK * d.Ev), st(BQ * BK), acc(BQ * d.Ev), mrow(BQ), lrow(BQ);
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t qb = task % nqb, bh = task / nqb, b = bh / d.H, h = bh % d.H;
+      const int64_t q0 = qb * BQ, nq = std::min(BQ, d.L - q0);
+      load_rows(qt.data(), Q, b, h, q0, nq, BQ, d.E, static_cast<A>(scale));
+      std::fill(acc.begin(), acc.end(), A(0));
+      std::fill(mrow.begin(), mrow.end(), -std::numeric_limits<A>::infinity());
+      std::fill(lrow.begin(), lrow.end(), A(0));
+      for (int64_t kb = 0; kb < nkb; ++kb) {
+        const int64_t k0 = kb * BK, nk = std::min(BK, d.S - k0);
+        if (causal && k0 > q0 + nq - 1) break;  // every later tile is above the diagonal
+        load_rows_t(kt.data(), K, b, h, k0, nk, d.E);
+        load_rows(vt.data(), V, b, h, k0, nk, BK, d.Ev, A(1));
+        tile_abt(st.data(), qt.data(), kt.data(), nq, d.E);
+        mask_tile(st.data(), nq, nk, q0, k0, M, ms, b, h, causal);
+        for (int64_t i = 0; i < nq; ++i) {
+          A* row = st.data() + i * BK;
+          A mx = row[0];
+          for (int64_t j = 1; j < nk; ++j) mx = std::max(mx, row[j]);
+          const A m_new = std::max(mrow[i], mx);
+          // A row masked so far keeps m = -inf; subtracting 0 then keeps exp(-inf) = 0.
+          const A sub = std::isinf(m_new) && m_new < 0 ? A(0) : m_new;
+          const A alpha = std::exp(mrow[i] - sub);
+          const A sum = exp_sum(row, nk, sub);
+          lrow[i] = lrow[i] * alpha + sum;
+          mrow[i] = m_new;
+          A* o = acc.data() + i * d.Ev;
+          if (alpha != A(1))
+            for (int64_t c = 0; c < d.Ev; ++c) o[c] *= alpha;
+          for (int64_t j = 0; j < nk; ++j)
+            if (row[j] != A(0)) axpy(o, row[j], vt.data() + j * d.Ev, d.Ev);
+        }
+      }
+      for (int64_t i = 0; i < nq; ++i) {
+        const int64_t r = bh * d.L + q0 + i;
+        const A inv = A(1) / lrow[i];  // l = 0 (every key masked): 0 * inf = NaN, as the math path
+        const A* o = acc.data() + i * d.Ev;
+        T* dst = O + r * d.Ev;
+        for (int64_t c = 0; c < d.Ev; ++c) dst[c] = static_cast<T>(o[c] * inv);
+        LSE[r] = mrow[i] + std::log(lrow[i]);
+      }
+    }
+  });
+}
+
+template <class T>
+void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+              const Tensor& lse, const Tensor& mask, bool causal, double scale, const Tensor& grad_q,
+              const Tensor& grad_k, const Tensor& grad_v) {
+  using A = opmath_t<T>;
+  const Dims d = dims_of(q, v);
+  const View4<T> Q(q), K(k), V(v), GO(grad_out), OUT(out);
+  const A* LSE = lse.data_ptr<A>();
+  T *GQ = grad_q.data_ptr<T>(), *GK = grad_k.data_ptr<T>(), *GV = grad_v.data_ptr<T>();
+  const A* M = mask.defined() ? mask.data_ptr<A>() : nullptr;
+  int64_t ms[4] = {0, 0, 0, 0};
+  if (M != nullptr)
+    for (int i = 0; i < 4; ++i) ms[i] = mask.stride(i);
+  const A sc = static_cast<A>(scale);
+  const int64_t nqb = (d.L + BQ - 1) / BQ, nkb = (d.S + BK - 1) / BK;
+  const int64_t tasks = d.B * d.H;
+  const int nt = threads_for_tasks(tasks, d.L * d.S * (d.E + d.Ev));
+  detail::parallel_range(tasks, nt, [&](int64_t begin, int64_t end) {
+    std::vector<A> qt(BQ * d.E), dot(BQ * d.Ev), kr(BK * d.E), kt(d.E * BK), vt(d.Ev * BK), st(BQ * BK),
+        dpt(BQ * BK), dk(BK * d.E), dv(BK * d.Ev), dq(d.L * d.E), D(d.L), orow(d.Ev);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const int64_t b = bh / d.H, h = bh % d.H;
+      // D = rowsum(dO * O).
+      for (int64_t i = 0; i < d.L; ++i) {
+        load_rows(orow.data(), OUT, b, h, i, 1, 1, d.Ev, A(1));
+        load_rows(dot.data(), GO, b, h, i, 1, 1, d.Ev, A(1));
+        A s = 0;
+        for (int64_t c = 0; c < d.Ev; ++c) s += orow[c] * dot[c];
+        D[i] = s;
+      }
+      std::fill(dq.begin(), dq.end(), A(0));
+      for (int64_t kb = 0; kb < nkb; ++kb) {
+        const int64_t k0 = kb * BK, nk = std::min(BK, d.S - k0);
+        load_rows(kr.data(), K, b, h, k0, nk, BK, d.E, A(1));
+        load_rows_t(kt.data(), K, b, h, k0, nk, d.E);
+        load_rows_t(vt.data(), V, b, h, k0, nk, d.Ev);
+        std::fill(dk.begin(), dk.end(), A(0));
+        std::fill(dv.begin(), dv.end(), A(0));
+        // Causal: query blocks that end before k0 see none of these keys.
+        for (int64_t qb = causal ? k0 / BQ : 0; qb < nqb; ++qb) {
+          const int64_t q0 = qb * BQ, nq = std::min(BQ, d.L - q0);
+          load_rows(qt.data(), Q, b, h, q0, nq, BQ, d.E, sc);
+          load_rows(dot.data(), GO, b, h, q0, nq, BQ, d.Ev, A(1));
+          // P = exp(s - lse).
+          tile_abt(st.data(), qt.data(), kt.data(), nq, d.E);
+          mask_tile(st.data(), nq, nk, q0, k0, M, ms, b, h, causal);
+          for (int64_t i = 0; i < nq; ++i) {
+            const A l = LSE[bh * d.L + q0 + i];
+            A* row = st.data() + i * BK;
+            if (std::isinf(l) && l < 0) {  // every key masked: NaN, as the math path
+              std::fill(row, row + BK, std::numeric_limits<A>::quiet_NaN());
+              continue;
+            }
+            exp_sum(row, BK, l);
+          }
+          // dV += P^T dO
+          for (int64_t i = 0; i < nq; ++i) {
+            const A* p = st.data() + i * BK;
+            for (int64_t j = 0; j < nk; ++j)
+              if (p[j] != A(0)) axpy(dv.data() + j * d.Ev, p[j], dot.data() + i * d.Ev, d.Ev);
+          }
+          // dP = dO V^T, dS = P * (dP - D)
+          tile_abt(dpt.data(), dot.data(), vt.data(), nq, d.Ev);
+          for (int64_t i = 0; i < nq; ++i) {
+            const A Di = D[q0 + i];
+            A* ds = dpt.data() + i * BK;
+            const A* p = st.data() + i * BK;
+            for (int64_t j = 0; j < BK; ++j) ds[j] = p[j] * (ds[j] - Di);
+          }
+          // dQ += scale * dS K, dK += dS^T (scale * Q)
+          for (int64_t i = 0; i < nq; ++i) {
+            const A* ds = dpt.data() + i * BK;
+            A* dqi = dq.data() + (q0 + i) * d.E;
+            for (int64_t j = 0; j < nk; ++j) {
+              if (ds[j] == A(0)) continue;
+              axpy(dqi, ds[j] * sc, kr.data() + j * d.E, d.E);
+              axpy(dk.data() + j * d.E, ds[j], qt.data() + i * d.E, d.E);
+            }
+          }
+        }
+        for (int64_t j = 0; j < nk; ++j) {
+          T* gk = GK + (bh * d.S + k0 + j) * d.E;
+          T* gv = GV + (bh * d.S + k0 + j) * d.Ev;
+          for (int64_t c = 0; c < d.E; ++c) gk[c] = static_cast<T>(dk[j * d.E + c]);
+          for (int64_t c = 0; c < d.Ev; ++c) gv[c] = static_cast<T>(dv[j * d.Ev + c]);
+        }
+      }
+      T* gq = GQ + bh * d.L * d.E;
+      for (int64_t i = 0; i < d.L * d.E; ++i) gq[i] = static_cast<T>(dq[i]);
+    }
+  });
+}
+
+}  // namespace
+
+void FlashForwardImpl(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal,
+                      double scale, const Tensor& out, const Tensor& lse) {
+  visit_dtype<kGroupFloating>(q.scalar_type(), "_scaled_dot_product_flash_attention_for_cpu", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    forward<T>(q, k, v, mask, causal, scale, out, lse);
+  });
+}
+
+void FlashBackwardImpl(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                       const Tensor& lse, const Tensor& mask, bool causal, double scale, const Tensor& grad_q,
+                       const Tensor& grad_k, const Tensor& grad_v) {
+  visit_dtype<kGroupFloating>(q.scalar_type(), "_scaled_dot_product_flash_attention_for_cpu_backward",
+                              [&](auto tag) {
+                                using T = typename decltype(tag)::type;
+                                backward<T>(grad_out, q, k, v, out, lse, mask, causal, scale, grad_q, grad_k,
+                                            grad_v);
+                              });
+}
+
+}  // namespace tensor::cpu::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tensor::cpu {
+HWY_EXPORT(FlashForwardImpl);
+HWY_EXPORT(FlashBackwardImpl);
+
+void flash_attention_kernel(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool causal,
+                            double scale, const Tensor& out, const Tensor& lse) {
+  HWY_DYNAMIC_DISPATCH(FlashForwardImpl)(q, k, v, mask, causal, scale, out, lse);
+}
+
+void flash_attention_backward_kernel(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                                     const Tensor& out, const Tensor& lse, const Tensor& mask, bool causal,
+                                     double scale, const Tensor& grad_q, const Tensor& grad_k,
+                                     const Tensor& grad_v) {
+  HWY_DYNAMIC_DISPATCH(FlashBackwardImpl)(grad_out, q, k, v, out, lse, mask, causal, scale, grad_q, grad_k, grad_v);
+}
+}  // namespace tensor::cpu
+#endif
