@@ -32,8 +32,8 @@
 // two threads write one gradient row. Causal masking (top-left: query i sees keys 0..i) skips
 // the tiles that are wholly above the diagonal. Inputs of any strides are copied tile by tile
 // into opmath buffers (float for float32 / bfloat16 / float16, double for float64), with q
-// pre-scaled and k also stored transposed, so that every product is a row update
-// `c[0..n) += a * b[0..n)` over unit-stride rows, which the compiler vectorizes for the
+// pre-scaled and k also stored transposed, so that every tile product is one row-major
+// C (+)= A B for a register-blocked Highway micro-kernel (gemm below) compiled for the
 // enclosing Highway target. A row whose every key is masked gets NaN, as the math path.
 
 HWY_BEFORE_NAMESPACE();
@@ -80,21 +80,75 @@ void load_rows_t(A* dst, const View4<T>& v, int64_t b, int64_t h, int64_t r0, in
   }
 }
 
-// c[0..n) += a * x[0..n)
+// C[M, N] (+)= A[M, K] B[K, N], all row-major with leading dims lda, ldb, ldc: the register-
+// blocked micro-kernel of every tile product. Blocks of 4 rows x 4 vectors keep 16
+// accumulators in registers and load each B vector once per 4 rows; tails take narrower loops.
 template <class A>
-HWY_INLINE void axpy(A* HWY_RESTRICT c, A a, const A* HWY_RESTRICT x, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) c[j] += a * x[j];
+void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am, int64_t lda, const A* HWY_RESTRICT B,
+          int64_t ldb, int64_t M, int64_t N, int64_t K, bool accumulate) {
+  const hn::ScalableTag<A> d;
+  using V = hn::Vec<decltype(d)>;
+  const int64_t NL = static_cast<int64_t>(hn::Lanes(d));
+  constexpr int R = 4, NV = 4;
+  int64_t j = 0;
+  for (; j + NV * NL <= N; j += NV * NL) {
+    int64_t i = 0;
+    for (; i + R <= M; i += R) {
+      V c[R][NV];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) c[r][v] = accumulate ? hn::LoadU(d, C + (i + r) * ldc + j + v * NL) : hn::Zero(d);
+      for (int64_t k = 0; k < K; ++k) {
+        V b[NV];
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) b[v] = hn::LoadU(d, B + k * ldb + j + v * NL);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) {
+          const V a = hn::Set(d, Am[(i + r) * lda + k]);
+#pragma GCC unroll 4
+          for (int v = 0; v < NV; ++v) c[r][v] = hn::MulAdd(a, b[v], c[r][v]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) hn::StoreU(c[r][v], d, C + (i + r) * ldc + j + v * NL);
+    }
+    for (; i < M; ++i) {
+      V c[NV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) c[v] = accumulate ? hn::LoadU(d, C + i * ldc + j + v * NL) : hn::Zero(d);
+      for (int64_t k = 0; k < K; ++k) {
+        const V a = hn::Set(d, Am[i * lda + k]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NV; ++v) c[v] = hn::MulAdd(a, hn::LoadU(d, B + k * ldb + j + v * NL), c[v]);
+      }
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) hn::StoreU(c[v], d, C + i * ldc + j + v * NL);
+    }
+  }
+  for (; j + NL <= N; j += NL) {
+    for (int64_t i = 0; i < M; ++i) {
+      V c = accumulate ? hn::LoadU(d, C + i * ldc + j) : hn::Zero(d);
+      for (int64_t k = 0; k < K; ++k) c = hn::MulAdd(hn::Set(d, Am[i * lda + k]), hn::LoadU(d, B + k * ldb + j), c);
+      hn::StoreU(c, d, C + i * ldc + j);
+    }
+  }
+  for (; j < N; ++j) {
+    for (int64_t i = 0; i < M; ++i) {
+      A c = accumulate ? C[i * ldc + j] : A(0);
+      for (int64_t k = 0; k < K; ++k) c += Am[i * lda + k] * B[k * ldb + j];
+      C[i * ldc + j] = c;
+    }
+  }
 }
 
-// s[i, 0..BK) = sum_e a[i, e] * bt[e, 0..BK) for i < nq: a [nq, D], bt [D, BK] (a transposed tile).
+// dst[j * BQ + i] = src[i * BK + j] for i < nq, j < nk: a tile transposed.
 template <class A>
-void tile_abt(A* HWY_RESTRICT s, const A* HWY_RESTRICT a, const A* HWY_RESTRICT bt, int64_t nq, int64_t D) {
-  for (int64_t i = 0; i < nq; ++i) {
-    A* HWY_RESTRICT row = s + i * BK;
-    std::fill(row, row + BK, A(0));
-    const A* ai = a + i * D;
-    for (int64_t e = 0; e < D; ++e) axpy(row, ai[e], bt + e * BK, BK);
-  }
+void transpose_tile(A* HWY_RESTRICT dst, const A* HWY_RESTRICT src, int64_t nq, int64_t nk) {
+  for (int64_t j = 0; j < nk; ++j)
+    for (int64_t i = 0; i < nq; ++i) dst[j * BQ + i] = src[i * BK + j];
 }
 
 // x[j] = exp(x[j] - sub) for j < n; returns the sum. Masked scores (-inf) give 0: the argument
@@ -167,8 +221,18 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
   const int64_t nqb = (d.L + BQ - 1) / BQ, nkb = (d.S + BK - 1) / BK;
   const int64_t tasks = d.B * d.H * nqb;
   const int nt = threads_for_tasks(tasks, BQ * d.S * (d.E + d.Ev));
+  // K^T and V tiles, packed once (every query block reads them): O(S) memory per (batch, head).
+  const int64_t kt_size = d.E * BK, v_size = BK * d.Ev;
+  std::vector<A> kpack(d.B * d.H * nkb * kt_size), vpack(d.B * d.H * nkb * v_size);
+  detail::parallel_range(d.B * d.H * nkb, nt, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t kb = t % nkb, bh = t / nkb, k0 = kb * BK, nk = std::min(BK, d.S - k0);
+      load_rows_t(kpack.data() + t * kt_size, K, bh / d.H, bh % d.H, k0, nk, d.E);
+      load_rows(vpack.data() + t * v_size, V, bh / d.H, bh % d.H, k0, nk, BK, d.Ev, A(1));
+    }
+  });
   detail::parallel_range(tasks, nt, [&](int64_t begin, int64_t end) {
-    std::vector<A> qt(BQ * d.E), kt(d.E * BK), vt(BK * d.Ev), st(BQ * BK), acc(BQ * d.Ev), mrow(BQ), lrow(BQ);
+    std::vector<A> qt(BQ * d.E), st(BQ * BK), acc(BQ * d.Ev), mrow(BQ), lrow(BQ);
     for (int64_t task = begin; task < end; ++task) {
       const int64_t qb = task % nqb, bh = task / nqb, b = bh / d.H, h = bh % d.H;
       const int64_t q0 = qb * BQ, nq = std::min(BQ, d.L - q0);
@@ -179,9 +243,9 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
       for (int64_t kb = 0; kb < nkb; ++kb) {
         const int64_t k0 = kb * BK, nk = std::min(BK, d.S - k0);
         if (causal && k0 > q0 + nq - 1) break;  // every later tile is above the diagonal
-        load_rows_t(kt.data(), K, b, h, k0, nk, d.E);
-        load_rows(vt.data(), V, b, h, k0, nk, BK, d.Ev, A(1));
-        tile_abt(st.data(), qt.data(), kt.data(), nq, d.E);
+        const A* kt = kpack.data() + (bh * nkb + kb) * kt_size;
+        const A* vt = vpack.data() + (bh * nkb + kb) * v_size;
+        gemm(st.data(), BK, qt.data(), d.E, kt, BK, nq, BK, d.E, false);
         mask_tile(st.data(), nq, nk, q0, k0, M, ms, b, h, causal);
         for (int64_t i = 0; i < nq; ++i) {
           A* row = st.data() + i * BK;
@@ -197,9 +261,9 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
           A* o = acc.data() + i * d.Ev;
           if (alpha != A(1))
             for (int64_t c = 0; c < d.Ev; ++c) o[c] *= alpha;
-          for (int64_t j = 0; j < nk; ++j)
-            if (row[j] != A(0)) axpy(o, row[j], vt.data() + j * d.Ev, d.Ev);
         }
+        // acc += P V
+        gemm(acc.data(), d.Ev, st.data(), BK, vt, d.Ev, nq, d.Ev, nk, true);
       }
       for (int64_t i = 0; i < nq; ++i) {
         const int64_t r = bh * d.L + q0 + i;
@@ -231,16 +295,19 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
   const int64_t tasks = d.B * d.H;
   const int nt = threads_for_tasks(tasks, d.L * d.S * (d.E + d.Ev));
   detail::parallel_range(tasks, nt, [&](int64_t begin, int64_t end) {
-    std::vector<A> qt(BQ * d.E), dot(BQ * d.Ev), kr(BK * d.E), kt(d.E * BK), vt(d.Ev * BK), st(BQ * BK),
-        dpt(BQ * BK), dk(BK * d.E), dv(BK * d.Ev), dq(d.L * d.E), D(d.L), orow(d.Ev);
+    const int64_t Lp = nqb * BQ;  // q and dO packed per (batch, head), rows padded to whole blocks
+    std::vector<A> qpack(Lp * d.E), dopack(Lp * d.Ev), kr(BK * d.E), kt(d.E * BK), vt(d.Ev * BK), st(BQ * BK),
+        dpt(BQ * BK), tt(BK * BQ), dk(BK * d.E), dv(BK * d.Ev), dq(d.L * d.E), D(d.L), orow(d.Ev);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / d.H, h = bh % d.H;
+      load_rows(qpack.data(), Q, b, h, 0, d.L, Lp, d.E, sc);
+      load_rows(dopack.data(), GO, b, h, 0, d.L, Lp, d.Ev, A(1));
       // D = rowsum(dO * O).
       for (int64_t i = 0; i < d.L; ++i) {
         load_rows(orow.data(), OUT, b, h, i, 1, 1, d.Ev, A(1));
-        load_rows(dot.data(), GO, b, h, i, 1, 1, d.Ev, A(1));
+        const A* g = dopack.data() + i * d.Ev;
         A s = 0;
-        for (int64_t c = 0; c < d.Ev; ++c) s += orow[c] * dot[c];
+        for (int64_t c = 0; c < d.Ev; ++c) s += orow[c] * g[c];
         D[i] = s;
       }
       std::fill(dq.begin(), dq.end(), A(0));
@@ -254,10 +321,10 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
         // Causal: query blocks that end before k0 see none of these keys.
         for (int64_t qb = causal ? k0 / BQ : 0; qb < nqb; ++qb) {
           const int64_t q0 = qb * BQ, nq = std::min(BQ, d.L - q0);
-          load_rows(qt.data(), Q, b, h, q0, nq, BQ, d.E, sc);
-          load_rows(dot.data(), GO, b, h, q0, nq, BQ, d.Ev, A(1));
+          const A* qt = qpack.data() + q0 * d.E;
+          const A* dot = dopack.data() + q0 * d.Ev;
           // P = exp(s - lse).
-          tile_abt(st.data(), qt.data(), kt.data(), nq, d.E);
+          gemm(st.data(), BK, qt, d.E, kt.data(), BK, nq, BK, d.E, false);
           mask_tile(st.data(), nq, nk, q0, k0, M, ms, b, h, causal);
           for (int64_t i = 0; i < nq; ++i) {
             const A l = LSE[bh * d.L + q0 + i];
@@ -269,29 +336,20 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
             exp_sum(row, BK, l);
           }
           // dV += P^T dO
-          for (int64_t i = 0; i < nq; ++i) {
-            const A* p = st.data() + i * BK;
-            for (int64_t j = 0; j < nk; ++j)
-              if (p[j] != A(0)) axpy(dv.data() + j * d.Ev, p[j], dot.data() + i * d.Ev, d.Ev);
-          }
+          transpose_tile(tt.data(), st.data(), nq, nk);
+          gemm(dv.data(), d.Ev, tt.data(), BQ, dot, d.Ev, nk, d.Ev, nq, true);
           // dP = dO V^T, dS = P * (dP - D)
-          tile_abt(dpt.data(), dot.data(), vt.data(), nq, d.Ev);
+          gemm(dpt.data(), BK, dot, d.Ev, vt.data(), BK, nq, BK, d.Ev, false);
           for (int64_t i = 0; i < nq; ++i) {
             const A Di = D[q0 + i];
             A* ds = dpt.data() + i * BK;
             const A* p = st.data() + i * BK;
             for (int64_t j = 0; j < BK; ++j) ds[j] = p[j] * (ds[j] - Di);
           }
-          // dQ += scale * dS K, dK += dS^T (scale * Q)
-          for (int64_t i = 0; i < nq; ++i) {
-            const A* ds = dpt.data() + i * BK;
-            A* dqi = dq.data() + (q0 + i) * d.E;
-            for (int64_t j = 0; j < nk; ++j) {
-              if (ds[j] == A(0)) continue;
-              axpy(dqi, ds[j] * sc, kr.data() + j * d.E, d.E);
-              axpy(dk.data() + j * d.E, ds[j], qt.data() + i * d.E, d.E);
-            }
-          }
+          // dQ += dS K (times scale when stored), dK += dS^T (scale * Q)
+          gemm(dq.data() + q0 * d.E, d.E, dpt.data(), BK, kr.data(), d.E, nq, d.E, nk, true);
+          transpose_tile(tt.data(), dpt.data(), nq, nk);
+          gemm(dk.data(), d.E, tt.data(), BQ, qt, d.E, nk, d.E, nq, true);
         }
         for (int64_t j = 0; j < nk; ++j) {
           T* gk = GK + (bh * d.S + k0 + j) * d.E;
@@ -301,7 +359,7 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
         }
       }
       T* gq = GQ + bh * d.L * d.E;
-      for (int64_t i = 0; i < d.L * d.E; ++i) gq[i] = static_cast<T>(dq[i]);
+      for (int64_t i = 0; i < d.L * d.E; ++i) gq[i] = static_cast<T>(dq[i] * sc);
     }
   });
 }
