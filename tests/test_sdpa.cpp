@@ -379,3 +379,23 @@ TEST(FlashAttention, BadArguments) {
   expect_error([&] { F::scaled_dot_product_attention(q, k, randn({1, 2, 6, 3})); },
                {"scaled_dot_product_attention", "[1, 2, 6, 3]"});
 }
+
+// MultiheadAttention without need_weights goes through scaled_dot_product_attention (fused on
+// CPU); with need_weights it keeps the math path, which returns the weights. Same outputs.
+TEST(FlashAttention, MultiheadAttentionWithoutWeightsFuses) {
+  manual_seed(8);
+  nn::MultiheadAttention mha(nn::MultiheadAttentionOptions(16, 2));
+  Tensor x = randn({kL, 2, 16});
+  Tensor mask = gt(rand({kL, kL}), 0.8);  // true = not allowed (MultiheadAttention's convention)
+  mask.select(1, 0).fill_(false);
+  auto [o1, w1] = mha->forward(x, x, x, {}, /*need_weights=*/true, mask);
+  Tensor o2;
+  {
+    sdpa_kernel guard(SDPBackend::Flash);  // the call below must be able to run fused
+    Tensor w2;
+    std::tie(o2, w2) = mha->forward(x, x, x, {}, /*need_weights=*/false, mask);
+    EXPECT_FALSE(w2.defined());
+  }
+  EXPECT_TRUE(w1.defined());
+  expect_near(vals(o2), vals(o1), 1e-5, "MultiheadAttention output");
+}

@@ -380,7 +380,12 @@ std::tuple<Tensor, Tensor> mha_forward(const char* op, const Tensor& query, cons
 
   const double p = o.training() ? o.dropout_p() : 0.0;
   TENSOR_CHECK(p >= 0 && p < 1, "{}: dropout must be in [0, 1), got {}", op, p);
-  auto [out, weights] = attention_math(qp, kp, vp, additive, p, 1.0 / std::sqrt(static_cast<double>(hd)));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  // Without need_weights the [N, H, L, S] weights are not returned: scaled_dot_product_attention
+  // then picks the fused kernel where it applies (Note [SDPA backend selection]), as libtorch 2.
+  Tensor out, weights;
+  if (o.need_weights()) std::tie(out, weights) = attention_math(qp, kp, vp, additive, p, scale);
+  else out = F::scaled_dot_product_attention(qp, kp, vp, additive, p, false, scale);
   // (N, H, L, hd) -> (L, N, E) -> out_proj.
   out = tensor::linear(out.permute({2, 0, 1, 3}).reshape({L, N, E}), o.out_proj_weight(), o.out_proj_bias());
   if (!batched) out = out.squeeze(1);
