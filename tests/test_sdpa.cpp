@@ -399,3 +399,16 @@ TEST(FlashAttention, MultiheadAttentionWithoutWeightsFuses) {
   EXPECT_TRUE(w1.defined());
   expect_near(vals(o2), vals(o1), 1e-5, "MultiheadAttention output");
 }
+
+// One (batch, head) pair and two threads: the backward splits into a pass over key blocks and
+// one over query blocks (Note [Flash attention on CPU]).
+TEST(FlashAttention, SplitBackwardWithFewHeads) {
+  manual_seed(9);
+  const int before = get_num_threads();
+  set_num_threads(2);
+  Tensor q = randn({1, 1, kS, 16}, f64), k = randn({1, 1, kS + 7, 16}, f64), v = randn({1, 1, kS + 7, 8}, f64);
+  check_case("one head, causal", q, k, v, {}, {}, true);
+  Tensor m = randn({kS, kS + 7}, f64);
+  check_case("one head, float mask", q, k, v, m, m, false);
+  set_num_threads(before);
+}

@@ -29,7 +29,8 @@
 //   dQ += scale * dS K,  dK += scale * dS^T Q.
 // The backward runs one task per (batch, head), the key blocks outer (dK and dV of a key block
 // stay in a tile buffer) and the query blocks inner (dQ accumulates in an [L, E] buffer), so no
-// two threads write one gradient row. Causal masking (top-left: query i sees keys 0..i) skips
+// two threads write one gradient row; with fewer (batch, head) pairs than threads it splits
+// into a pass over key blocks (dK, dV) and one over query blocks (dQ). Causal masking (top-left: query i sees keys 0..i) skips
 // the tiles that are wholly above the diagonal. Inputs of any strides are copied tile by tile
 // into opmath buffers (float for float32 / bfloat16 / float16, double for float64), with q
 // pre-scaled and k also stored transposed, so that every tile product is one row-major
@@ -83,8 +84,12 @@ void load_rows_t(A* dst, const View4<T>& v, int64_t b, int64_t h, int64_t r0, in
 // C[M, N] (+)= A[M, K] B[K, N], all row-major with leading dims lda, ldb, ldc: the register-
 // blocked micro-kernel of every tile product. Blocks of 4 rows x 4 vectors keep 16
 // accumulators in registers and load each B vector once per 4 rows; tails take narrower loops.
+// GCC warns that some iteration near 2^62 of the scalar loops would overflow, in the one-lane
+// HWY_SCALAR instance only; the trip counts are tile sizes (at most 64 x head_dim).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
 template <class A>
-void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am, int64_t lda, const A* HWY_RESTRICT B,
+HWY_NOINLINE void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am, int64_t lda, const A* HWY_RESTRICT B,
           int64_t ldb, int64_t M, int64_t N, int64_t K, bool accumulate) {
   const hn::ScalableTag<A> d;
   using V = hn::Vec<decltype(d)>;
@@ -128,13 +133,16 @@ void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am, int64_t lda,
       for (int v = 0; v < NV; ++v) hn::StoreU(c[v], d, C + i * ldc + j + v * NL);
     }
   }
-  for (; j + NL <= N; j += NL) {
+#if HWY_TARGET != HWY_SCALAR  // one lane: the scalar tail below does it
+  const int64_t vec_end = j + (N - j) / NL * NL;
+  for (; j < vec_end; j += NL) {
     for (int64_t i = 0; i < M; ++i) {
       V c = accumulate ? hn::LoadU(d, C + i * ldc + j) : hn::Zero(d);
       for (int64_t k = 0; k < K; ++k) c = hn::MulAdd(hn::Set(d, Am[i * lda + k]), hn::LoadU(d, B + k * ldb + j), c);
       hn::StoreU(c, d, C + i * ldc + j);
     }
   }
+#endif
   for (; j < N; ++j) {
     for (int64_t i = 0; i < M; ++i) {
       A c = accumulate ? C[i * ldc + j] : A(0);
@@ -143,6 +151,7 @@ void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am, int64_t lda,
     }
   }
 }
+#pragma GCC diagnostic pop
 
 // dst[j * BQ + i] = src[i * BK + j] for i < nq, j < nk: a tile transposed.
 template <class A>
@@ -277,6 +286,13 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
   });
 }
 
+// One (batch, head)'s packed operands and the per-thread tiles of the backward.
+template <class A>
+struct BwdTiles {
+  std::vector<A> st, dpt, tt, dk, dv, dqt;
+  BwdTiles(int64_t E, int64_t Ev) : st(BQ * BK), dpt(BQ * BK), tt(BK * BQ), dk(BK * E), dv(BK * Ev), dqt(BQ * E) {}
+};
+
 template <class T>
 void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
               const Tensor& lse, const Tensor& mask, bool causal, double scale, const Tensor& grad_q,
@@ -291,75 +307,121 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
   if (M != nullptr)
     for (int i = 0; i < 4; ++i) ms[i] = mask.stride(i);
   const A sc = static_cast<A>(scale);
-  const int64_t nqb = (d.L + BQ - 1) / BQ, nkb = (d.S + BK - 1) / BK;
-  const int64_t tasks = d.B * d.H;
-  const int nt = threads_for_tasks(tasks, d.L * d.S * (d.E + d.Ev));
-  detail::parallel_range(tasks, nt, [&](int64_t begin, int64_t end) {
-    const int64_t Lp = nqb * BQ;  // q and dO packed per (batch, head), rows padded to whole blocks
-    std::vector<A> qpack(Lp * d.E), dopack(Lp * d.Ev), kr(BK * d.E), kt(d.E * BK), vt(d.Ev * BK), st(BQ * BK),
-        dpt(BQ * BK), tt(BK * BQ), dk(BK * d.E), dv(BK * d.Ev), dq(d.L * d.E), D(d.L), orow(d.Ev);
+  const int64_t nqb = (d.L + BQ - 1) / BQ, nkb = (d.S + BK - 1) / BK, BH = d.B * d.H, Lp = nqb * BQ;
+  const int nt = threads_for_tasks(BH * nkb, d.L * BK * (d.E + d.Ev));
+
+  // Packed once: q * scale and dO per (batch, head), rows padded to whole blocks; K, K^T and V^T
+  // per key tile; D = rowsum(dO * O).
+  const int64_t kt_size = BK * d.E, vt_size = d.Ev * BK;
+  std::vector<A> qpack(BH * Lp * d.E), dopack(BH * Lp * d.Ev), Dv(BH * d.L);
+  std::vector<A> krpack(BH * nkb * kt_size), ktpack(BH * nkb * kt_size), vtpack(BH * nkb * vt_size);
+  detail::parallel_range(BH, std::min<int64_t>(nt, BH), [&](int64_t begin, int64_t end) {
+    std::vector<A> orow(d.Ev);
     for (int64_t bh = begin; bh < end; ++bh) {
       const int64_t b = bh / d.H, h = bh % d.H;
-      load_rows(qpack.data(), Q, b, h, 0, d.L, Lp, d.E, sc);
-      load_rows(dopack.data(), GO, b, h, 0, d.L, Lp, d.Ev, A(1));
-      // D = rowsum(dO * O).
+      A* qp = qpack.data() + bh * Lp * d.E;
+      A* dop = dopack.data() + bh * Lp * d.Ev;
+      load_rows(qp, Q, b, h, 0, d.L, Lp, d.E, sc);
+      load_rows(dop, GO, b, h, 0, d.L, Lp, d.Ev, A(1));
       for (int64_t i = 0; i < d.L; ++i) {
         load_rows(orow.data(), OUT, b, h, i, 1, 1, d.Ev, A(1));
-        const A* g = dopack.data() + i * d.Ev;
-        A s = 0;
-        for (int64_t c = 0; c < d.Ev; ++c) s += orow[c] * g[c];
-        D[i] = s;
+        A acc = 0;
+        for (int64_t c = 0; c < d.Ev; ++c) acc += orow[c] * dop[i * d.Ev + c];
+        Dv[bh * d.L + i] = acc;
       }
-      std::fill(dq.begin(), dq.end(), A(0));
       for (int64_t kb = 0; kb < nkb; ++kb) {
-        const int64_t k0 = kb * BK, nk = std::min(BK, d.S - k0);
-        load_rows(kr.data(), K, b, h, k0, nk, BK, d.E, A(1));
-        load_rows_t(kt.data(), K, b, h, k0, nk, d.E);
-        load_rows_t(vt.data(), V, b, h, k0, nk, d.Ev);
-        std::fill(dk.begin(), dk.end(), A(0));
-        std::fill(dv.begin(), dv.end(), A(0));
-        // Causal: query blocks that end before k0 see none of these keys.
-        for (int64_t qb = causal ? k0 / BQ : 0; qb < nqb; ++qb) {
-          const int64_t q0 = qb * BQ, nq = std::min(BQ, d.L - q0);
-          const A* qt = qpack.data() + q0 * d.E;
-          const A* dot = dopack.data() + q0 * d.Ev;
-          // P = exp(s - lse).
-          gemm(st.data(), BK, qt, d.E, kt.data(), BK, nq, BK, d.E, false);
-          mask_tile(st.data(), nq, nk, q0, k0, M, ms, b, h, causal);
-          for (int64_t i = 0; i < nq; ++i) {
-            const A l = LSE[bh * d.L + q0 + i];
-            A* row = st.data() + i * BK;
-            if (std::isinf(l) && l < 0) {  // every key masked: NaN, as the math path
-              std::fill(row, row + BK, std::numeric_limits<A>::quiet_NaN());
-              continue;
-            }
-            exp_sum(row, BK, l);
-          }
-          // dV += P^T dO
-          transpose_tile(tt.data(), st.data(), nq, nk);
-          gemm(dv.data(), d.Ev, tt.data(), BQ, dot, d.Ev, nk, d.Ev, nq, true);
-          // dP = dO V^T, dS = P * (dP - D)
-          gemm(dpt.data(), BK, dot, d.Ev, vt.data(), BK, nq, BK, d.Ev, false);
-          for (int64_t i = 0; i < nq; ++i) {
-            const A Di = D[q0 + i];
-            A* ds = dpt.data() + i * BK;
-            const A* p = st.data() + i * BK;
-            for (int64_t j = 0; j < BK; ++j) ds[j] = p[j] * (ds[j] - Di);
-          }
-          // dQ += dS K (times scale when stored), dK += dS^T (scale * Q)
-          gemm(dq.data() + q0 * d.E, d.E, dpt.data(), BK, kr.data(), d.E, nq, d.E, nk, true);
-          transpose_tile(tt.data(), dpt.data(), nq, nk);
-          gemm(dk.data(), d.E, tt.data(), BQ, qt, d.E, nk, d.E, nq, true);
-        }
-        for (int64_t j = 0; j < nk; ++j) {
-          T* gk = GK + (bh * d.S + k0 + j) * d.E;
-          T* gv = GV + (bh * d.S + k0 + j) * d.Ev;
-          for (int64_t c = 0; c < d.E; ++c) gk[c] = static_cast<T>(dk[j * d.E + c]);
-          for (int64_t c = 0; c < d.Ev; ++c) gv[c] = static_cast<T>(dv[j * d.Ev + c]);
-        }
+        const int64_t k0 = kb * BK, nk = std::min(BK, d.S - k0), t = bh * nkb + kb;
+        load_rows(krpack.data() + t * kt_size, K, b, h, k0, nk, BK, d.E, A(1));
+        load_rows_t(ktpack.data() + t * kt_size, K, b, h, k0, nk, d.E);
+        load_rows_t(vtpack.data() + t * vt_size, V, b, h, k0, nk, d.Ev);
       }
-      T* gq = GQ + bh * d.L * d.E;
-      for (int64_t i = 0; i < d.L * d.E; ++i) gq[i] = static_cast<T>(dq[i] * sc);
+    }
+  });
+
+  // The tile (query block qb, key block kb) of (bh): P into w.st, dS into w.dpt; then
+  // dV += P^T dO and dK += dS^T (scale * Q) when kv, dQ (unscaled) += dS K into dq when given.
+  auto tile = [&](BwdTiles<A>& w, int64_t bh, int64_t qb, int64_t kb, bool kv, A* dq, int64_t ldq) {
+    const int64_t b = bh / d.H, h = bh % d.H, q0 = qb * BQ, nq = std::min(BQ, d.L - q0);
+    const int64_t k0 = kb * BK, nk = std::min(BK, d.S - k0), t = bh * nkb + kb;
+    const A* qt = qpack.data() + (bh * Lp + q0) * d.E;
+    const A* dot = dopack.data() + (bh * Lp + q0) * d.Ev;
+    // P = exp(s - lse).
+    gemm(w.st.data(), BK, qt, d.E, ktpack.data() + t * kt_size, BK, nq, BK, d.E, false);
+    mask_tile(w.st.data(), nq, nk, q0, k0, M, ms, b, h, causal);
+    for (int64_t i = 0; i < nq; ++i) {
+      const A l = LSE[bh * d.L + q0 + i];
+      A* row = w.st.data() + i * BK;
+      if (std::isinf(l) && l < 0) {  // every key masked: NaN, as the math path
+        std::fill(row, row + BK, std::numeric_limits<A>::quiet_NaN());
+        continue;
+      }
+      exp_sum(row, BK, l);
+    }
+    if (kv) {  // dV += P^T dO
+      transpose_tile(w.tt.data(), w.st.data(), nq, nk);
+      gemm(w.dv.data(), d.Ev, w.tt.data(), BQ, dot, d.Ev, nk, d.Ev, nq, true);
+    }
+    // dP = dO V^T, dS = P * (dP - D)
+    gemm(w.dpt.data(), BK, dot, d.Ev, vtpack.data() + t * vt_size, BK, nq, BK, d.Ev, false);
+    for (int64_t i = 0; i < nq; ++i) {
+      const A Di = Dv[bh * d.L + q0 + i];
+      A* ds = w.dpt.data() + i * BK;
+      const A* p = w.st.data() + i * BK;
+      for (int64_t j = 0; j < BK; ++j) ds[j] = p[j] * (ds[j] - Di);
+    }
+    if (dq != nullptr) gemm(dq, ldq, w.dpt.data(), BK, krpack.data() + t * kt_size, d.E, nq, d.E, nk, true);
+    if (kv) {
+      transpose_tile(w.tt.data(), w.dpt.data(), nq, nk);
+      gemm(w.dk.data(), d.E, w.tt.data(), BQ, qt, d.E, nk, d.E, nq, true);
+    }
+  };
+  // dK, dV of key block kb, looping over the query blocks that see it (causal: from k0 on).
+  auto kv_block = [&](BwdTiles<A>& w, int64_t bh, int64_t kb, A* dq) {
+    const int64_t k0 = kb * BK, nk = std::min(BK, d.S - k0);
+    std::fill(w.dk.begin(), w.dk.end(), A(0));
+    std::fill(w.dv.begin(), w.dv.end(), A(0));
+    for (int64_t qb = causal ? k0 / BQ : 0; qb < nqb; ++qb)
+      tile(w, bh, qb, kb, true, dq == nullptr ? nullptr : dq + qb * BQ * d.E, d.E);
+    for (int64_t j = 0; j < nk; ++j) {
+      T* gk = GK + (bh * d.S + k0 + j) * d.E;
+      T* gv = GV + (bh * d.S + k0 + j) * d.Ev;
+      for (int64_t c = 0; c < d.E; ++c) gk[c] = static_cast<T>(w.dk[j * d.E + c]);
+      for (int64_t c = 0; c < d.Ev; ++c) gv[c] = static_cast<T>(w.dv[j * d.Ev + c]);
+    }
+  };
+
+  if (BH >= nt) {
+    // One task per (batch, head): key blocks outer, dQ accumulated over them in an [L, E] buffer.
+    detail::parallel_range(BH, nt, [&](int64_t begin, int64_t end) {
+      BwdTiles<A> w(d.E, d.Ev);
+      std::vector<A> dq(Lp * d.E);
+      for (int64_t bh = begin; bh < end; ++bh) {
+        std::fill(dq.begin(), dq.end(), A(0));
+        for (int64_t kb = 0; kb < nkb; ++kb) kv_block(w, bh, kb, dq.data());
+        T* gq = GQ + bh * d.L * d.E;
+        for (int64_t i = 0; i < d.L * d.E; ++i) gq[i] = static_cast<T>(dq[i] * sc);
+      }
+    });
+    return;
+  }
+  // Fewer (batch, head) pairs than threads: one pass over (batch, head, key block) for dK and
+  // dV, and one over (batch, head, query block) for dQ, which recomputes P and dS (three more
+  // tile products per tile) so that no two threads write one row.
+  detail::parallel_range(BH * nkb, nt, [&](int64_t begin, int64_t end) {
+    BwdTiles<A> w(d.E, d.Ev);
+    for (int64_t t = begin; t < end; ++t) kv_block(w, t / nkb, t % nkb, nullptr);
+  });
+  detail::parallel_range(BH * nqb, std::min<int64_t>(nt, BH * nqb), [&](int64_t begin, int64_t end) {
+    BwdTiles<A> w(d.E, d.Ev);
+    for (int64_t t = begin; t < end; ++t) {
+      const int64_t bh = t / nqb, qb = t % nqb, q0 = qb * BQ, nq = std::min(BQ, d.L - q0);
+      std::fill(w.dqt.begin(), w.dqt.end(), A(0));
+      for (int64_t kb = 0; kb < nkb; ++kb) {
+        if (causal && kb * BK > q0 + nq - 1) break;
+        tile(w, bh, qb, kb, false, w.dqt.data(), d.E);
+      }
+      T* gq = GQ + (bh * d.L + q0) * d.E;
+      for (int64_t i = 0; i < nq * d.E; ++i) gq[i] = static_cast<T>(w.dqt[i] * sc);
     }
   });
 }
