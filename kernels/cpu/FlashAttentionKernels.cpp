@@ -81,14 +81,15 @@ void load_rows_t(A* dst, const View4<T>& v, int64_t b, int64_t h, int64_t r0, in
   }
 }
 
-// C[M, N] (+)= A[M, K] B[K, N], all row-major with leading dims lda, ldb, ldc: the register-
+// C[M, N] (+)= A[M, K] B[K, N], all row-major with leading dims lda, ldb, ldc (TransA: A given
+// as its transpose [K, M], so P^T dO and dS^T Q need no transposed copy): the register-
 // blocked micro-kernel of every tile product. Blocks of 4 rows x 4 vectors keep 16
 // accumulators in registers and load each B vector once per 4 rows; tails take narrower loops.
 // GCC warns that some iteration near 2^62 of the scalar loops would overflow, in the one-lane
 // HWY_SCALAR instance only; the trip counts are tile sizes (at most 64 x head_dim).
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Waggressive-loop-optimizations"
-template <class A>
+template <bool TransA = false, class A>
 HWY_NOINLINE void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am, int64_t lda, const A* HWY_RESTRICT B,
           int64_t ldb, int64_t M, int64_t N, int64_t K, bool accumulate) {
   const hn::ScalableTag<A> d;
@@ -110,7 +111,7 @@ HWY_NOINLINE void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am,
         for (int v = 0; v < NV; ++v) b[v] = hn::LoadU(d, B + k * ldb + j + v * NL);
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r) {
-          const V a = hn::Set(d, Am[(i + r) * lda + k]);
+          const V a = hn::Set(d, TransA ? Am[k * lda + i + r] : Am[(i + r) * lda + k]);
 #pragma GCC unroll 4
           for (int v = 0; v < NV; ++v) c[r][v] = hn::MulAdd(a, b[v], c[r][v]);
         }
@@ -125,7 +126,7 @@ HWY_NOINLINE void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am,
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) c[v] = accumulate ? hn::LoadU(d, C + i * ldc + j + v * NL) : hn::Zero(d);
       for (int64_t k = 0; k < K; ++k) {
-        const V a = hn::Set(d, Am[i * lda + k]);
+        const V a = hn::Set(d, TransA ? Am[k * lda + i] : Am[i * lda + k]);
 #pragma GCC unroll 4
         for (int v = 0; v < NV; ++v) c[v] = hn::MulAdd(a, hn::LoadU(d, B + k * ldb + j + v * NL), c[v]);
       }
@@ -138,7 +139,8 @@ HWY_NOINLINE void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am,
   for (; j < vec_end; j += NL) {
     for (int64_t i = 0; i < M; ++i) {
       V c = accumulate ? hn::LoadU(d, C + i * ldc + j) : hn::Zero(d);
-      for (int64_t k = 0; k < K; ++k) c = hn::MulAdd(hn::Set(d, Am[i * lda + k]), hn::LoadU(d, B + k * ldb + j), c);
+      for (int64_t k = 0; k < K; ++k)
+        c = hn::MulAdd(hn::Set(d, TransA ? Am[k * lda + i] : Am[i * lda + k]), hn::LoadU(d, B + k * ldb + j), c);
       hn::StoreU(c, d, C + i * ldc + j);
     }
   }
@@ -146,18 +148,24 @@ HWY_NOINLINE void gemm(A* HWY_RESTRICT C, int64_t ldc, const A* HWY_RESTRICT Am,
   for (; j < N; ++j) {
     for (int64_t i = 0; i < M; ++i) {
       A c = accumulate ? C[i * ldc + j] : A(0);
-      for (int64_t k = 0; k < K; ++k) c += Am[i * lda + k] * B[k * ldb + j];
+      for (int64_t k = 0; k < K; ++k) c += (TransA ? Am[k * lda + i] : Am[i * lda + k]) * B[k * ldb + j];
       C[i * ldc + j] = c;
     }
   }
 }
 #pragma GCC diagnostic pop
 
-// dst[j * BQ + i] = src[i * BK + j] for i < nq, j < nk: a tile transposed.
+// max(x[0..n)), vectorized: a scalar max is a chain of dependent instructions.
 template <class A>
-void transpose_tile(A* HWY_RESTRICT dst, const A* HWY_RESTRICT src, int64_t nq, int64_t nk) {
-  for (int64_t j = 0; j < nk; ++j)
-    for (int64_t i = 0; i < nq; ++i) dst[j * BQ + i] = src[i * BK + j];
+A row_max(const A* HWY_RESTRICT x, int64_t n) {
+  const hn::ScalableTag<A> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto m = hn::Set(d, -std::numeric_limits<A>::infinity());
+  int64_t j = 0;
+  for (; j + N <= n; j += N) m = hn::Max(m, hn::LoadU(d, x + j));
+  A r = hn::GetLane(hn::MaxOfLanes(d, m));
+  for (; j < n; ++j) r = std::max(r, x[j]);
+  return r;
 }
 
 // x[j] = exp(x[j] - sub) for j < n; returns the sum. Masked scores (-inf) give 0: the argument
@@ -258,9 +266,7 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
         mask_tile(st.data(), nq, nk, q0, k0, M, ms, b, h, causal);
         for (int64_t i = 0; i < nq; ++i) {
           A* row = st.data() + i * BK;
-          A mx = row[0];
-          for (int64_t j = 1; j < nk; ++j) mx = std::max(mx, row[j]);
-          const A m_new = std::max(mrow[i], mx);
+          const A m_new = std::max(mrow[i], row_max(row, nk));
           // A row masked so far keeps m = -inf; subtracting 0 then keeps exp(-inf) = 0.
           const A sub = std::isinf(m_new) && m_new < 0 ? A(0) : m_new;
           const A alpha = std::exp(mrow[i] - sub);
@@ -289,8 +295,8 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
 // One (batch, head)'s packed operands and the per-thread tiles of the backward.
 template <class A>
 struct BwdTiles {
-  std::vector<A> st, dpt, tt, dk, dv, dqt;
-  BwdTiles(int64_t E, int64_t Ev) : st(BQ * BK), dpt(BQ * BK), tt(BK * BQ), dk(BK * E), dv(BK * Ev), dqt(BQ * E) {}
+  std::vector<A> st, dpt, dk, dv, dqt;
+  BwdTiles(int64_t E, int64_t Ev) : st(BQ * BK), dpt(BQ * BK), dk(BK * E), dv(BK * Ev), dqt(BQ * E) {}
 };
 
 template <class T>
@@ -357,10 +363,7 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
       }
       exp_sum(row, BK, l);
     }
-    if (kv) {  // dV += P^T dO
-      transpose_tile(w.tt.data(), w.st.data(), nq, nk);
-      gemm(w.dv.data(), d.Ev, w.tt.data(), BQ, dot, d.Ev, nk, d.Ev, nq, true);
-    }
+    if (kv) gemm<true>(w.dv.data(), d.Ev, w.st.data(), BK, dot, d.Ev, nk, d.Ev, nq, true);  // dV += P^T dO
     // dP = dO V^T, dS = P * (dP - D)
     gemm(w.dpt.data(), BK, dot, d.Ev, vtpack.data() + t * vt_size, BK, nq, BK, d.Ev, false);
     for (int64_t i = 0; i < nq; ++i) {
@@ -370,10 +373,7 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
       for (int64_t j = 0; j < BK; ++j) ds[j] = p[j] * (ds[j] - Di);
     }
     if (dq != nullptr) gemm(dq, ldq, w.dpt.data(), BK, krpack.data() + t * kt_size, d.E, nq, d.E, nk, true);
-    if (kv) {
-      transpose_tile(w.tt.data(), w.dpt.data(), nq, nk);
-      gemm(w.dk.data(), d.E, w.tt.data(), BQ, qt, d.E, nk, d.E, nq, true);
-    }
+    if (kv) gemm<true>(w.dk.data(), d.E, w.dpt.data(), BK, qt, d.E, nk, d.E, nq, true);  // dK += dS^T (scale Q)
   };
   // dK, dV of key block kb, looping over the query blocks that see it (causal: from k0 on).
   auto kv_block = [&](BwdTiles<A>& w, int64_t bh, int64_t kb, A* dq) {
