@@ -77,10 +77,34 @@ double sdpa_fwd_bwd(int64_t L, SDPBackend backend, int reps) {
   };
   std::printf("%-22s %14s peak +%.0f MiB (forked, one thread)\n", "", "",
               peak_mib(step));
-  return bench::median_seconds(step, reps, 1, reps > 1 ? 1 : 0);
+  return bench::median_seconds(step, reps, 1, reps > 1 ? 2 : 0);
+}
+
+// One thread: a 64 x 64 x 64 float32 product through tensor::mm (oneDNN), and the fused
+// forward's time per 64 x 64 tile (two such products plus the online softmax) on [1, 1, 4096,
+// 64]: whether oneDNN would be faster for the kernel's tile products (docs/attention.md).
+double tile_mm_onednn() {
+  const int threads = tensor::get_num_threads();
+  tensor::set_num_threads(1);
+  tensor::Tensor a = tensor::randn({64, 64}), b = tensor::randn({64, 64});
+  const double t = bench::median_seconds([&] { (void)tensor::mm(a, b); }, 15, 200);
+  tensor::set_num_threads(threads);
+  return t;
+}
+double tile_flash_forward() {
+  const int threads = tensor::get_num_threads();
+  tensor::set_num_threads(1);
+  tensor::Tensor q = tensor::randn({1, 1, 4096, 64}), k = tensor::randn({1, 1, 4096, 64}),
+                 v = tensor::randn({1, 1, 4096, 64});
+  const double t =
+      bench::median_seconds([&] { (void)tensor::_scaled_dot_product_flash_attention_for_cpu(q, k, v); }, 5);
+  tensor::set_num_threads(threads);
+  return t / (64.0 * 64.0);
 }
 
 const bench::AddCases kAttentionCases({
+    {"sdpa_tile_onednn_mm", "us", 0, "one 64x64x64 f32 mm, 1 thread", tile_mm_onednn},
+    {"sdpa_tile_flash_fwd", "us", 0, "per 64x64 tile: 2 products + softmax, 1 thread", tile_flash_forward},
     {"sdpa_512_flash", "ms", 0, "fwd+bwd B=1 H=8 D=64 f32", [] { return sdpa_fwd_bwd(512, SDPBackend::Flash, 7); }},
     {"sdpa_512_math", "ms", 0, "fwd+bwd B=1 H=8 D=64 f32", [] { return sdpa_fwd_bwd(512, SDPBackend::Math, 7); }},
     {"sdpa_2048_flash", "ms", 0, "fwd+bwd B=1 H=8 D=64 f32", [] { return sdpa_fwd_bwd(2048, SDPBackend::Flash, 3); }},
