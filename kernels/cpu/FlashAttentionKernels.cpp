@@ -292,7 +292,7 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
   });
 }
 
-// One (batch, head)'s packed operands and the per-thread tiles of the backward.
+// The per-thread tiles of the backward.
 template <class A>
 struct BwdTiles {
   std::vector<A> st, dpt, dk, dv, dqt;
