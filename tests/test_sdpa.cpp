@@ -412,3 +412,11 @@ TEST(FlashAttention, SplitBackwardWithFewHeads) {
   check_case("one head, float mask", q, k, v, m, m, false);
   set_num_threads(before);
 }
+
+// One query (decoding) over many keys, and many queries over one key; a head dim of 1.
+TEST(FlashAttention, DegenerateLengths) {
+  manual_seed(10);
+  check_case("L = 1", randn({2, 2, 1, 16}, f64), randn({2, 2, 200, 16}, f64), randn({2, 2, 200, 3}, f64), {}, {}, false);
+  check_case("S = 1", randn({1, 2, 90, 4}, f64), randn({1, 2, 1, 4}, f64), randn({1, 2, 1, 33}, f64), {}, {}, true);
+  check_case("E = 1", randn({1, 1, 65, 1}, f64), randn({1, 1, 65, 1}, f64), randn({1, 1, 65, 1}, f64), {}, {}, false);
+}
