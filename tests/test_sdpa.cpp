@@ -299,6 +299,11 @@ TEST(SDPASelection, RulesAndGuard) {
   expect_near(vals(m.grad().sum({1})), std::vector<double>(4, 0.0), 1e-5, "mask grad rows");
   EXPECT_GT(m.grad().abs().sum().item<double>(), 0.1);
   EXPECT_EQ(_fused_sdp_choice(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0)), SDPBackend::Math);
+  // A mask that enlarges the output's leading dims (3-D q, 4-D mask): math, which broadcasts.
+  Tensor q3 = q.select(0, 0), k3 = k.select(0, 0), v3 = v.select(0, 0), m4 = randn({3, 2, 4, 5});
+  EXPECT_EQ(_fused_sdp_choice(q3, k3, v3, m4), SDPBackend::Math);
+  EXPECT_EQ(F::scaled_dot_product_attention(q3, k3, v3, m4).sizes(), IntArrayRef({3, 2, 4, 8}));
+  EXPECT_EQ(_fused_sdp_choice(q3, k3, v3, m4.select(0, 1)), SDPBackend::Flash);
   {
     sdpa_kernel guard({SDPBackend::Math});
     EXPECT_EQ(_fused_sdp_choice(q, k, v), SDPBackend::Math);

@@ -139,7 +139,14 @@ std::string flash_blocker(const Tensor& q, const Tensor& k, const Tensor& v, con
     if (k.size(i) != q.size(i) || v.size(i) != q.size(i))
       return "it does not broadcast the leading (batch, head) dims of query, key and value";
   if (dropout_p > 0) return "it does not support dropout (dropout_p > 0)";
-  if (mask.defined() && mask.dim() > 4) return "attn_mask has more than 4 dims";
+  if (mask.defined()) {
+    // The output keeps query's leading dims: a mask that would enlarge them goes to Math.
+    if (mask.dim() > q.dim()) return "attn_mask has more dims than query";
+    for (int64_t i = 1; i <= mask.dim(); ++i) {
+      const int64_t m = mask.size(-i), f = i == 1 ? k.size(-2) : q.size(-i);
+      if (m != f && m != 1) return "attn_mask does not broadcast to [..., L, S] with query's leading dims";
+    }
+  }
   if (mask.defined() && mask.requires_grad() && GradMode::is_enabled())
     return "it gives no gradient for attn_mask, which requires grad";
   return "";
