@@ -12,10 +12,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "src/core/DtypeVisit.h"
 #include "src/core/Parallel.h"
+#include "tensor/ops.h"
 
 // Note [Flash attention on CPU]
 // FlashAttention-2 on CPU. The forward splits each (batch, head) into blocks of kFlashBlockQ
@@ -209,6 +211,15 @@ void mask_tile(A* s, int64_t nq, int64_t nk, int64_t q0, int64_t k0, const A* ma
   }
 }
 
+// A scratch buffer of n opmath values from the caching allocator: large packs reuse cached
+// blocks instead of page-faulting fresh ones on every call. Not initialized.
+template <class A>
+struct Scratch {
+  Tensor t;
+  explicit Scratch(int64_t n) : t(empty({n}, TensorOptions().dtype(std::is_same_v<A, double> ? kFloat64 : kFloat32))) {}
+  A* data() const { return t.data_ptr<A>(); }
+};
+
 struct Dims {
   int64_t B, H, L, S, E, Ev;
 };
@@ -240,7 +251,7 @@ void forward(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& ma
   const int nt = threads_for_tasks(tasks, BQ * d.S * (d.E + d.Ev));
   // K^T and V tiles, packed once (every query block reads them): O(S) memory per (batch, head).
   const int64_t kt_size = d.E * BK, v_size = BK * d.Ev;
-  std::vector<A> kpack(d.B * d.H * nkb * kt_size), vpack(d.B * d.H * nkb * v_size);
+  const Scratch<A> kpack(d.B * d.H * nkb * kt_size), vpack(d.B * d.H * nkb * v_size);
   detail::parallel_range(d.B * d.H * nkb, nt, [&](int64_t begin, int64_t end) {
     for (int64_t t = begin; t < end; ++t) {
       const int64_t kb = t % nkb, bh = t / nkb, k0 = kb * BK, nk = std::min(BK, d.S - k0);
@@ -319,8 +330,8 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
   // Packed once: q * scale and dO per (batch, head), rows padded to whole blocks; K, K^T and V^T
   // per key tile; D = rowsum(dO * O).
   const int64_t kt_size = BK * d.E, vt_size = d.Ev * BK;
-  std::vector<A> qpack(BH * Lp * d.E), dopack(BH * Lp * d.Ev), Dv(BH * d.L);
-  std::vector<A> krpack(BH * nkb * kt_size), ktpack(BH * nkb * kt_size), vtpack(BH * nkb * vt_size);
+  const Scratch<A> qpack(BH * Lp * d.E), dopack(BH * Lp * d.Ev), Dv(BH * d.L);
+  const Scratch<A> krpack(BH * nkb * kt_size), ktpack(BH * nkb * kt_size), vtpack(BH * nkb * vt_size);
   detail::parallel_range(BH, std::min<int64_t>(nt, BH), [&](int64_t begin, int64_t end) {
     std::vector<A> orow(d.Ev);
     for (int64_t bh = begin; bh < end; ++bh) {
@@ -333,7 +344,7 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
         load_rows(orow.data(), OUT, b, h, i, 1, 1, d.Ev, A(1));
         A acc = 0;
         for (int64_t c = 0; c < d.Ev; ++c) acc += orow[c] * dop[i * d.Ev + c];
-        Dv[bh * d.L + i] = acc;
+        Dv.data()[bh * d.L + i] = acc;
       }
       for (int64_t kb = 0; kb < nkb; ++kb) {
         const int64_t k0 = kb * BK, nk = std::min(BK, d.S - k0), t = bh * nkb + kb;
@@ -367,7 +378,7 @@ void backward(const Tensor& grad_out, const Tensor& q, const Tensor& k, const Te
     // dP = dO V^T, dS = P * (dP - D)
     gemm(w.dpt.data(), BK, dot, d.Ev, vtpack.data() + t * vt_size, BK, nq, BK, d.Ev, false);
     for (int64_t i = 0; i < nq; ++i) {
-      const A Di = Dv[bh * d.L + q0 + i];
+      const A Di = Dv.data()[bh * d.L + q0 + i];
       A* ds = w.dpt.data() + i * BK;
       const A* p = w.st.data() + i * BK;
       for (int64_t j = 0; j < BK; ++j) ds[j] = p[j] * (ds[j] - Di);
