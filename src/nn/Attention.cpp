@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "src/core/Check.h"
+#include "src/ops/AttentionOps.h"
+#include "src/dispatch/BackendKernels.h"
+#include "src/ops/CompositeOps.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/linalg.h"
 #include "tensor/nn/functional.h"
@@ -40,9 +43,11 @@ Tensor additive_mask(const Tensor& mask, ScalarType dtype, bool masked_when, con
 // The scores are (q * scale) @ k^T, softmax over the keys: libtorch 1.13's MultiheadAttention
 // math (PyTorch 2's SDPA math path scales q and k by sqrt(scale) each; the difference is
 // rounding only). Scaling q rather than the scores touches L * E elements instead of L * S.
-// No fused kernel yet: the [.., L, S] score matrix is materialized, as libtorch 1.13 does.
+// The [.., L, S] score matrix is materialized: MultiheadAttention (which returns the weights)
+// and scaled_dot_product_attention's Math backend use it; the fused kernel does not
+// (Note [Flash attention on CPU]).
 // Returns (output, attention weights after dropout).
-std::tuple<Tensor, Tensor> attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& additive,
+std::tuple<Tensor, Tensor> attention_math(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& additive,
                                      double dropout_p, double scale) {
   Tensor scores = matmul(q.mul(scale), k.transpose(-2, -1));
   if (additive.defined()) scores = scores.add(additive);
@@ -53,12 +58,59 @@ std::tuple<Tensor, Tensor> attention(const Tensor& q, const Tensor& k, const Ten
 
 }  // namespace
 
-namespace functional {
+// ---- scaled_dot_product_attention: backends and selection ----
 
-Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
-                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
-                                    std::optional<double> scale) {
-  constexpr const char* op = "scaled_dot_product_attention";
+namespace attention {
+namespace {
+
+uint32_t bit(SDPBackend b) { return 1u << static_cast<int>(b); }
+constexpr uint32_t kAllBackends = 0xF;  // Math, Flash, EfficientAttention, CuDNN
+// Per thread, so that a guard in one thread does not change another's calls.
+thread_local uint32_t t_allowed = kAllBackends;
+
+const char* backend_name(SDPBackend b) {
+  switch (b) {
+    case SDPBackend::Math: return "Math";
+    case SDPBackend::Flash: return "Flash";
+    case SDPBackend::EfficientAttention: return "EfficientAttention";
+    case SDPBackend::CuDNN: return "CuDNN";
+    case SDPBackend::Error: break;
+  }
+  return "Error";
+}
+
+}  // namespace
+
+sdpa_kernel::sdpa_kernel(const std::vector<SDPBackend>& backends) : previous_(t_allowed) {
+  uint32_t m = 0;
+  for (SDPBackend b : backends) {
+    TENSOR_CHECK(b != SDPBackend::Error, "sdpa_kernel: SDPBackend::Error is not a backend");
+    m |= bit(b);
+  }
+  TENSOR_CHECK(m != 0, "sdpa_kernel: expected at least one backend, got an empty list");
+  t_allowed = m;
+}
+sdpa_kernel::sdpa_kernel(SDPBackend backend) : sdpa_kernel(std::vector<SDPBackend>{backend}) {}
+sdpa_kernel::~sdpa_kernel() { t_allowed = previous_; }
+
+std::vector<SDPBackend> allowed_sdp_backends() {
+  std::vector<SDPBackend> r;
+  for (SDPBackend b : {SDPBackend::Math, SDPBackend::Flash, SDPBackend::EfficientAttention, SDPBackend::CuDNN})
+    if (t_allowed & bit(b)) r.push_back(b);
+  return r;
+}
+
+}  // namespace attention
+
+namespace {
+
+using attention::SDPBackend;
+constexpr const char* kSdpa = "scaled_dot_product_attention";
+
+// The checks every backend shares (libtorch's, before it picks a kernel).
+void check_sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
+                double dropout_p, bool is_causal) {
+  constexpr const char* op = kSdpa;
   TENSOR_CHECK(query.defined() && key.defined() && value.defined(), "{}: query, key and value must be defined", op);
   TENSOR_CHECK(query.dim() >= 2 && key.dim() >= 2 && value.dim() >= 2,
                "{}: query, key and value need at least 2 dims, got query {}, key {}, value {}", op, query.describe(),
@@ -72,6 +124,63 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                query.describe(), key.describe(), value.describe());
   TENSOR_CHECK(dropout_p >= 0 && dropout_p < 1, "{}: dropout_p must be in [0, 1), got {}", op, dropout_p);
   TENSOR_CHECK(!(is_causal && attn_mask.defined()), "{}: pass either attn_mask or is_causal, not both", op);
+}
+
+// Why the fused CPU kernel cannot run these inputs ("" when it can). Note [SDPA backend selection].
+std::string flash_blocker(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double dropout_p) {
+  if (!(q.is_cpu() || q.is_meta()) || !(k.is_cpu() || k.is_meta()) || !(v.is_cpu() || v.is_meta()))
+    return "it is a CPU kernel and the inputs are not on the CPU";
+  const ScalarType t = q.scalar_type();
+  if (!(t == kFloat32 || t == kFloat64 || t == kBFloat16 || t == kFloat16))
+    return fmt::format("it supports float32, float64, bfloat16 and float16, not {}", t);
+  if (q.dim() != k.dim() || q.dim() != v.dim() || q.dim() > 4)
+    return "it needs query, key and value of one rank, at most 4 ([B, H, L, E])";
+  for (int64_t i = 0; i + 2 < q.dim(); ++i)
+    if (k.size(i) != q.size(i) || v.size(i) != q.size(i))
+      return "it does not broadcast the leading (batch, head) dims of query, key and value";
+  if (dropout_p > 0) return "it does not support dropout (dropout_p > 0)";
+  if (mask.defined()) {
+    // The output keeps query's leading dims: a mask that would enlarge them goes to Math.
+    if (mask.dim() > q.dim()) return "attn_mask has more dims than query";
+    for (int64_t i = 1; i <= mask.dim(); ++i) {
+      const int64_t m = mask.size(-i), f = i == 1 ? k.size(-2) : q.size(-i);
+      if (m != f && m != 1) return "attn_mask does not broadcast to [..., L, S] with query's leading dims";
+    }
+  }
+  if (mask.defined() && mask.requires_grad() && GradMode::is_enabled())
+    return "it gives no gradient for attn_mask, which requires grad";
+  return "";
+}
+
+// Note [SDPA backend selection]
+// As libtorch on CPU: the fused kernel (Flash) when it can run the inputs (flash_blocker), else
+// the math composite. sdpa_kernel's guard narrows the candidates; when none of the allowed ones
+// applies, the error lists each with its reason. EfficientAttention and CuDNN are CUDA kernels
+// that this library does not have, so they never apply. The fused op records its own node
+// (src/autograd/nodes/MultiOutput.cpp): its backward is the fused backward, and a differentiable
+// math formula under create_graph, so the choice does not depend on the order of derivatives.
+SDPBackend choose(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, double dropout_p,
+                  bool is_causal) {
+  const uint32_t allowed = attention::t_allowed;
+  const std::string flash = flash_blocker(q, k, v, mask, dropout_p);
+  if ((allowed & attention::bit(SDPBackend::Flash)) && flash.empty()) return SDPBackend::Flash;
+  if (allowed & attention::bit(SDPBackend::Math)) return SDPBackend::Math;
+  std::string why;
+  for (SDPBackend b : attention::allowed_sdp_backends()) {
+    const std::string reason = b == SDPBackend::Flash ? flash : "a CUDA kernel that this library does not have";
+    why += fmt::format("; {}: {}", attention::backend_name(b), reason);
+  }
+  TENSOR_CHECK(false,
+               "{}: no allowed backend can run query {}, key {}, value {}, attn_mask {} (dropout_p {}, is_causal "
+               "{}){}",
+               kSdpa, q.describe(), k.describe(), v.describe(), mask.defined() ? mask.describe() : "none", dropout_p,
+               is_causal, why);
+  return SDPBackend::Error;
+}
+
+Tensor math_sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
+                 double dropout_p, bool is_causal, double s) {
+  constexpr const char* op = kSdpa;
   const int64_t L = query.size(-2), S = key.size(-2);
   Tensor additive;
   if (is_causal) {
@@ -82,8 +191,48 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   } else if (attn_mask.defined()) {
     additive = additive_mask(attn_mask, query.scalar_type(), /*masked_when=*/false, op, "attn_mask");
   }
+  return std::get<0>(attention_math(query, key, value, additive, dropout_p, s));
+}
+
+// The composite public op (Note [SDPA backend selection]).
+Tensor sdpa(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask, double dropout_p,
+            bool is_causal, std::optional<double> scale) {
+  check_sdpa(query, key, value, attn_mask, dropout_p, is_causal);
   const double s = scale.value_or(1.0 / std::sqrt(static_cast<double>(query.size(-1))));
-  return std::get<0>(attention(query, key, value, additive, dropout_p, s));
+  if (choose(query, key, value, attn_mask, dropout_p, is_causal) == SDPBackend::Math)
+    return math_sdpa(query, key, value, attn_mask, dropout_p, is_causal, s);
+  // The fused op takes [B, H, L, E]: lower ranks gain leading 1s (the mask broadcasts from the right).
+  auto four_d = [](const Tensor& t) {
+    Tensor r = t;
+    while (r.dim() < 4) r = r.unsqueeze(0);
+    return r;
+  };
+  Tensor out = std::get<0>(ops::attention_ops().flash(four_d(query), four_d(key), four_d(value), 0.0, is_causal,
+                                                      attn_mask, s));
+  if (query.dim() == 4) return out;
+  std::vector<int64_t> shape(query.sizes().begin(), query.sizes().end());
+  shape.back() = value.size(-1);
+  return out.view(shape);
+}
+
+}  // namespace
+
+namespace attention {
+
+SDPBackend _fused_sdp_choice(const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& attn_mask,
+                             double dropout_p, bool is_causal, std::optional<double> /*scale*/) {
+  check_sdpa(query, key, value, attn_mask, dropout_p, is_causal);
+  return choose(query, key, value, attn_mask, dropout_p, is_causal);
+}
+
+}  // namespace attention
+
+namespace functional {
+
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale) {
+  return ops::scaled_dot_product_attention_op()(query, key, value, attn_mask, dropout_p, is_causal, scale);
 }
 
 }  // namespace functional
@@ -238,7 +387,12 @@ std::tuple<Tensor, Tensor> mha_forward(const char* op, const Tensor& query, cons
 
   const double p = o.training() ? o.dropout_p() : 0.0;
   TENSOR_CHECK(p >= 0 && p < 1, "{}: dropout must be in [0, 1), got {}", op, p);
-  auto [out, weights] = attention(qp, kp, vp, additive, p, 1.0 / std::sqrt(static_cast<double>(hd)));
+  const double scale = 1.0 / std::sqrt(static_cast<double>(hd));
+  // Without need_weights the [N, H, L, S] weights are not returned: scaled_dot_product_attention
+  // then picks the fused kernel where it applies (Note [SDPA backend selection]), as libtorch 2.
+  Tensor out, weights;
+  if (o.need_weights()) std::tie(out, weights) = attention_math(qp, kp, vp, additive, p, scale);
+  else out = F::scaled_dot_product_attention(qp, kp, vp, additive, p, false, scale);
   // (N, H, L, hd) -> (L, N, E) -> out_proj.
   out = tensor::linear(out.permute({2, 0, 1, 3}).reshape({L, N, E}), o.out_proj_weight(), o.out_proj_bias());
   if (!batched) out = out.squeeze(1);
@@ -423,3 +577,7 @@ void TransformerEncoderLayerImpl::pretty_print(std::ostream& stream) const {
 }
 
 }  // namespace tensor::nn
+
+namespace tensor::ops {
+TENSOR_COMPOSITE_OP(scaled_dot_product_attention, SdpaFn, nn::sdpa)
+}  // namespace tensor::ops

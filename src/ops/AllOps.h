@@ -6,6 +6,7 @@
 
 #include "src/amp/AmpOps.h"
 #include "src/ops/AdvancedIndexing.h"
+#include "src/ops/AttentionOps.h"
 #include "src/ops/CompositeOps.h"
 #include "src/ops/ConvOps.h"
 #include "src/ops/CopyOps.h"
@@ -170,6 +171,10 @@ enum class Recording { Row, Node, Composite, None };
   X(pool_norm_ops().layer_norm_backward, None)              \
   X(pool_norm_ops().group_norm, Node)                       \
   X(pool_norm_ops().group_norm_backward, None)              \
+  /* attention (Note [SDPA backend selection]) */           \
+  X(attention_ops().flash, Node)                            \
+  X(attention_ops().flash_backward, None)                   \
+  X(scaled_dot_product_attention_op(), Composite)           \
   /* fused optimizer steps */                               \
   X(fused_sgd_op(), None)                                   \
   X(fused_adam_op(), None)                                  \

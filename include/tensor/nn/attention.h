@@ -1,7 +1,7 @@
-// Attention: nn::functional::scaled_dot_product_attention (PyTorch 2's signature),
+// Attention: nn::functional::scaled_dot_product_attention (PyTorch 2's signature) with its
+// backends (nn::attention::SDPBackend, sdpa_kernel), libtorch's fused CPU attention op,
 // nn::MultiheadAttention and nn::TransformerEncoderLayer, as libtorch's torch::nn modules
-// (plus PyTorch's batch_first / norm_first options). Composed of public differentiable ops
-// (linear, matmul, softmax, dropout, layer_norm), so autograd supplies the gradients.
+// (plus PyTorch's batch_first / norm_first options).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 #include <tuple>
+#include <vector>
 
 #include "tensor/core/Tensor.h"
 #include "tensor/nn/arg.h"
@@ -19,12 +20,67 @@
 #include "tensor/nn/pimpl.h"
 
 
+namespace tensor {
+
+/// libtorch's fused CPU attention: query [B, H, L, E], key [B, H, S, E], value [B, H, S, Ev]
+/// (float32, float64, bfloat16 or float16; any strides) -> (output [B, H, L, Ev], logsumexp
+/// [B, H, L] in float32, float64 for float64 inputs). Flash-style tiling: O(L + S) memory, the
+/// [L, S] scores never exist (docs/attention.md). attn_mask (bool: true = attend, or floating,
+/// added) broadcasts to [B, H, L, S] and gets no gradient; dropout_p must be 0.
+TENSOR_API std::tuple<Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu(
+    const Tensor& query, const Tensor& key, const Tensor& value, double dropout_p = 0.0, bool is_causal = false,
+    const std::optional<Tensor>& attn_mask = std::nullopt, std::optional<double> scale = std::nullopt);
+
+/// The fused backward of _scaled_dot_product_flash_attention_for_cpu from grad_out and the
+/// forward's inputs and outputs: (grad_query, grad_key, grad_value), recomputing the attention
+/// probabilities tile by tile.
+TENSOR_API std::tuple<Tensor, Tensor, Tensor> _scaled_dot_product_flash_attention_for_cpu_backward(
+    const Tensor& grad_out, const Tensor& query, const Tensor& key, const Tensor& value, const Tensor& out,
+    const Tensor& logsumexp, double dropout_p, bool is_causal, const std::optional<Tensor>& attn_mask = std::nullopt,
+    std::optional<double> scale = std::nullopt);
+
+}  // namespace tensor
+
+namespace tensor::nn::attention {
+
+/// The implementations of scaled_dot_product_attention, with libtorch's values. On CPU: Flash
+/// (the fused kernel) and Math; EfficientAttention and CuDNN are CUDA kernels (not built here).
+enum class SDPBackend : int8_t { Error = -1, Math = 0, Flash = 1, EfficientAttention = 2, CuDNN = 3 };
+
+/// RAII guard restricting scaled_dot_product_attention to `backends` on this thread until it is
+/// destroyed (then the previous set is restored): `sdpa_kernel guard({SDPBackend::Flash});`.
+/// When no allowed backend can run the inputs, the call throws tensor::Error saying why.
+class TENSOR_API sdpa_kernel {
+ public:
+  sdpa_kernel(const std::vector<SDPBackend>& backends);  // NOLINT(google-explicit-constructor)
+  sdpa_kernel(SDPBackend backend);                        // NOLINT(google-explicit-constructor)
+  ~sdpa_kernel();
+  sdpa_kernel(const sdpa_kernel&) = delete;
+  sdpa_kernel& operator=(const sdpa_kernel&) = delete;
+
+ private:
+  uint32_t previous_;
+};
+
+/// The backends scaled_dot_product_attention may use now on this thread (all by default).
+TENSOR_API std::vector<SDPBackend> allowed_sdp_backends();
+
+/// The backend scaled_dot_product_attention picks for these arguments (libtorch's
+/// _fused_sdp_choice), or throws tensor::Error as the call would.
+TENSOR_API SDPBackend _fused_sdp_choice(const Tensor& query, const Tensor& key, const Tensor& value,
+                                        const Tensor& attn_mask = {}, double dropout_p = 0.0, bool is_causal = false,
+                                        std::optional<double> scale = std::nullopt);
+
+}  // namespace tensor::nn::attention
+
 namespace tensor::nn {
 
 namespace functional {
 
-/// softmax(query @ key^T * scale + mask) @ value, PyTorch 2's math path. query [..., L, E],
-/// key [..., S, E], value [..., S, Ev] (leading dims broadcast) -> [..., L, Ev].
+/// softmax(query @ key^T * scale + mask) @ value. query [..., L, E], key [..., S, E], value
+/// [..., S, Ev] (leading dims broadcast) -> [..., L, Ev]. Runs the fused kernel
+/// (_scaled_dot_product_flash_attention_for_cpu) where it applies and the math path otherwise
+/// (rules: docs/attention.md, restricted by nn::attention::sdpa_kernel).
 /// attn_mask broadcasts to [..., L, S]: a bool mask says where to attend (true = attend), a
 /// floating mask is added to the scores. is_causal masks keys after the query's position
 /// (not together with attn_mask). dropout_p drops attention weights (always, as PyTorch's

@@ -4,12 +4,15 @@
 // record their node by hand. Each section says what its node does with the outputs.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "src/autograd/Functions.h"
 #include "src/autograd/PoolNormFormulas.h"
 #include "src/autograd/ReduceFormulas.h"
+#include "src/ops/AttentionOps.h"
 #include "src/ops/ReduceOps.h"
 #include "src/ops/SortOps.h"
+#include "tensor/linalg.h"
 #include "tensor/normalization.h"
 #include "tensor/ops.h"
 
@@ -328,7 +331,77 @@ static void register_pool_norm_nodes() {
 }
 
 
+// ---- fused attention ----
+// _scaled_dot_product_flash_attention_for_cpu returns (output, logsumexp); the output gets the
+// node, the logsumexp is not differentiable. Without create_graph the node runs the fused
+// backward op (Note [Flash attention on CPU]); with it, the same gradients as public ops
+// (P recomputed by softmax), so that double backward works. attn_mask gets no gradient: the
+// public composite sends a mask that requires grad to the math path, and a direct call errs.
+namespace {
+
+// The scores of (q, k) as public ops: (q * scale) k^T plus the mask or the causal -inf.
+Tensor attention_scores(const Tensor& q, const Tensor& k, const Tensor& mask, bool causal, double scale) {
+  Tensor s = matmul(q * scale, k.transpose(-2, -1));
+  constexpr double ninf = -std::numeric_limits<double>::infinity();
+  if (mask.defined()) {
+    s = mask.scalar_type() == kBool ? s.masked_fill(mask.logical_not(), ninf) : s + mask.to(s.dtype());
+  } else if (causal) {
+    const int64_t L = q.size(-2), S = k.size(-2);
+    Tensor above = arange(S, TensorOptions(kInt64).device(q.device())).unsqueeze(0) >
+                   arange(L, TensorOptions(kInt64).device(q.device())).unsqueeze(1);
+    s = s.masked_fill(above, ninf);
+  }
+  return s;
+}
+
+// saved: query, key, value, output, logsumexp, attn_mask; scalars: is_causal, scale.
+std::tuple<Tensor, Tensor> ag_flash_attention(const Tensor& q, const Tensor& k, const Tensor& v, double dropout_p,
+                                              bool is_causal, const Tensor& mask, std::optional<double> scale) {
+  TENSOR_CHECK(!(mask.defined() && mask.requires_grad() && GradMode::is_enabled()),
+               "_scaled_dot_product_flash_attention_for_cpu: attn_mask {} requires grad, but the fused kernel gives "
+               "no gradient for the mask (scaled_dot_product_attention's math backend does)",
+               mask.describe());
+  std::tuple<Tensor, Tensor> r;
+  {
+    BelowAutograd below;
+    r = ops::attention_ops().flash(q, k, v, dropout_p, is_causal, mask, scale);
+  }
+  const Tensor& out = std::get<0>(r);
+  if (!should_record(out, {&q, &k, &v})) return r;
+  auto node = std::make_shared<FormulaNode>("ScaledDotProductFlashAttentionForCpuBackward0", TENSOR_GRAD(
+      Tensor q = n.saved(0), k = n.saved(1), v = n.saved(2), mask = n.saved(5);
+      const bool causal = n.scalars[0].to_bool();
+      const double scale = n.scalars[1].to_double();
+      if (!GradMode::is_enabled()) {
+        auto [gq, gk, gv] = ops::attention_ops().flash_backward(g, q, k, v, n.saved(3), n.saved(4), 0.0, causal,
+                                                                mask, scale);
+        return {gq, gk, gv};
+      }
+      Tensor p = softmax(attention_scores(q, k, mask, causal, scale), -1);
+      Tensor dp = matmul(g, v.transpose(-2, -1));
+      Tensor ds = p * (dp - (p * dp).sum({-1}, true));  // D = rowsum(dO * O) = rowsum(P * dP)
+      Tensor gq = n.needs_input_grad(0) ? matmul(ds, k) * scale : Tensor();
+      Tensor gk = n.needs_input_grad(1) ? matmul(ds.transpose(-2, -1), q) * scale : Tensor();
+      Tensor gv = n.needs_input_grad(2) ? matmul(p.transpose(-2, -1), g) : Tensor();
+      return {gq, gk, gv};));
+  node->add_input(q);
+  node->add_input(k);
+  node->add_input(v);
+  node->save(q);
+  node->save(k);
+  node->save(v);
+  node->save(out, /*is_output=*/true);
+  node->save(std::get<1>(r));
+  node->save(mask);
+  node->scalars = {Scalar(is_causal), Scalar(scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1)))))};
+  set_history(out, node);
+  return r;
+}
+
+}  // namespace
+
 void register_multi_output_nodes() {
+  ops::attention_ops().flash.set(DispatchKey::Autograd, &ag_flash_attention);
   register_reduce_nodes();
   register_sort_nodes();
   register_pool_norm_nodes();
