@@ -58,6 +58,8 @@ TEST(AutocastPolicy, EveryRowNamesARealOpOrAPendingOne) {
   }
   // Pending names are rows of the table (a pending list of names without a policy is a typo too).
   for (const std::string& p : pend) EXPECT_TRUE(seen.count(p)) << p << " is pending but has no row";
+  // ... and not real ops: a pending name that became an op leaves the list, so it is checked above.
+  for (const std::string& p : pend) EXPECT_FALSE(ops.count(p)) << p << " is a dispatcher op now: remove it from kPending";
   // The ops the brief promises are real ops with the right policy here.
   for (const char* op : {"mm", "bmm", "addmm", "linear", "matmul", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
                          "conv_transpose2d", "conv_transpose3d"}) {
@@ -105,6 +107,8 @@ TEST(Autocast, OutputDtypesFollowThePolicy) {
     EXPECT_EQ(bmm(a.unsqueeze(0), b.unsqueeze(0)).dtype(), kBFloat16);
     EXPECT_EQ(conv2d(img, k).dtype(), kBFloat16);
     EXPECT_EQ(conv_transpose2d(img, k.transpose(0, 1).contiguous()).dtype(), kBFloat16);
+    Tensor q = randn({1, 2, 5, 4});  // float32 in, the fused kernel's bf16 path out
+    EXPECT_EQ(nn::functional::scaled_dot_product_attention(q, q, q).dtype(), kBFloat16);
     // float32
     EXPECT_EQ(softmax(x16, 1).dtype(), kFloat32);
     EXPECT_EQ(log_softmax(x16, 1).dtype(), kFloat32);

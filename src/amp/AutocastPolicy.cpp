@@ -121,10 +121,10 @@ constexpr PolicyRow kPolicy[] = {
 
 // Rows whose op is not a dispatcher op in this tree: the nn losses and cosine_similarity are
 // composites of dispatched ops (cross_entropy is log_softmax, float32 by its own row, then a
-// gather), and the others are not implemented or are being made dispatcher ops elsewhere
-// (scaled_dot_product_attention). Their rows take effect when such an op is added to the list.
+// gather), and the others are not implemented yet. Their rows take effect when such an op is
+// added to the list (a test then asks for its name to leave this list).
 constexpr std::string_view kPending[] = {
-    "baddbmm", "addbmm", "mv", "prelu", "scaled_dot_product_attention", "erfinv", "softplus",
+    "baddbmm", "addbmm", "mv", "prelu", "erfinv", "softplus",
     "cosine_similarity", "cdist", "dist", "cross_entropy", "nll_loss", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "kl_div", "binary_cross_entropy", "binary_cross_entropy_with_logits",
     "index_copy", "index_put", "addcdiv", "addcmul", "cross", "bilinear", "tensordot",
