@@ -369,10 +369,13 @@ TEST(Profiler, RecordsOtherThreads) {
   Tensor a = ones({8});
   prof::Profile p;
   std::thread th([&] {
-    prof::RecordFunction r("worker_region");  // registers the thread with the profile
+    prof::RecordFunction r("worker_region");
     Tensor b = a * 4.0;
   });
   th.join();
+  // A thread that only runs ops (no RecordFunction) is recorded too (Note [Global keys]).
+  std::thread plain([&] { Tensor d = a - a; });
+  plain.join();
   Tensor c = a + a;
   json t = trace_of(p);
   auto region = slices(t, "worker_region"), muls = slices(t, "mul"), adds = slices(t, "add");
@@ -381,6 +384,10 @@ TEST(Profiler, RecordsOtherThreads) {
   ASSERT_EQ(adds.size(), 1u);
   EXPECT_TRUE(inside(muls[0], region[0]));
   EXPECT_NE(muls[0]["tid"], adds[0]["tid"]);
+  auto subs = slices(t, "sub");
+  ASSERT_EQ(subs.size(), 1u);
+  EXPECT_NE(subs[0]["tid"], adds[0]["tid"]);
+  EXPECT_NE(subs[0]["tid"], muls[0]["tid"]);
 }
 
 TEST(Profiler, ExportWritesChromeTraceJson) {

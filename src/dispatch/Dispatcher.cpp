@@ -14,6 +14,7 @@ const char* to_string(DispatchKey k) {
 namespace dispatch {
 
 thread_local LocalKeys g_local_keys;
+std::atomic<uint16_t> g_global_included{0};
 
 void no_kernel(const char* op, DispatchKey k) {
   if (k == DispatchKey::CUDA)

@@ -1,6 +1,8 @@
 // Internal: per-op kernel tables and the dispatch hot path (Note [Dispatch hot path]).
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <type_traits>
 
 #include "tensor/core/Tensor.h"
@@ -28,6 +30,12 @@ struct LocalKeys {
 // dlopen()ed libtensor still loads while glibc's static TLS reserve lasts.
 extern TENSOR_API thread_local LocalKeys g_local_keys __attribute__((tls_model("initial-exec")));
 inline LocalKeys& local_keys() { return g_local_keys; }
+
+// Note [Global keys]
+// Keys every thread includes on top of its own: the profiler's while a Profile records, so that
+// ops on threads the user starts are recorded as libtorch's profiler records them. A relaxed
+// atomic load per call (a plain load on x86); the thread-local excluded set still masks it.
+extern TENSOR_API std::atomic<uint16_t> g_global_included;
 
 inline DispatchKeySet key_set_of(const TensorImpl* t) {
   DispatchKeySet ks;
@@ -60,7 +68,8 @@ template <class T>
 inline DispatchKeySet arg_keys(const T&) { return DispatchKeySet(); }
 
 inline DispatchKeySet from_local(DispatchKeySet ks, const LocalKeys& lk) {
-  return DispatchKeySet::from_bits((ks | lk.included).raw() & static_cast<uint16_t>(~lk.excluded.raw()));
+  const uint16_t global = g_global_included.load(std::memory_order_relaxed);
+  return DispatchKeySet::from_bits(static_cast<uint16_t>(((ks | lk.included).raw() | global) & ~lk.excluded.raw()));
 }
 
 template <class... A>

@@ -295,6 +295,7 @@ void finish(Session& s) {
       s.recording.store(false);
       g_active.store(false);
       g_memory.store(false);
+      dispatch::g_global_included.fetch_and(static_cast<uint16_t>(~DispatchKeySet(DispatchKey::Profiler).raw()));
       g_session.reset();
       g_gen.fetch_add(1, std::memory_order_acq_rel);
     }
@@ -339,6 +340,8 @@ Profile::Profile(ProfileOptions options) {
     detail::g_session = s;
     detail::g_memory.store(options.get_profile_memory());
     detail::g_active.store(true);
+    // Every thread's ops reach the Profiler kernels, which register the thread on first use.
+    dispatch::g_global_included.fetch_or(DispatchKeySet(DispatchKey::Profiler).raw());
     detail::g_gen.fetch_add(1, std::memory_order_acq_rel);
   }
   session_ = s;
