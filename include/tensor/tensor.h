@@ -3,7 +3,10 @@
 #pragma once
 
 #include "tensor/autograd/Function.h"
+#include "tensor/amp.h"
 #include "tensor/autograd/autograd.h"
+#include "tensor/autograd/dot.h"
+#include "tensor/autograd/hooks.h"
 #include "tensor/conv.h"
 #include "tensor/core/Device.h"
 #include "tensor/core/Error.h"
@@ -25,5 +28,6 @@
 #include "tensor/optim.h"
 #include "tensor/optional.h"
 #include "tensor/pooling.h"
+#include "tensor/profiler/profiler.h"
 #include "tensor/serialize.h"
 #include "tensor/version.h"
