@@ -10,6 +10,7 @@
 #include "tensor/conv.h"
 #include "tensor/core/Device.h"
 #include "tensor/core/Error.h"
+#include "tensor/core/Exception.h"
 #include "tensor/core/Scalar.h"
 #include "tensor/core/ScalarType.h"
 #include "tensor/core/StrCat.h"

@@ -20,7 +20,8 @@ struct AutogradMeta {
   // Guards grad_ and grad_accumulator_ of a leaf (Note [Concurrent backward]).
   std::mutex mutex_;
   uint32_t output_nr_ = 0;
-  std::vector<std::function<Tensor(Tensor)>> hooks_;
+  // Leaves: register_hook's hooks with their handles (Tensor::remove_hook).
+  std::vector<std::pair<unsigned, std::function<Tensor(Tensor)>>> hooks_;
   // Leaves: run after a gradient was accumulated into grad_ (register_post_accumulate_grad_hook),
   // with the handle each was registered under; guarded by mutex_.
   std::vector<std::pair<unsigned, std::function<void(const Tensor&)>>> post_acc_hooks_;

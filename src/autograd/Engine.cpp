@@ -87,7 +87,7 @@ class AccumulateGrad final : public Node {
     Tensor g = std::move(grads[0]);
     if (!g.defined()) return {};
     AutogradMeta& m = materialize_meta(leaf_);
-    for (auto& hook : m.hooks_) {
+    for (auto& [handle, hook] : m.hooks_) {
       Tensor r = hook(g);
       if (r.defined()) g = r;
     }
@@ -145,7 +145,9 @@ thread_local std::vector<std::function<void()>>* t_engine_callbacks = nullptr;
 struct HookEntry {
   uint32_t input_nr;
   std::function<Tensor(Tensor)> fn;
+  unsigned handle;  // 0: not removable (retain_grad's)
 };
+std::atomic<unsigned> g_next_hook_handle{1};
 std::unordered_map<Node*, std::vector<HookEntry>>& node_hooks() {
   static std::unordered_map<Node*, std::vector<HookEntry>> h;
   return h;
@@ -505,12 +507,29 @@ variable_list grad(const variable_list& outputs, const variable_list& inputs, co
   return res;
 }
 
-void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)> fn) {
+void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)> fn, unsigned handle) {
   std::lock_guard<std::mutex> g(g_hooks_mu);
   auto& v = node_hooks()[n];
   if (v.empty()) g_hooked_nodes.fetch_add(1, std::memory_order_relaxed);
-  v.push_back({input_nr, std::move(fn)});
+  v.push_back({input_nr, std::move(fn), handle});
 }
+bool remove_node_hook(Node* n, unsigned handle) {
+  std::lock_guard<std::mutex> g(g_hooks_mu);
+  auto it = node_hooks().find(n);
+  if (it == node_hooks().end()) return false;
+  auto& v = it->second;
+  for (auto e = v.begin(); e != v.end(); ++e)
+    if (e->handle == handle) {
+      v.erase(e);
+      if (v.empty()) {
+        node_hooks().erase(it);
+        g_hooked_nodes.fetch_sub(1, std::memory_order_relaxed);
+      }
+      return true;
+    }
+  return false;
+}
+unsigned next_hook_handle() { return g_next_hook_handle.fetch_add(1, std::memory_order_relaxed); }
 
 }  // namespace autograd
 
@@ -576,12 +595,31 @@ unsigned Tensor::register_hook(std::function<Tensor(Tensor)> hook) const {
   TENSOR_CHECK(requires_grad(), "register_hook: cannot register a hook on a tensor that doesn't require gradient ({})",
                describe());
   AutogradMeta& m = materialize_meta(*this);
+  const unsigned handle = autograd::next_hook_handle();
   if (is_leaf()) {
-    m.hooks_.push_back(std::move(hook));
-    return static_cast<unsigned>(m.hooks_.size() - 1);
+    m.hooks_.emplace_back(handle, std::move(hook));
+    return handle;
   }
-  autograd::register_node_hook(m.grad_fn_.get(), m.output_nr_, std::move(hook));
-  return 0;
+  autograd::register_node_hook(m.grad_fn_.get(), m.output_nr_, std::move(hook), handle);
+  return handle;
+}
+void Tensor::remove_hook(unsigned handle) const {
+  bool removed = false;
+  if (defined() && unsafeGetTensorImpl()->autograd_meta()) {
+    AutogradMeta& m = materialize_meta(*this);
+    if (is_leaf()) {
+      for (auto it = m.hooks_.begin(); it != m.hooks_.end(); ++it)
+        if (it->first == handle) {
+          m.hooks_.erase(it);
+          removed = true;
+          break;
+        }
+    } else if (m.grad_fn_) {
+      removed = autograd::remove_node_hook(m.grad_fn_.get(), handle);
+    }
+  }
+  TENSOR_CHECK(removed, "remove_hook: no hook with handle {} on this tensor ({}); was it removed already?", handle,
+               defined() ? describe() : std::string("undefined"));
 }
 namespace autograd {
 unsigned register_post_accumulate_grad_hook(const Tensor& leaf, std::function<void(const Tensor&)> hook) {

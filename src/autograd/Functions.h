@@ -139,7 +139,13 @@ Tensor& record_copy_(Tensor& self, const Tensor& src, bool non_blocking);
 void defer_release(Tensor t);
 
 /// Runs fn on the gradient arriving at input input_nr of node n (register_hook, retain_grad).
-void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)> fn);
+/// Pre-hook on input `input_nr` of n; `handle` (from next_hook_handle()) lets remove_node_hook
+/// find it, 0 for hooks that are never removed (retain_grad).
+void register_node_hook(Node* n, uint32_t input_nr, std::function<Tensor(Tensor)> fn, unsigned handle = 0);
+/// Removes n's pre-hook registered under `handle`; false if there is none.
+bool remove_node_hook(Node* n, unsigned handle);
+/// A fresh, never zero, handle for register_hook.
+unsigned next_hook_handle();
 
 /// Records a view op (from the view ops' Autograd kernels, nodes/Views.cpp) when the base
 /// requires grad. (diagonal, unfold and as_strided record through record_positions_view.)

@@ -8,7 +8,9 @@
 #include "tensor/core/Tensor.h"
 
 /// Throws tensor::Error(fmt::format(...)) when cond is false. Messages name the op,
-/// the shapes and dtypes involved, and what to do.
+/// the shapes and dtypes involved, and what to do. Replaces the public, streaming
+/// TENSOR_CHECK of tensor/core/Exception.h in libtensor's sources (Note [Two TENSOR_CHECKs]).
+#undef TENSOR_CHECK
 #define TENSOR_CHECK(cond, ...)                                                 \
   do {                                                                          \
     if (__builtin_expect(!(cond), 0)) ::tensor::detail::throw_error(::fmt::format(__VA_ARGS__).c_str()); \

@@ -350,8 +350,10 @@ class TENSOR_API Tensor {
   void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
                 bool create_graph = false) const;
   /// Calls hook(grad) when the gradient for this tensor is computed; a defined return value
-  /// replaces the gradient. Returns a handle (the hook's index).
+  /// replaces the gradient. Returns a handle for remove_hook.
   unsigned register_hook(std::function<Tensor(Tensor)> hook) const;
+  /// Removes the hook that register_hook returned `handle` for; throws tensor::Error if there is none.
+  void remove_hook(unsigned handle) const;
 
  private:
   // Metadata of an undefined Tensor is a user error, not a crash: one predictable branch.
