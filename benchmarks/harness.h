@@ -37,19 +37,19 @@ struct Case {
   double flops = 0;   // floating point operations per call: share of the FMA peak
   double bytes = 0;   // bytes read + written per call: share of the streaming bandwidth
   std::string area;   // empty: AddCases names it after the file, bench_<area>.cpp
-  bool io_bound = false;  // limited by the disk or the kernel, not memory: no share of a limit
+  bool no_limit = false;  // its limit is not measured (file I/O, bf16 math): no share
 
   /// Declares the FLOPs of one call (a compute-bound case).
   Case with_flops(double f) && { flops = f; return std::move(*this); }
   /// Declares the bytes one call reads and writes (a memory-bound case).
   Case with_bytes(double b) && { bytes = b; return std::move(*this); }
-  /// Marks a GB/s case whose bytes go to a file: no share of the memory bandwidth.
-  Case io() && { io_bound = true; return std::move(*this); }
+  /// Marks a case whose limit the run does not measure: no share (Note [Case work]).
+  Case without_limit() && { no_limit = true; return std::move(*this); }
 
   /// FLOPs per call, declared or implied by a GFLOP/s unit; 0 when not declared.
-  double flops_per_call() const { return io_bound ? 0 : flops > 0 ? flops : unit == "GFLOP/s" ? work : 0; }
+  double flops_per_call() const { return no_limit ? 0 : flops > 0 ? flops : unit == "GFLOP/s" ? work : 0; }
   /// Bytes per call, declared or implied by a GB/s unit; 0 when not declared.
-  double bytes_per_call() const { return io_bound ? 0 : bytes > 0 ? bytes : unit == "GB/s" ? work : 0; }
+  double bytes_per_call() const { return no_limit ? 0 : bytes > 0 ? bytes : unit == "GB/s" ? work : 0; }
 };
 
 // Note [Case work]
@@ -60,8 +60,9 @@ struct Case {
 // declares it with `Case{...}.with_flops(f)` or `.with_bytes(b)`. Bytes count each array read
 // or written once (what a single streaming pass must move), so the share is a lower bound on
 // how busy memory was. A case that declares nothing has no share (null in the JSON), which is
-// right for mixed workloads such as data loading; GB/s cases that write or read files say
-// `.io()`, since their bytes go through the kernel to a disk, not through memory alone.
+// right for mixed workloads such as data loading. A case whose figure is work but whose limit
+// the run does not measure says `.without_limit()`: files written or read (the disk and the
+// kernel, not memory, bound them) and bf16 math (AMX or AVX-512 BF16 units, not fp32 FMAs).
 
 // Note [Benchmark registry]
 // Each area keeps its cases in its own bench_<area>.cpp and its libtorch twins in
