@@ -82,7 +82,7 @@ def svg(doc):
     mode = chart_mode(doc)
     cases = doc["cases"]
     row_h, top, plot_w, right = 18, 58, 520, 200
-    label_w = 16 + 7 * max([len(c["name"]) for c in cases] + [10])
+    label_w = int(16 + 7.5 * max([len(c["name"]) for c in cases] + [10]))
     height = top + row_h * len(cases) + 40
 
     if mode == "ratio":
