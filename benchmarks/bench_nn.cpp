@@ -6,6 +6,8 @@
 
 namespace {
 
+constexpr double kMlpParams = 1024 * 784 + 1024 + 1024 * 1024 + 1024 + 10 * 1024 + 10;
+
 std::vector<tensor::Tensor> mlp_params() {
   std::vector<std::vector<int64_t>> shapes = {{1024, 784}, {1024}, {1024, 1024}, {1024}, {10, 1024}, {10}};
   std::vector<tensor::Tensor> ps;
@@ -36,8 +38,11 @@ double cross_entropy_fwd_bwd() {
 }
 
 const bench::AddCases kNNCases({
-    {"sgd_momentum_step_mlp", "ms", 0, "(part of the MLP train step)", sgd_momentum_step},
-    {"adam_step_mlp", "ms", 0, "(part of the CNN train step)", adam_step},
+    // Bytes: SGD momentum reads param, grad and buffer and writes param and buffer (5 floats
+    // per parameter); Adam reads param, grad and both moments and writes three (7 floats).
+    bench::Case{"sgd_momentum_step_mlp", "ms", 0, "(part of the MLP train step)", sgd_momentum_step}
+        .with_bytes(5.0 * 4 * kMlpParams),
+    bench::Case{"adam_step_mlp", "ms", 0, "(part of the CNN train step)", adam_step}.with_bytes(7.0 * 4 * kMlpParams),
     {"cross_entropy_fwd_bwd_128x10", "us", 0, "(part of every train step)", cross_entropy_fwd_bwd},
 });
 

@@ -1,12 +1,18 @@
 // Elementwise and reduction cases of TARGETS.md: libtensor beside libtorch, same process,
 // same thread count. Prints each figure and the time ratio (libtensor / libtorch; < 1 wins).
-// Usage: bench_ops [case-substring]
+// Usage: bench_ops --help. --json writes the report's input (docs/benchmarks.md).
 #include <immintrin.h>
 #include <omp.h>
 #include <tensor/tensor.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "harness.h"
@@ -17,6 +23,7 @@ using bench::median_seconds;
 namespace {
 
 constexpr int64_t k16M = 16 << 20;
+constexpr int64_t k4K = 4096;
 
 double eager_add() {
   Tensor a = tensor::rand({1}), b = tensor::rand({1});
@@ -78,45 +85,97 @@ double softmax_rows() {
   return median_seconds([&] { Tensor s = tensor::softmax(a, 1); });
 }
 
-// The machine's streaming bandwidth: a plain OpenMP c = a + b over 16M floats.
-double stream_add() {
-  std::vector<float> a(k16M, 1.0f), b(k16M, 2.0f), c(k16M);
-  return median_seconds([&] {
+// Note [Hardware limits in the same run]
+// Every share of a limit in the report divides by figures measured at the start of the same
+// run, with the thread count the cases use, so that machine load moves both alike.
+// Streaming bandwidth: a STREAM triad a = b + s * c over three arrays of 16M floats (192 MB,
+// far beyond any cache), counting 12 bytes per element as STREAM does. Kernels that write large
+// outputs with non-temporal stores skip the read-for-ownership of the output line, so the triad
+// runs both ways and the limit is the faster median: a kernel should not beat its own limit
+// merely by storing differently.
+constexpr int64_t kStreamN = 16 << 20;
+constexpr double kStreamBytes = 3.0 * 4 * kStreamN;
+__attribute__((target("avx512f"))) void triad_nt_avx512(float* a, const float* b, const float* c, float s) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < kStreamN; i += 16)
+    _mm512_stream_ps(a + i, _mm512_fmadd_ps(_mm512_set1_ps(s), _mm512_load_ps(c + i), _mm512_load_ps(b + i)));
+  _mm_sfence();
+}
+__attribute__((target("avx2,fma"))) void triad_nt_avx2(float* a, const float* b, const float* c, float s) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < kStreamN; i += 8)
+    _mm256_stream_ps(a + i, _mm256_fmadd_ps(_mm256_set1_ps(s), _mm256_load_ps(c + i), _mm256_load_ps(b + i)));
+  _mm_sfence();
+}
+/// Seconds per triad pass, the faster of plain and (where the CPU has AVX2) non-temporal stores.
+double stream_triad() {
+  struct Free { void operator()(float* p) const { std::free(p); } };
+  auto alloc = [] { return std::unique_ptr<float[], Free>(static_cast<float*>(std::aligned_alloc(64, 4 * kStreamN))); };
+  auto pa = alloc(), pb = alloc(), pc = alloc();
+  float *a = pa.get(), *b = pb.get(), *c = pc.get();
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < kStreamN; ++i) a[i] = 0, b[i] = 1.0f, c[i] = 2.0f;  // first touch per thread
+  const float s = 0.5f;
+  double best = median_seconds([&] {
 #pragma omp parallel for simd schedule(static)
-    for (int64_t i = 0; i < k16M; ++i) c[i] = a[i] + b[i];
-  });
+    for (int64_t i = 0; i < kStreamN; ++i) a[i] = b[i] + s * c[i];
+  }, 9);
+  if (__builtin_cpu_supports("avx512f"))
+    best = std::min(best, median_seconds([&] { triad_nt_avx512(a, b, c, s); }, 9));
+  else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    best = std::min(best, median_seconds([&] { triad_nt_avx2(a, b, c, s); }, 9));
+  return best;
 }
 
-// The machine's float32 FMA peak: each thread runs 12 independent chains of 512-bit FMAs (two
-// FMA ports x 4 cycles of latency need 8 in flight), so nothing but the FMA units limits it.
+// The machine's float32 FMA peak: each thread runs 12 independent chains of FMAs (two FMA
+// ports x 4 cycles of latency need 8 in flight), so nothing but the FMA units limits it.
 // Named accumulators, not an array: an array of vectors is spilled to memory at -O2.
-__attribute__((target("avx512f"))) float fma_chains(int64_t iters) {
-  const __m512 m = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(1e-7f);
-  __m512 a0 = _mm512_set1_ps(0.1f), a1 = _mm512_set1_ps(0.2f), a2 = _mm512_set1_ps(0.3f), a3 = _mm512_set1_ps(0.4f);
-  __m512 a4 = _mm512_set1_ps(0.5f), a5 = _mm512_set1_ps(0.6f), a6 = _mm512_set1_ps(0.7f), a7 = _mm512_set1_ps(0.8f);
-  __m512 a8 = _mm512_set1_ps(0.9f), a9 = _mm512_set1_ps(1.0f), a10 = _mm512_set1_ps(1.1f), a11 = _mm512_set1_ps(1.2f);
-  for (int64_t i = 0; i < iters; ++i) {
-    a0 = _mm512_fmadd_ps(a0, m, c); a1 = _mm512_fmadd_ps(a1, m, c); a2 = _mm512_fmadd_ps(a2, m, c);
-    a3 = _mm512_fmadd_ps(a3, m, c); a4 = _mm512_fmadd_ps(a4, m, c); a5 = _mm512_fmadd_ps(a5, m, c);
-    a6 = _mm512_fmadd_ps(a6, m, c); a7 = _mm512_fmadd_ps(a7, m, c); a8 = _mm512_fmadd_ps(a8, m, c);
-    a9 = _mm512_fmadd_ps(a9, m, c); a10 = _mm512_fmadd_ps(a10, m, c); a11 = _mm512_fmadd_ps(a11, m, c);
-  }
-  const __m512 s = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)),
-                                 _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(a4, a5), _mm512_add_ps(a6, a7)),
-                                               _mm512_add_ps(_mm512_add_ps(a8, a9), _mm512_add_ps(a10, a11))));
+#define TENSOR_BENCH_FMA_CHAINS(V, SET1, FMADD, ADD)                                                 \
+  const V m = SET1(0.9999f), c = SET1(1e-7f);                                                        \
+  V a0 = SET1(0.1f), a1 = SET1(0.2f), a2 = SET1(0.3f), a3 = SET1(0.4f), a4 = SET1(0.5f);             \
+  V a5 = SET1(0.6f), a6 = SET1(0.7f), a7 = SET1(0.8f), a8 = SET1(0.9f), a9 = SET1(1.0f);             \
+  V a10 = SET1(1.1f), a11 = SET1(1.2f);                                                              \
+  for (int64_t i = 0; i < iters; ++i) {                                                              \
+    a0 = FMADD(a0, m, c); a1 = FMADD(a1, m, c); a2 = FMADD(a2, m, c); a3 = FMADD(a3, m, c);          \
+    a4 = FMADD(a4, m, c); a5 = FMADD(a5, m, c); a6 = FMADD(a6, m, c); a7 = FMADD(a7, m, c);          \
+    a8 = FMADD(a8, m, c); a9 = FMADD(a9, m, c); a10 = FMADD(a10, m, c); a11 = FMADD(a11, m, c);      \
+  }                                                                                                  \
+  const V s = ADD(ADD(ADD(a0, a1), ADD(a2, a3)), ADD(ADD(ADD(a4, a5), ADD(a6, a7)),                  \
+                                                     ADD(ADD(a8, a9), ADD(a10, a11))));
+
+__attribute__((target("avx512f"))) float fma_chains_avx512(int64_t iters) {
+  TENSOR_BENCH_FMA_CHAINS(__m512, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_add_ps)
   return _mm512_reduce_add_ps(s);
 }
+__attribute__((target("avx2,fma"))) float fma_chains_avx2(int64_t iters) {
+  TENSOR_BENCH_FMA_CHAINS(__m256, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_add_ps)
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, s);
+  return lanes[0] + lanes[7];
+}
+#undef TENSOR_BENCH_FMA_CHAINS
 constexpr int64_t kFmaIters = 4 << 20;
-constexpr double kFmaFlops = 2.0 * 16 * 12 * kFmaIters;  // per thread per call
 
-/// Seconds per call of fma_chains on every thread at once; 0 when the CPU lacks AVX-512.
-double fma_peak() {
-  if (!__builtin_cpu_supports("avx512f")) return 0;
+struct FmaPeak {
+  double flops_per_s = 0;  // 0: the CPU has neither AVX-512 nor AVX2 + FMA
+  const char* isa = nullptr;
+};
+/// fma_chains on every thread at once, with the widest FMA the CPU has.
+FmaPeak fma_peak() {
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) return {};
+  const int lanes = avx512 ? 16 : 8;
   volatile float sink = 0;
-  return median_seconds([&] {
+  const double sec = median_seconds([&] {
 #pragma omp parallel
-    sink = sink + fma_chains(kFmaIters);
-  });
+    {
+      const float r = avx512 ? fma_chains_avx512(kFmaIters) : fma_chains_avx2(kFmaIters);
+#pragma omp critical
+      sink = sink + r;
+    }
+  }, 9);
+  const double flops = 2.0 * lanes * 12 * kFmaIters * omp_get_max_threads();
+  return {flops / sec, avx512 ? "AVX-512" : "AVX2"};
 }
 
 const bench::AddCases kOpCases({
@@ -126,58 +185,188 @@ const bench::AddCases kOpCases({
     {"view_autograd_overhead", "us", 0, "<= 1.0x", view_autograd_overhead},
     {"add_16M_out", "GB/s", 3.0 * 4 * k16M, ">= 1.0x, >= 90% stream", add_out},
     {"exp_16M", "GB/s", 2.0 * 4 * k16M, ">= 1.5x", exp16},
-    {"broadcast_add_4096", "ms", 0, "<= 0.5x", bcast_add},
-    {"transpose_copy_4096", "ms", 0, "<= 0.5x", transpose_copy},
-    {"sum_16M", "ms", 0, "<= 1.0x", sum16},
-    {"sum_dim0_4096", "ms", 0, "<= 1.0x", sum_dim0},
-    {"softmax_rows_4096", "ms", 0, "<= 0.5x", softmax_rows},
+    // Bytes: each input read once and the output written once (Note [Case work] in harness.h).
+    bench::Case{"broadcast_add_4096", "ms", 0, "<= 0.5x", bcast_add}.with_bytes(4.0 * (2 * k4K * k4K + k4K)),
+    bench::Case{"transpose_copy_4096", "ms", 0, "<= 0.5x", transpose_copy}.with_bytes(4.0 * 2 * k4K * k4K),
+    bench::Case{"sum_16M", "ms", 0, "<= 1.0x", sum16}.with_bytes(4.0 * k16M),
+    bench::Case{"sum_dim0_4096", "ms", 0, "<= 1.0x", sum_dim0}.with_bytes(4.0 * (k4K * k4K + k4K)),
+    bench::Case{"softmax_rows_4096", "ms", 0, "<= 0.5x", softmax_rows}.with_bytes(4.0 * 2 * k4K * k4K),
     {"log_softmax_128x10", "us", 0, "<= 1.0x", log_softmax_small},
 });
 
 
+/// A figure in the case's unit: a time per call, or a throughput from its declared work.
+double value_in_unit(double sec, const bench::Case& c) {
+  if (c.unit == "us") return sec * 1e6;
+  if (c.unit == "ms") return sec * 1e3;
+  return c.work / sec / 1e9;  // GB/s or GFLOP/s
+}
 std::string show(double sec, const bench::Case& c) {
   char buf[64];
-  if (c.unit == "us") std::snprintf(buf, sizeof buf, "%.3f us", sec * 1e6);
-  else if (c.unit == "ms") std::snprintf(buf, sizeof buf, "%.2f ms", sec * 1e3);
-  else if (c.unit == "GFLOP/s") std::snprintf(buf, sizeof buf, "%.1f GFLOP/s", c.work / sec / 1e9);
-  else std::snprintf(buf, sizeof buf, "%.1f GB/s", c.work / sec / 1e9);
+  if (c.unit == "us") std::snprintf(buf, sizeof buf, "%.3f us", value_in_unit(sec, c));
+  else if (c.unit == "ms") std::snprintf(buf, sizeof buf, "%.2f ms", value_in_unit(sec, c));
+  else std::snprintf(buf, sizeof buf, "%.1f %s", value_in_unit(sec, c), c.unit.c_str());
   return buf;
+}
+
+constexpr const char* kUsage =
+    "Usage: bench_ops [--list] [--json FILE] [SUBSTRING...]\n"
+    "Times the libtensor cases of shared/TARGETS.md, each beside its libtorch twin when libtorch\n"
+    "is built in, with 2 threads; ratio = libtensor time / libtorch time (below 1: libtensor wins).\n"
+    "\n"
+    "  SUBSTRING     run only the cases whose name contains one of the substrings\n"
+    "  --list        print every case (area and name) and exit without running any\n"
+    "  --json FILE   also write every case run, with the same-run hardware limits, as JSON\n"
+    "                (scripts/bench_report.py turns it into a Markdown table and an SVG chart)\n"
+    "  -h, --help    print this help and exit\n";
+
+struct Options {
+  bool list = false;
+  std::string json_path;
+  std::vector<std::string> filters;
+};
+
+/// Parses argv; exits 0 after --help and 2 (usage on stderr) on an unknown or incomplete option.
+Options parse_args(int argc, char** argv) {
+  Options o;
+  auto fail = [](const std::string& msg) {
+    std::fprintf(stderr, "bench_ops: %s\n%s", msg.c_str(), kUsage);
+    std::exit(2);
+  };
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else if (a == "--list") {
+      o.list = true;
+    } else if (a == "--json") {
+      if (i + 1 >= argc) fail("--json needs a file name");
+      o.json_path = argv[++i];
+    } else if (a.rfind("--json=", 0) == 0) {
+      o.json_path = a.substr(7);
+      if (o.json_path.empty()) fail("--json needs a file name");
+    } else if (a == "--") {
+      for (++i; i < argc; ++i) o.filters.push_back(argv[i]);
+    } else if (!a.empty() && a[0] == '-') {
+      fail("unknown option '" + a + "'");
+    } else {
+      o.filters.push_back(a);
+    }
+  }
+  return o;
+}
+
+bool selected(const bench::Case& c, const std::vector<std::string>& filters) {
+  if (filters.empty()) return true;
+  for (const auto& f : filters)
+    if (c.name.find(f) != std::string::npos) return true;
+  return false;
+}
+
+/// One figure for the JSON: seconds per call, the figure in the case's unit, and the
+/// throughputs its declared work gives.
+nlohmann::ordered_json figure(double sec, const bench::Case& c) {
+  nlohmann::ordered_json f = {{"seconds", sec}, {"value", value_in_unit(sec, c)}, {"unit", c.unit}};
+  f["gflops"] = c.flops_per_call() > 0 ? nlohmann::ordered_json(c.flops_per_call() / sec / 1e9) : nlohmann::ordered_json();
+  f["gbytes_per_s"] = c.bytes_per_call() > 0 ? nlohmann::ordered_json(c.bytes_per_call() / sec / 1e9) : nlohmann::ordered_json();
+  return f;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* filter = argc > 1 ? argv[1] : "";
-  tensor::set_num_threads(2);
-  omp_set_num_threads(2);
+  const Options opt = parse_args(argc, argv);
+  if (opt.list) {
+    for (const bench::Case& c : bench::cases())
+      if (selected(c, opt.filters)) std::printf("%-12s %s\n", c.area.c_str(), c.name.c_str());
+    return 0;
+  }
+  std::vector<const bench::Case*> todo;
+  for (const bench::Case& c : bench::cases())
+    if (selected(c, opt.filters)) todo.push_back(&c);
+  if (todo.empty()) {
+    std::fprintf(stderr, "bench_ops: no case name contains the given substring(s); see --list\n");
+    return 1;
+  }
+  // Fail on an unwritable path now, not after the whole run.
+  std::ofstream json_out;
+  if (!opt.json_path.empty()) {
+    json_out.open(opt.json_path);
+    if (!json_out) {
+      std::fprintf(stderr, "bench_ops: cannot write %s\n", opt.json_path.c_str());
+      return 1;
+    }
+  }
+
+  constexpr int kThreads = 2;
+  tensor::set_num_threads(kThreads);
+  omp_set_num_threads(kThreads);
   tensor::manual_seed(0);
   const bench::TwinTable& twins = bench::twins();
+  const char* peer = bench::torch_available() ? "Debian libtorch-dev" : nullptr;
   std::printf("libtensor vs libtorch (%s), %d threads; ratio = libtensor time / libtorch time\n",
-              bench::torch_available() ? "Debian libtorch-dev" : "libtorch not installed", 2);
-  std::printf("%-22s %14s %14s %8s  %s\n", "case", "libtensor", "libtorch", "ratio", "goal");
-  double stream = stream_add();
-  std::printf("%-22s %14s %14s %8s  %s\n", "stream_add_16M (ref)",
-              show(stream, bench::Case{"", "GB/s", 3.0 * 4 * k16M, "", nullptr}).c_str(), "-", "-", "hardware reference");
-  const double fma = fma_peak();
-  const double peak_flops = fma > 0 ? kFmaFlops * omp_get_max_threads() / fma : 0;
-  if (peak_flops > 0)
-    std::printf("%-22s %8.1f GFLOP/s %14s %8s  %s\n", "fma_peak_fp32 (ref)", peak_flops / 1e9, "-", "-",
-                "hardware reference (AVX-512)");
-  for (const bench::Case& c : bench::cases()) {
-    if (*filter && c.name.find(filter) == std::string::npos) continue;
-    double ours = c.ours();
+              peer ? peer : "libtorch not installed", kThreads);
+  std::printf("%-22s %14s %14s %8s %7s  %s\n", "case", "libtensor", "libtorch", "ratio", "limit", "goal");
+
+  const double stream_bps = kStreamBytes / stream_triad();
+  std::printf("%-22s %9.1f GB/s %14s %8s %7s  %s\n", "stream_triad_16M (ref)", stream_bps / 1e9, "-", "-", "-",
+              "hardware reference");
+  const FmaPeak fma = fma_peak();
+  if (fma.flops_per_s > 0)
+    std::printf("%-22s %6.1f GFLOP/s %14s %8s %7s  hardware reference (%s)\n", "fma_peak_fp32 (ref)",
+                fma.flops_per_s / 1e9, "-", "-", "-", fma.isa);
+
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const bench::Case* cp : todo) {
+    const bench::Case& c = *cp;
+    const double ours = c.ours();
     auto it = twins.find(c.name);
-    if (it == twins.end()) {
-      std::printf("%-22s %14s %14s %8s  %s\n", c.name.c_str(), show(ours, c).c_str(), "-", "-", c.goal.c_str());
-      continue;
+    const double theirs = it == twins.end() ? 0 : it->second();
+    // Share of the same-run limit (Note [Case work] in harness.h): compute-bound cases against
+    // the FMA peak, memory-bound ones against the streaming bandwidth; the larger when both.
+    double share = -1;
+    const char* limit = nullptr;
+    if (c.flops_per_call() > 0 && fma.flops_per_s > 0) {
+      share = c.flops_per_call() / ours / fma.flops_per_s;
+      limit = "fma_peak";
     }
-    double theirs = it->second();
-    std::printf("%-22s %14s %14s %7.2fx  %s\n", c.name.c_str(), show(ours, c).c_str(), show(theirs, c).c_str(),
-                ours / theirs, c.goal.c_str());
-    if (peak_flops > 0 && c.goal.find("FMA peak") != std::string::npos)
-      std::printf("%-22s %14.0f%%  of the FMA peak\n", "", 100.0 * c.work / ours / peak_flops);
-    if (c.name == "add_16M_out")
-      std::printf("%-22s %14.0f%%  of streaming bandwidth\n", "", 100.0 * stream / ours);
+    if (c.bytes_per_call() > 0) {
+      const double s = c.bytes_per_call() / ours / stream_bps;
+      if (s > share) share = s, limit = "stream_bandwidth";
+    }
+    char ratio[16] = "-", pct[16] = "-";
+    if (theirs > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", ours / theirs);
+    if (limit) std::snprintf(pct, sizeof pct, "%.0f%%", 100 * share);
+    std::printf("%-22s %14s %14s %8s %7s  %s\n", c.name.c_str(), show(ours, c).c_str(),
+                theirs > 0 ? show(theirs, c).c_str() : "-", ratio, pct, c.goal.c_str());
+    std::fflush(stdout);
+    rows.push_back({{"name", c.name},
+                    {"area", c.area},
+                    {"goal", c.goal},
+                    {"ours", figure(ours, c)},
+                    {"libtorch", theirs > 0 ? figure(theirs, c) : nlohmann::ordered_json()},
+                    {"ratio", theirs > 0 ? nlohmann::ordered_json(ours / theirs) : nlohmann::ordered_json()},
+                    {"flops_per_call", c.flops_per_call() > 0 ? nlohmann::ordered_json(c.flops_per_call()) : nlohmann::ordered_json()},
+                    {"bytes_per_call", c.bytes_per_call() > 0 ? nlohmann::ordered_json(c.bytes_per_call()) : nlohmann::ordered_json()},
+                    {"limit", limit ? nlohmann::ordered_json(limit) : nlohmann::ordered_json()},
+                    {"share_of_limit", limit ? nlohmann::ordered_json(share) : nlohmann::ordered_json()}});
+  }
+  if (json_out.is_open()) {
+    const nlohmann::ordered_json doc = {
+        {"threads", kThreads},
+        {"libtorch", peer ? nlohmann::ordered_json(peer) : nlohmann::ordered_json()},
+        {"hardware",
+         {{"fma_peak_gflops", fma.flops_per_s > 0 ? nlohmann::ordered_json(fma.flops_per_s / 1e9) : nlohmann::ordered_json()},
+          {"fma_isa", fma.isa ? nlohmann::ordered_json(fma.isa) : nlohmann::ordered_json()},
+          {"stream_triad_gbytes_per_s", stream_bps / 1e9}}},
+        {"cases", rows}};
+    json_out << doc.dump(2) << "\n";
+    json_out.close();
+    if (!json_out) {
+      std::fprintf(stderr, "bench_ops: writing %s failed\n", opt.json_path.c_str());
+      return 1;
+    }
   }
   return 0;
 }

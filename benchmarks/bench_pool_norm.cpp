@@ -60,16 +60,25 @@ double group_norm_fb() {
   return median_seconds([&] { group_norm(x, 32, w, b).backward(g); });
 }
 
+// Elements of the inputs above, for the cases' bytes (Note [Case work] in harness.h).
+constexpr double kPool = 64.0 * 32 * 28 * 28, kNorm = 8.0 * 64 * 56 * 56, k7 = 64.0 * 512 * 7 * 7,
+                 k16 = 32.0 * 256 * 16 * 16;
+
 const bench::AddCases kPoolNormCases({
-    {"max_pool2d_2x2_64x32x28", "ms", 0, ">= 1.0x", max_pool},
+    // Bytes of the forward-only cases: the input read once and the output written once.
+    bench::Case{"max_pool2d_2x2_64x32x28", "ms", 0, ">= 1.0x", max_pool}.with_bytes(4.0 * (kPool + kPool / 4)),
     {"max_pool2d_fb_64x32x28", "ms", 0, "", max_pool_fb},
-    {"avg_pool2d_3s2p1_8x64x56", "ms", 0, "", avg_pool},
-    {"adaptive_pool_7to1_64x512", "ms", 0, "loop vs oneDNN below", adaptive_loop},
-    {"avg_pool_7x7_64x512 (oneDNN)", "ms", 0, "same work as above", adaptive_as_avg_pool},
-    {"adaptive_pool_16to4_32x256", "ms", 0, "loop vs oneDNN below", adaptive_loop_4},
-    {"avg_pool_4x4_32x256 (oneDNN)", "ms", 0, "same work as above", adaptive_as_avg_pool_4},
+    bench::Case{"avg_pool2d_3s2p1_8x64x56", "ms", 0, "", avg_pool}.with_bytes(4.0 * (kNorm + kNorm / 4)),
+    bench::Case{"adaptive_pool_7to1_64x512", "ms", 0, "loop vs oneDNN below", adaptive_loop}
+        .with_bytes(4.0 * (k7 + k7 / 49)),
+    bench::Case{"avg_pool_7x7_64x512 (oneDNN)", "ms", 0, "same work as above", adaptive_as_avg_pool}
+        .with_bytes(4.0 * (k7 + k7 / 49)),
+    bench::Case{"adaptive_pool_16to4_32x256", "ms", 0, "loop vs oneDNN below", adaptive_loop_4}
+        .with_bytes(4.0 * (k16 + k16 / 16)),
+    bench::Case{"avg_pool_4x4_32x256 (oneDNN)", "ms", 0, "same work as above", adaptive_as_avg_pool_4}
+        .with_bytes(4.0 * (k16 + k16 / 16)),
     {"batch_norm_train_fb_8x64x56", "ms", 0, ">= 1.0x", batch_norm_fb},
-    {"batch_norm_eval_8x64x56", "ms", 0, "", batch_norm_eval},
+    bench::Case{"batch_norm_eval_8x64x56", "ms", 0, "", batch_norm_eval}.with_bytes(4.0 * 2 * kNorm),
     {"layer_norm_fb_1024x256", "ms", 0, ">= 1.0x", layer_norm_fb},
     {"group_norm_fb_8x64x56_g32", "ms", 0, "", group_norm_fb},
 });

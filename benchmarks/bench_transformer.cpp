@@ -17,8 +17,14 @@ double transformer_layer_fwd_bwd() {
   }, 9);
 }
 
+// FLOPs of the matrix products (Note [Case work] in harness.h), backward counted as twice forward:
+// over 1024 tokens the q/k/v, output and two feed-forward projections, plus scores and their
+// product with v per (batch, head).
+constexpr double kLayerFwd = 2.0 * 1024 * (256 * 768 + 256 * 256 + 2 * 256 * 1024) + 2 * 2.0 * 8 * 4 * 128 * 128 * 64;
+
 const bench::AddCases kTransformerCases({
-    {"transformer_layer_fwd_bwd", "ms", 0, "(d=256, 4 heads, ff=1024, seq 128, batch 8)", transformer_layer_fwd_bwd},
+    bench::Case{"transformer_layer_fwd_bwd", "ms", 0, "(d=256, 4 heads, ff=1024, seq 128, batch 8)", transformer_layer_fwd_bwd}
+        .with_flops(3 * kLayerFwd),
 });
 
 }  // namespace

@@ -3,9 +3,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace bench {
@@ -31,7 +33,36 @@ struct Case {
   double work = 0;    // bytes (GB/s) or floating point operations (GFLOP/s) per call
   std::string goal;   // the TARGETS.md goal, for the table
   std::function<double()> ours;
+  // Optional, after `ours` so that the five-field registrations keep compiling (Note [Case work]).
+  double flops = 0;   // floating point operations per call: share of the FMA peak
+  double bytes = 0;   // bytes read + written per call: share of the streaming bandwidth
+  std::string area;   // empty: AddCases names it after the file, bench_<area>.cpp
+  bool no_limit = false;  // its limit is not measured (file I/O, bf16 math): no share
+
+  /// Declares the FLOPs of one call (a compute-bound case).
+  Case with_flops(double f) && { flops = f; return std::move(*this); }
+  /// Declares the bytes one call reads and writes (a memory-bound case).
+  Case with_bytes(double b) && { bytes = b; return std::move(*this); }
+  /// Marks a case whose limit the run does not measure: no share (Note [Case work]).
+  Case without_limit() && { no_limit = true; return std::move(*this); }
+
+  /// FLOPs per call, declared or implied by a GFLOP/s unit; 0 when not declared.
+  double flops_per_call() const { return no_limit ? 0 : flops > 0 ? flops : unit == "GFLOP/s" ? work : 0; }
+  /// Bytes per call, declared or implied by a GB/s unit; 0 when not declared.
+  double bytes_per_call() const { return no_limit ? 0 : bytes > 0 ? bytes : unit == "GB/s" ? work : 0; }
 };
+
+// Note [Case work]
+// The report (bench_ops --json, scripts/bench_report.py) gives each case its share of the
+// hardware limit measured in the same run: FLOPs per call against the FMA peak for
+// compute-bound cases, bytes per call against the streaming bandwidth for memory-bound ones.
+// A GFLOP/s or GB/s case already declares its work through `work`; a case shown in ms or us
+// declares it with `Case{...}.with_flops(f)` or `.with_bytes(b)`. Bytes count each array read
+// or written once (what a single streaming pass must move), so the share is a lower bound on
+// how busy memory was. A case that declares nothing has no share (null in the JSON), which is
+// right for mixed workloads such as data loading. A case whose figure is work but whose limit
+// the run does not measure says `.without_limit()`: files written or read (the disk and the
+// kernel, not memory, bound them) and bf16 math (AMX or AVX-512 BF16 units, not fp32 FMAs).
 
 // Note [Benchmark registry]
 // Each area keeps its cases in its own bench_<area>.cpp and its libtorch twins in
@@ -47,8 +78,22 @@ inline TwinTable& twins() {
   static TwinTable t;
   return t;
 }
+/// The area of bench_<area>.cpp, from a source path (the whole file name when it has another form).
+inline std::string area_of_file(const char* path) {
+  const char* base = std::strrchr(path, '/');
+  std::string name = base ? base + 1 : path;
+  if (name.rfind("bench_", 0) == 0) name = name.substr(6);
+  const auto dot = name.rfind('.');
+  return dot == std::string::npos ? name : name.substr(0, dot);
+}
 struct AddCases {
-  explicit AddCases(std::vector<Case> cs) { for (auto& c : cs) cases().push_back(std::move(c)); }
+  /// `file` defaults to the registering file (evaluated at the call site), which names the area.
+  explicit AddCases(std::vector<Case> cs, const char* file = __builtin_FILE()) {
+    for (auto& c : cs) {
+      if (c.area.empty()) c.area = area_of_file(file);
+      cases().push_back(std::move(c));
+    }
+  }
 };
 struct AddTwins {
   explicit AddTwins(TwinTable t) { for (auto& kv : t) twins()[kv.first] = std::move(kv.second); }
