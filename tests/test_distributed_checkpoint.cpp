@@ -31,10 +31,13 @@ int version() { return std::atoi(dist_test::env_or("DCP_TEST_VERSION", "1").c_st
 //   "grid" [4, 6] float64, sharded by columns at save
 //   "bias" [5] float32, whole (replicated)
 //   "step" [] int64, whole
+//   "flat" [12] float32: a [3, 4] parameter flattened and split by element ranges, as FSDP's
+//          flat shards map onto ShardedTensor::rows
 Tensor global_w(int v) { return (arange(21, kFloat32).reshape({7, 3}) * 0.5 + v * 100).contiguous(); }
 Tensor global_grid(int v) { return (arange(24, kFloat64).reshape({4, 6}) * -1.25 + v * 1000).contiguous(); }
 Tensor global_bias(int v) { return (arange(5, kFloat32) + v * 10).contiguous(); }
 Tensor global_step(int v) { return full({}, 41 + v, TensorOptions().dtype(kInt64)); }
+Tensor global_flat(int v) { return (arange(12, kFloat32) * 3 - v).contiguous(); }
 
 // Rows [begin, end) of n split over `world` ranks as evenly as possible (the first ranks get
 // the extra rows): 7 over 2 -> 4, 3; 7 over 3 -> 3, 2, 2.
@@ -53,6 +56,8 @@ dcp::StateDict saved_state(int rank, int world, int v) {
   sd["grid"] = dcp::ShardedTensor(global_grid(v).narrow(1, c0, c1 - c0).clone(), {0, c0}, {4, 6});
   sd["bias"] = global_bias(v);
   sd["step"] = global_step(v);
+  auto [f0, f1] = even_split(12, world, rank);
+  sd["flat"] = dcp::ShardedTensor::rows(global_flat(v).narrow(0, f0, f1 - f0).clone(), f0, {12});
   return sd;
 }
 
@@ -77,7 +82,10 @@ void load_and_check(int rank, int world, int v, std::shared_ptr<dist::ProcessGro
   Tensor grid = full({g1 - g0, 6}, -1.0, kFloat64);
   Tensor bias = zeros({5}, kFloat32);
   Tensor step = zeros({}, TensorOptions().dtype(kInt64));
+  auto [f0, f1] = even_split(12, world, rank);
+  Tensor flat = zeros({f1 - f0}, kFloat32);
   dcp::StateDict sd;
+  sd["flat"] = dcp::ShardedTensor::rows(flat, f0, {12});
   sd["w"] = dcp::ShardedTensor::rows(w, r0, {7, 3});
   sd["grid"] = dcp::ShardedTensor::rows(grid, g0, {4, 6});
   sd["bias"] = bias;
@@ -87,6 +95,7 @@ void load_and_check(int rank, int world, int v, std::shared_ptr<dist::ProcessGro
   expect_equal(grid, global_grid(v).narrow(0, g0, g1 - g0), "grid rows of rank " + std::to_string(rank));
   expect_equal(bias, global_bias(v), "bias");
   expect_equal(step, global_step(v), "step");
+  expect_equal(flat, global_flat(v).narrow(0, f0, f1 - f0), "flat elements of rank " + std::to_string(rank));
 }
 
 }  // namespace
@@ -145,7 +154,7 @@ TEST_F(DcpTest, MetadataRecordsEveryChunk) {
   dcp::Metadata m = dcp::read_metadata(dir);
   EXPECT_EQ(m.generation, 1);
   EXPECT_EQ(m.world_size, 2);
-  ASSERT_EQ(m.tensors.size(), 4u);
+  ASSERT_EQ(m.tensors.size(), 5u);
   const auto& w = m.tensors.at("w");
   EXPECT_EQ(w.dtype, kFloat32);
   EXPECT_EQ(w.global_shape, (std::vector<int64_t>{7, 3}));
@@ -169,11 +178,13 @@ TEST_F(DcpTest, MetadataRecordsEveryChunk) {
   EXPECT_TRUE(m.tensors.at("step").global_shape.empty());
   // Each shard file is a plain safetensors file holding exactly its rank's pieces.
   auto f1 = io::load(dir + "/__1_0.g1.safetensors");
-  ASSERT_EQ(f1.size(), 2u);
-  EXPECT_EQ(f1[0].first, "grid");
-  EXPECT_TRUE(f1[0].second.equal(global_grid(1).narrow(1, 3, 3)));
-  EXPECT_EQ(f1[1].first, "w");
-  EXPECT_TRUE(f1[1].second.equal(global_w(1).narrow(0, 4, 3)));
+  ASSERT_EQ(f1.size(), 3u);
+  EXPECT_EQ(f1[0].first, "flat");
+  EXPECT_TRUE(f1[0].second.equal(global_flat(1).narrow(0, 6, 6)));
+  EXPECT_EQ(f1[1].first, "grid");
+  EXPECT_TRUE(f1[1].second.equal(global_grid(1).narrow(1, 3, 3)));
+  EXPECT_EQ(f1[2].first, "w");
+  EXPECT_TRUE(f1[2].second.equal(global_w(1).narrow(0, 4, 3)));
 }
 
 // A second save replaces the first: new generation, old files removed, new values load.

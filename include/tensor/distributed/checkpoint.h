@@ -25,8 +25,9 @@ namespace tensor::distributed::checkpoint {
 
 /// This rank's piece of a tensor sharded over ranks: `local` is the box of the global tensor
 /// (of `global_shape`) that starts at `offsets` (one per dim) and has local's sizes. A rank
-/// with no piece of the tensor passes an empty box (a 0-row local). FSDP-style shards along
-/// dim 0 are ShardedTensor::rows(...).
+/// with no piece of the tensor passes an empty box (a 0-row local). Shards along dim 0 are
+/// ShardedTensor::rows(...); a range of a tensor's flattened elements (FSDP's flat shards) is
+/// rows(flat_piece, first_element, {numel}) on its 1-D view.
 struct TENSOR_API ShardedTensor {
   std::vector<int64_t> global_shape;
   std::vector<int64_t> offsets;
