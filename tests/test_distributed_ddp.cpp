@@ -245,6 +245,23 @@ DIST_SCENARIO(find_unused_parameters) {
   ref->zero_grad();
   nn::functional::mse_loss(ref->forward(shard(x, 0, world), true), shard(y, 0, world)).backward();
   check_close({net->b->weight.grad()}, {ref->b->weight.grad() / world}, 2e-6, 2e-6, "b's grad averaged with zeros");
+  // A loss that uses b outside ddp->forward contradicts the graph walk: a clear error, and the
+  // next iteration starts clean.
+  net->zero_grad();
+  bool raised = false;
+  try {
+    (ddp->forward_as<BranchyImpl>(shard(x, rank, world), false).sum() + net->b->weight.sum()).backward();
+  } catch (const Error& e) {
+    raised = std::string(e.what()).find("'b.weight' was marked ready twice") != std::string::npos;
+    DIST_CHECK(raised, e.what());
+  }
+  DIST_CHECK(raised, "expected an error for a parameter used outside forward");
+  net->zero_grad();
+  ref->zero_grad();
+  nn::functional::mse_loss(ref->forward(x, false), y).backward();
+  nn::functional::mse_loss(ddp->forward_as<BranchyImpl>(shard(x, rank, world), false), shard(y, rank, world)).backward();
+  check_close({net->a->weight.grad(), net->c->bias.grad()}, {ref->a->weight.grad(), ref->c->bias.grad()}, 2e-6, 2e-6,
+              "grads after the aborted backward");
 }
 TEST(DistributedDDP, FindUnusedParametersReducesBranchesNotTaken) {
   dist_test::expect_all_ok("find_unused_parameters", 2, 60);

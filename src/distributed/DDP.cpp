@@ -455,6 +455,12 @@ void DistributedDataParallelImpl::set_comm_hook(CommHook hook) {
 
 void DistributedDataParallelImpl::pre_forward() {
   Reducer& r = *reducer_;
+  if (r.started) {
+    // The previous backward stopped before its end-of-backward callback (an exception in a node
+    // or hook): drop its partial state; fresh buffers keep in-flight collectives away.
+    r.reset_iteration();
+    r.make_buffers();
+  }
   r.unused_found.clear();
   r.expect = require_sync_ && GradMode::is_enabled();
   if (require_sync_ && options_.broadcast_buffers() && pg_->size() > 1) {

@@ -158,6 +158,10 @@ class TENSOR_API DistributedDataParallelImpl : public Module {
   /// gradient reduction of the next backward.
   template <typename... Ts>
   Tensor forward(const Tensor& first, const Ts&... rest) {
+    if (any_.is_empty())
+      ::tensor::detail::throw_error(
+          "DistributedDataParallel::forward: the wrapped module's forward does not take Tensors only; call "
+          "ddp->forward_as<ModuleType>(args...)");
     pre_forward();
     Tensor out = any_.forward(first, rest...);
     post_forward({out});
