@@ -363,3 +363,25 @@ DIST_SCENARIO(custom_hook_and_overlap) {
 TEST(DistributedDDP, CustomHookCalledOncePerBucketAndFirstBucketLaunchesDuringBackward) {
   dist_test::expect_all_ok("custom_hook_and_overlap", 2, 60);
 }
+
+DIST_SCENARIO(unused_on_one_rank_no_hang) {
+  // Rank 1 takes the branch, rank 0 does not, without find_unused_parameters: rank 0 stops
+  // launching at b's bucket and raises at once; rank 1's wait for that bucket fails with the
+  // group's timeout (3 s here) or when rank 0's connection drops. Both raise, neither hangs.
+  auto pg = dist::init_process_group("gloo", rank, world, dist_test::init_method(), std::chrono::seconds(3));
+  manual_seed(5);
+  Branchy net;
+  par::DistributedDataParallel ddp(net, pg, par::DDPOptions().bucket_cap_mb(1e-6));
+  try {
+    ddp->forward_as<BranchyImpl>(randn({2, 4}), rank == 1).sum().backward();
+  } catch (const Error& e) {
+    std::string m = e.what();
+    if (rank == 0) DIST_CHECK(m.find("'b.weight'") != std::string::npos, m);
+    else DIST_CHECK(m.find("allreduce") != std::string::npos, m);
+    std::_Exit(0);  // skip destroying a group whose peer may be gone
+  }
+  DIST_CHECK(false, "expected a tensor::Error on rank " << rank);
+}
+TEST(DistributedDDP, ParameterUnusedOnOneRankRaisesOnBothWithoutHanging) {
+  dist_test::expect_all_ok("unused_on_one_rank_no_hang", 2, 30);
+}
