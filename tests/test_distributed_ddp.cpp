@@ -70,13 +70,13 @@ Tensor shard(const Tensor& t, int rank, int world) {
 
 // `steps` SGD steps of DDP on the shards against the same on the full batch in one process.
 void ddp_matches_single_process(int rank, int world, int64_t hidden, int depth, double cap_mb, ScalarType dt,
-                                double rtol, size_t min_buckets) {
+                                double rtol, size_t min_buckets, bool bucket_view = false) {
   auto pg = init(rank, world);
   const int64_t in = 6, out = 3, n = 4 * world;
   nn::Sequential ref = make_mlp(100, in, hidden, depth, out, dt);
   nn::Sequential net = make_mlp(100 + rank, in, hidden, depth, out, dt);
   if (rank != 0) DIST_CHECK(any_differs(net->parameters(), ref->parameters()), "ranks must start different");
-  par::DistributedDataParallel ddp(net, pg, par::DDPOptions().bucket_cap_mb(cap_mb));
+  par::DistributedDataParallel ddp(net, pg, par::DDPOptions().bucket_cap_mb(cap_mb).gradient_as_bucket_view(bucket_view));
   check_close(net->parameters(), ref->parameters(), 0, 0, "after construction");
   DIST_CHECK(ddp->bucket_indices().size() >= min_buckets,
              "expected at least " << min_buckets << " buckets, got " << ddp->bucket_indices().size());
@@ -89,8 +89,20 @@ void ddp_matches_single_process(int rank, int world, int64_t hidden, int depth, 
     nn::functional::mse_loss(ref->forward(b.x), b.y).backward();
     opt_ref.step();
 
-    opt.zero_grad();
+    opt.zero_grad(/*set_to_none=*/!bucket_view);  // kept views stay views
     nn::functional::mse_loss(ddp->forward(shard(b.x, rank, world)), shard(b.y, rank, world)).backward();
+    if (bucket_view) {
+      // The gradients of one bucket are consecutive slices of one buffer.
+      auto idx = ddp->bucket_indices();
+      auto params = net->parameters();
+      for (const auto& bucket : idx)
+        for (size_t k = 1; k < bucket.size(); ++k) {
+          const Tensor& prev = params[bucket[k - 1]].grad();
+          DIST_CHECK(static_cast<const char*>(params[bucket[k]].grad().data_ptr()) ==
+                         static_cast<const char*>(prev.data_ptr()) + prev.nbytes(),
+                     "gradient " << bucket[k] << " is not a view into its bucket at step " << step);
+        }
+    }
     // The gradients are already averaged: equal to the full batch's before the step.
     std::vector<Tensor> g, gr;
     for (auto& p : net->parameters()) g.push_back(p.grad());
@@ -160,6 +172,10 @@ TEST(DistributedDDP, ManyBucketsMatchOneProcessOnTheFullBatch) {
   dist_test::expect_all_ok("many_buckets_match_full_batch", 2, 60);
 }
 DIST_SCENARIO(many_buckets_float64_three_ranks) { ddp_matches_single_process(rank, world, 32, 3, 0.001, kFloat64, 1e-12, 3); }
+DIST_SCENARIO(bucket_view_matches_full_batch) { ddp_matches_single_process(rank, world, 32, 4, 0.001, kFloat32, 2e-6, 4, true); }
+TEST(DistributedDDP, GradientAsBucketViewMatchesOneProcessOnTheFullBatch) {
+  dist_test::expect_all_ok("bucket_view_matches_full_batch", 2, 60);
+}
 TEST(DistributedDDP, ThreeRanksFloat64MatchExactly) { dist_test::expect_all_ok("many_buckets_float64_three_ranks", 3, 60); }
 
 DIST_SCENARIO(no_sync_accumulates) {

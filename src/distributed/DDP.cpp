@@ -165,6 +165,7 @@ struct Reducer : std::enable_shared_from_this<Reducer> {
   std::vector<unsigned> hook_handles;
   CommHook comm_hook;
   bool find_unused = false;
+  bool bucket_view = false;  // gradient_as_bucket_view
 
   // Per-iteration state.
   bool expect = false;   // the last forward asked for a synchronized backward
@@ -225,13 +226,17 @@ struct Reducer : std::enable_shared_from_this<Reducer> {
     NoGradGuard no_grad;
     const Tensor& g = params[i].grad();
     Tensor dst = slice(i);
+    // With gradient_as_bucket_view the grad may already be this slice (backward accumulated
+    // into it in place): nothing to copy.
+    const bool is_view = g.defined() && g.data_ptr() == dst.data_ptr();
     if (g.defined()) {
-      dst.copy_(g);
+      if (!is_view) dst.copy_(g);
       used[i] = 1;
     } else {
       dst.zero_();
     }
     if (from_hook) used[i] = 1;
+    if (bucket_view && from_hook && !is_view) params[i].mutable_grad() = dst;
     Bucket& b = buckets[where[i].first];
     if (--b.pending == 0) launch_ready();
   }
@@ -309,8 +314,14 @@ struct Reducer : std::enable_shared_from_this<Reducer> {
     for (size_t i = 0; i < params.size(); ++i) {
       if (gused && gused[i] == 0) continue;  // used on no rank: leave its gradient alone
       Tensor& g = params[i].mutable_grad();
-      if (!g.defined()) g = slice(i).clone();
-      else g.copy_(slice(i));
+      Tensor s = slice(i);
+      if (bucket_view) {
+        if (!g.defined() || g.data_ptr() != s.data_ptr()) g = s;
+      } else if (!g.defined()) {
+        g = s.clone();
+      } else {
+        g.copy_(s);
+      }
     }
   }
 
@@ -347,6 +358,7 @@ void DistributedDataParallelImpl::init(std::shared_ptr<Module> module, AnyModule
   auto r = std::make_shared<Reducer>();
   r->pg = pg_;
   r->find_unused = options.find_unused_parameters();
+  r->bucket_view = options.gradient_as_bucket_view();
   for (const auto& item : module_->named_parameters()) {
     if (!item.value().requires_grad()) continue;
     bool dup = false;  // a parameter shared by two modules is reduced once

@@ -43,6 +43,10 @@ struct TENSOR_API DDPOptions {
   TENSOR_ARG(bool, find_unused_parameters) = false;
   /// Broadcast rank 0's buffers (running statistics, ...) before each synchronized forward.
   TENSOR_ARG(bool, broadcast_buffers) = true;
+  /// Make each param.grad() a view into its bucket (after the first backward that gives it a
+  /// gradient): the reduced values land in the gradients without a copy, and backward
+  /// accumulates straight into the bucket while grads are kept (zero_grad(set_to_none=false)).
+  TENSOR_ARG(bool, gradient_as_bucket_view) = false;
 };
 
 /// One bucket of gradients handed to a communication hook (PyTorch's dist.GradBucket).
