@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache git pkg-config
       libdnnl-dev ocl-icd-opencl-dev libfmt-dev libgtest-dev libgmock-dev libhwy-dev nlohmann-json3-dev zlib1g-dev libgloo-dev
+      python3
       dataset-fashion-mnist)
 if [[ "${TENSOR_WITH_LIBTORCH:-0}" == 1 ]]; then
   # The CPU peer for the benchmarks (TARGETS.md): Debian's libtorch with a real BLAS.
