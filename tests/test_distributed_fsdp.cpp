@@ -109,8 +109,15 @@ DIST_SCENARIO(train_single_unit) {
   }
 }
 
-DIST_SCENARIO(train_wrapped_units_adam) {
+DIST_SCENARIO(train_wrapped_units) {
   auto pg = init(rank, world);
+  {
+    fsdp::FullyShardedDataParallel model(make_wrapped(pg, 3, 6), pg);
+    auto ref = make_plain(3, 6);
+    train_and_compare(model, ref, rank, world,
+                      [](std::vector<Tensor> p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions(0.2)); },
+                      "wrapped sgd");
+  }
   fsdp::FullyShardedDataParallel model(make_wrapped(pg, 3, 6), pg);
   auto ref = make_plain(3, 6);
   // The root has no parameters of its own: 4 nested units, one shard each.
@@ -249,6 +256,45 @@ DIST_SCENARIO(state_dicts) {
   DIST_CHECK(threw, "missing key raises tensor::Error");
 }
 
+// Two backward passes before a step accumulate into the shards' gradients like into the
+// parameters of one process; reshard_after_forward(false) keeps the gathered parameters from
+// forward to the end of backward; a forward without grad mode frees them at once.
+DIST_SCENARIO(accumulate_and_options) {
+  auto pg = init(rank, world);
+  for (bool reshard : {true, false}) {
+    fsdp::FullyShardedDataParallel model(make_mlp(), pg, fsdp::FSDPOptions().reshard_after_forward(reshard));
+    auto ref = make_mlp();
+    optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
+    optim::SGD ref_opt(ref->parameters(), optim::SGDOptions(0.1));
+    const int64_t per_rank = 3, batch = per_rank * world;
+    for (int micro = 0; micro < 2; ++micro) {
+      manual_seed(40 + micro);
+      Tensor x = randn({batch, 5}), y = randn({batch, 3});
+      Tensor out = model->forward(x.narrow(0, rank * per_rank, per_rank));
+      const int64_t gathered = model->memory_stats().unsharded_bytes;
+      const int64_t padded = (66 + world - 1) / world * world;
+      DIST_CHECK(gathered == (reshard ? 0 : padded * 4), "gathered after forward: " << gathered);
+      nn::functional::mse_loss(out, y.narrow(0, rank * per_rank, per_rank)).backward();
+      DIST_CHECK(model->memory_stats().unsharded_bytes == 0, "freed after backward");
+      nn::functional::mse_loss(ref->forward(x), y).backward();
+    }
+    opt.step();
+    ref_opt.step();
+    expect_close(model->full_state_dict(), named_params(*ref), 2e-5, reshard ? "accumulate" : "accumulate, no reshard");
+  }
+  fsdp::FullyShardedDataParallel model(make_mlp(), pg);
+  auto ref = make_mlp();
+  Tensor x = randn({2, 5});
+  Tensor out;
+  {
+    NoGradGuard ng;
+    out = model->forward(x);
+  }
+  DIST_CHECK(!out.requires_grad() && model->memory_stats().unsharded_bytes == 0, "no-grad forward");
+  auto a = values(out), b = values(ref->forward(x));
+  for (size_t i = 0; i < a.size(); ++i) DIST_CHECK(std::abs(a[i] - b[i]) < 1e-6, "no-grad output " << i);
+}
+
 DIST_SCENARIO(mixed_dtypes_error) {
   auto pg = init(rank, world);
   nn::Sequential seq(nn::Linear(3, 3), nn::Linear(3, 3));
@@ -265,9 +311,11 @@ DIST_SCENARIO(mixed_dtypes_error) {
 
 TEST(DistributedFSDP, TrainSingleUnitMatchesOneProcess2Ranks) { dist_test::expect_all_ok("train_single_unit", 2); }
 TEST(DistributedFSDP, TrainSingleUnitMatchesOneProcess3Ranks) { dist_test::expect_all_ok("train_single_unit", 3); }
-TEST(DistributedFSDP, TrainWrappedUnitsAdam2Ranks) { dist_test::expect_all_ok("train_wrapped_units_adam", 2); }
-TEST(DistributedFSDP, TrainWrappedUnitsAdam3Ranks) { dist_test::expect_all_ok("train_wrapped_units_adam", 3); }
+TEST(DistributedFSDP, TrainWrappedUnitsSgdAdam2Ranks) { dist_test::expect_all_ok("train_wrapped_units", 2); }
+TEST(DistributedFSDP, TrainWrappedUnitsSgdAdam3Ranks) { dist_test::expect_all_ok("train_wrapped_units", 3); }
 TEST(DistributedFSDP, MemoryPerRank2Ranks) { dist_test::expect_all_ok("memory_per_rank", 2); }
 TEST(DistributedFSDP, StateDicts2Ranks) { dist_test::expect_all_ok("state_dicts", 2); }
 TEST(DistributedFSDP, StateDicts3Ranks) { dist_test::expect_all_ok("state_dicts", 3); }
+TEST(DistributedFSDP, AccumulateAndOptions2Ranks) { dist_test::expect_all_ok("accumulate_and_options", 2); }
+TEST(DistributedFSDP, AccumulateAndOptions3Ranks) { dist_test::expect_all_ok("accumulate_and_options", 3); }
 TEST(DistributedFSDP, MixedDtypesError) { dist_test::expect_all_ok("mixed_dtypes_error", 2); }
