@@ -87,7 +87,35 @@ void train_and_compare(fsdp::FullyShardedDataParallel& model, nn::Sequential& re
   }
 }
 
+// A module with a parameter that forward does not use: it gets no gradient.
+struct HalfUsedImpl : nn::Module {
+  HalfUsedImpl() : nn::Module("HalfUsed") {
+    manual_seed(21);
+    used = register_module("used", nn::Linear(5, 3));
+    unused = register_module("unused", nn::Linear(4, 2));
+  }
+  Tensor forward(const Tensor& x) { return used->forward(x); }
+  nn::Linear used{nullptr}, unused{nullptr};
+};
+TENSOR_MODULE(HalfUsed);
+
 }  // namespace
+
+DIST_SCENARIO(unused_parameter) {
+  auto pg = init(rank, world);
+  fsdp::FullyShardedDataParallel model(HalfUsed(), pg);
+  HalfUsed ref;
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.3));
+  optim::SGD ref_opt(ref->parameters(), optim::SGDOptions(0.3));
+  manual_seed(2);
+  Tensor x = randn({2 * world, 5}), y = randn({2 * world, 3});
+  nn::functional::mse_loss(model->forward(x.narrow(0, 2 * rank, 2)), y.narrow(0, 2 * rank, 2)).backward();
+  DIST_CHECK(model->memory_stats().unsharded_bytes == 0, "freed after backward");
+  nn::functional::mse_loss(ref->forward(x), y).backward();
+  opt.step();
+  ref_opt.step();
+  expect_close(model->full_state_dict(), named_params(*ref), 2e-5, "unused parameter");
+}
 
 DIST_SCENARIO(train_single_unit) {
   auto pg = init(rank, world);
@@ -318,4 +346,5 @@ TEST(DistributedFSDP, StateDicts2Ranks) { dist_test::expect_all_ok("state_dicts"
 TEST(DistributedFSDP, StateDicts3Ranks) { dist_test::expect_all_ok("state_dicts", 3); }
 TEST(DistributedFSDP, AccumulateAndOptions2Ranks) { dist_test::expect_all_ok("accumulate_and_options", 2); }
 TEST(DistributedFSDP, AccumulateAndOptions3Ranks) { dist_test::expect_all_ok("accumulate_and_options", 3); }
+TEST(DistributedFSDP, UnusedParameter2Ranks) { dist_test::expect_all_ok("unused_parameter", 2); }
 TEST(DistributedFSDP, MixedDtypesError) { dist_test::expect_all_ok("mixed_dtypes_error", 2); }
