@@ -323,6 +323,52 @@ DIST_SCENARIO(accumulate_and_options) {
   for (size_t i = 0; i < a.size(); ++i) DIST_CHECK(std::abs(a[i] - b[i]) < 1e-6, "no-grad output " << i);
 }
 
+// auto_wrap_children: each Linear of a plain Sequential becomes its own unit; the training
+// equals one process, the gathered memory never exceeds the largest unit, and a policy picks
+// which children to wrap.
+DIST_SCENARIO(auto_wrap) {
+  auto pg = init(rank, world);
+  {
+    fsdp::FullyShardedDataParallel model(make_plain(3, 6), pg, fsdp::FSDPOptions().auto_wrap_children(true));
+    auto ref = make_plain(3, 6);
+    DIST_CHECK(model->parameters().size() == 4, "one shard per Linear, got " << model->parameters().size());
+    train_and_compare(model, ref, rank, world,
+                      [](std::vector<Tensor> p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions(0.2)); },
+                      "auto-wrapped sgd");
+  }
+  {
+    fsdp::FullyShardedDataParallel model(make_plain(3, 6), pg, fsdp::FSDPOptions().auto_wrap_children(true));
+    auto ref = make_plain(3, 6);
+    train_and_compare(model, ref, rank, world,
+                      [](std::vector<Tensor> p) { return std::make_unique<optim::Adam>(p, optim::AdamOptions(0.01)); },
+                      "auto-wrapped adam");
+    // The largest unit is Linear(6, 6): 42 elements, padded to the world size.
+    model->reset_peak_memory_stats();
+    nn::functional::mse_loss(model->forward(randn({2, 5})), randn({2, 3})).backward();
+    const int64_t largest = (42 + world - 1) / world * world * 4;
+    DIST_CHECK(model->memory_stats().peak_unsharded_bytes == largest,
+               "peak gathered " << model->memory_stats().peak_unsharded_bytes << " vs largest unit " << largest);
+  }
+  {
+    // Only child "0" is wrapped: the other Linears stay in the root unit.
+    fsdp::FullyShardedDataParallel model(
+        make_plain(3, 6), pg,
+        fsdp::FSDPOptions().auto_wrap_policy([](const std::string& name, const nn::Module&) { return name == "0"; }));
+    auto ref = make_plain(3, 6);
+    DIST_CHECK(model->parameters().size() == 2, "root shard + one wrapped child, got " << model->parameters().size());
+    train_and_compare(model, ref, rank, world,
+                      [](std::vector<Tensor> p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions(0.2)); },
+                      "policy sgd");
+  }
+  bool threw = false;
+  try {
+    fsdp::FullyShardedDataParallel bad(HalfUsed(), pg, fsdp::FSDPOptions().auto_wrap_children(true));
+  } catch (const Error& e) {
+    threw = std::string(e.what()).find("Sequential") != std::string::npos;
+  }
+  DIST_CHECK(threw, "auto-wrapping a non-Sequential raises tensor::Error");
+}
+
 DIST_SCENARIO(mixed_dtypes_error) {
   auto pg = init(rank, world);
   nn::Sequential seq(nn::Linear(3, 3), nn::Linear(3, 3));
@@ -347,4 +393,6 @@ TEST(DistributedFSDP, StateDicts3Ranks) { dist_test::expect_all_ok("state_dicts"
 TEST(DistributedFSDP, AccumulateAndOptions2Ranks) { dist_test::expect_all_ok("accumulate_and_options", 2); }
 TEST(DistributedFSDP, AccumulateAndOptions3Ranks) { dist_test::expect_all_ok("accumulate_and_options", 3); }
 TEST(DistributedFSDP, UnusedParameter2Ranks) { dist_test::expect_all_ok("unused_parameter", 2); }
+TEST(DistributedFSDP, AutoWrap2Ranks) { dist_test::expect_all_ok("auto_wrap", 2); }
+TEST(DistributedFSDP, AutoWrap3Ranks) { dist_test::expect_all_ok("auto_wrap", 3); }
 TEST(DistributedFSDP, MixedDtypesError) { dist_test::expect_all_ok("mixed_dtypes_error", 2); }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -30,6 +31,14 @@ struct TENSOR_API FSDPOptions {
   /// Whether full_state_dict() materialises the full tensors on rank 0 only (the others get an
   /// empty dict but still take part in the all-gathers).
   TENSOR_ARG(bool, rank0_only) = false;
+  /// Wraps each child of the module that has parameters as its own unit (the module must be a
+  /// Sequential, whose steps FSDP then runs one at a time), so that forward and backward hold
+  /// one child's full parameters at a time; the rest stays in the root unit. PyTorch's
+  /// ModuleWrapPolicy over the children.
+  TENSOR_ARG(bool, auto_wrap_children) = false;
+  /// Like auto_wrap_children, but wraps only the children (of a Sequential) for which
+  /// `policy(name, child)` is true.
+  TENSOR_ARG(std::function<bool(const std::string&, const nn::Module&)>, auto_wrap_policy) = nullptr;
 };
 
 /// Bytes of parameter memory of one FSDP module (its own unit; nested FSDP modules count theirs).
@@ -77,7 +86,10 @@ class TENSOR_API FullyShardedDataParallelImpl : public nn::Module {
     pre_forward();
     Tensor out;
     try {
-      out = any_.forward(first, rest...);
+      if constexpr (sizeof...(Ts) == 0)
+        out = auto_wrapped_ ? forward_auto_wrapped(first) : any_.forward(first);
+      else
+        out = any_.forward(first, rest...);
     } catch (...) {
       reshard();
       throw;
@@ -119,7 +131,12 @@ class TENSOR_API FullyShardedDataParallelImpl : public nn::Module {
   void reshard();
 
  private:
+  // An auto-wrapped child's unit: driven by the root's forward_auto_wrapped (no forward of its own).
+  FullyShardedDataParallelImpl(std::shared_ptr<nn::Module> child, std::shared_ptr<ProcessGroup> pg,
+                               FSDPOptions options, bool /*auto_wrapped_child*/);
   void init(std::shared_ptr<nn::Module> module, std::shared_ptr<ProcessGroup> pg);
+  void auto_wrap();
+  Tensor forward_auto_wrapped(const Tensor& input);
   void unshard();
   void pre_backward();
   void on_grad_accumulated();
@@ -136,6 +153,7 @@ class TENSOR_API FullyShardedDataParallelImpl : public nn::Module {
   // The unit's flat parameter (Note [FSDP design]).
   std::vector<std::string> names_;   // original names, relative to module_
   std::vector<Tensor> params_;       // the module's own parameter tensors, views into full_
+  std::vector<std::pair<std::string, Tensor>> buffers_;  // not sharded: every rank holds them
   std::vector<int64_t> offsets_;     // of each parameter in the flat parameter
   int64_t numel_ = 0;                // unpadded
   int64_t padded_numel_ = 0;
@@ -145,6 +163,8 @@ class TENSOR_API FullyShardedDataParallelImpl : public nn::Module {
   intrusive_ptr<StorageImpl> full_;  // the gathered flat parameter; freed between uses
   Tensor shard_;
   std::vector<std::pair<std::string, FullyShardedDataParallelImpl*>> nested_;  // by path
+  bool auto_wrapped_ = false;                                       // root of auto-wrapped children
+  std::vector<std::shared_ptr<FullyShardedDataParallelImpl>> step_units_;  // per Sequential step, or null
 
   // Backward state.
   std::vector<unsigned> hook_handles_;

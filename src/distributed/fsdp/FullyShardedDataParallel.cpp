@@ -9,6 +9,7 @@
 #include "tensor/autograd/hooks.h"
 #include "tensor/core/TensorImpl.h"
 #include "tensor/distributed/fsdp.h"
+#include "tensor/nn/modules.h"
 #include "tensor/ops.h"
 
 namespace tensor::distributed::fsdp {
@@ -49,17 +50,38 @@ std::vector<int64_t> contiguous_strides(IntArrayRef sizes) {
 
 // The FSDP modules directly below `m` (not below another FSDP module) and the parameters of
 // `m`'s tree outside them, named relative to `m`.
+// `wrapped` maps auto-wrapped children to their units.
 void collect(const std::shared_ptr<nn::Module>& m, const std::string& prefix,
-             std::vector<std::pair<std::string, Tensor>>& params,
+             const std::map<const nn::Module*, FullyShardedDataParallelImpl*>& wrapped,
+             std::vector<std::pair<std::string, Tensor>>& params, std::vector<std::pair<std::string, Tensor>>& buffers,
              std::vector<std::pair<std::string, FullyShardedDataParallelImpl*>>& nested) {
   for (const auto& item : m->named_parameters(/*recurse=*/false)) params.emplace_back(prefix + item.key(), item.value());
+  for (const auto& item : m->named_buffers(/*recurse=*/false)) buffers.emplace_back(prefix + item.key(), item.value());
   for (const auto& child : m->named_children()) {
     std::string path = prefix + child.key();
+    auto w = wrapped.find(child.value().get());
+    if (w != wrapped.end()) {
+      nested.emplace_back(path, w->second);
+      continue;
+    }
     if (auto* f = dynamic_cast<FullyShardedDataParallelImpl*>(child.value().get())) {
       nested.emplace_back(path, f);
       continue;
     }
-    collect(child.value(), path + ".", params, nested);
+    collect(child.value(), path + ".", wrapped, params, buffers, nested);
+  }
+}
+
+// The original parameter and buffer names of `m`'s tree in named_parameters() order, looking
+// through FSDP modules into the modules they wrap.
+void original_names(const std::shared_ptr<nn::Module>& m, const std::string& prefix, std::vector<std::string>& params,
+                    std::vector<std::string>& buffers) {
+  for (const auto& item : m->named_parameters(/*recurse=*/false)) params.push_back(prefix + item.key());
+  for (const auto& item : m->named_buffers(/*recurse=*/false)) buffers.push_back(prefix + item.key());
+  for (const auto& child : m->named_children()) {
+    std::shared_ptr<nn::Module> c = child.value();
+    if (auto* f = dynamic_cast<FullyShardedDataParallelImpl*>(c.get())) c = f->module();
+    original_names(c, prefix + child.key() + ".", params, buffers);
   }
 }
 
@@ -76,8 +98,14 @@ void FullyShardedDataParallelImpl::init(std::shared_ptr<nn::Module> module, std:
   module_ = std::move(module);
   pg_ = std::move(pg);
   counter_ = std::make_shared<MemoryCounter>();
+  std::map<const nn::Module*, FullyShardedDataParallelImpl*> wrapped;
+  if (options_.auto_wrap_children() || options_.auto_wrap_policy()) {
+    auto_wrap();
+    for (size_t i = 0; i < step_units_.size(); ++i)
+      if (step_units_[i]) wrapped[step_units_[i]->module_.get()] = step_units_[i].get();
+  }
   std::vector<std::pair<std::string, Tensor>> params;
-  collect(module_, "", params, nested_);
+  collect(module_, "", wrapped, params, buffers_, nested_);
   for (auto& [path, f] : nested_) {
     std::string name = path;
     std::replace(name.begin(), name.end(), '.', '_');
@@ -134,6 +162,56 @@ void FullyShardedDataParallelImpl::init(std::shared_ptr<nn::Module> module, std:
     hook_handles_.push_back(
         autograd::register_post_accumulate_grad_hook(p, [this](const Tensor&) { on_grad_accumulated(); }));
   }
+}
+
+FullyShardedDataParallelImpl::FullyShardedDataParallelImpl(std::shared_ptr<nn::Module> child,
+                                                           std::shared_ptr<ProcessGroup> pg, FSDPOptions options, bool)
+    : nn::Module("FullyShardedDataParallel"), options_(std::move(options)) {
+  options_.auto_wrap_children(false).auto_wrap_policy(nullptr);
+  init(std::move(child), std::move(pg));
+}
+
+void FullyShardedDataParallelImpl::auto_wrap() {
+  auto seq = std::dynamic_pointer_cast<nn::SequentialImpl>(module_);
+  TENSOR_CHECK(seq != nullptr,
+               "FullyShardedDataParallel: auto_wrap_children / auto_wrap_policy need a Sequential (FSDP runs its steps "
+               "one at a time), got a {}; wrap the children of other modules in FullyShardedDataParallel by hand",
+               module_->name());
+  auto children = seq->named_children();
+  TENSOR_CHECK(children.size() == seq->size(), "FullyShardedDataParallel: the Sequential's children do not match its steps");
+  step_units_.assign(seq->size(), nullptr);
+  for (size_t i = 0; i < seq->size(); ++i) {
+    const std::string& name = children[i].key();
+    std::shared_ptr<nn::Module> child = seq->ptr(i);
+    if (dynamic_cast<FullyShardedDataParallelImpl*>(child.get()) || child->parameters().empty()) continue;
+    if (options_.auto_wrap_policy() && !options_.auto_wrap_policy()(name, *child)) continue;
+    step_units_[i] = std::shared_ptr<FullyShardedDataParallelImpl>(new FullyShardedDataParallelImpl(child, pg_, options_, true));
+  }
+  auto_wrapped_ = true;
+}
+
+Tensor FullyShardedDataParallelImpl::forward_auto_wrapped(const Tensor& input) {
+  auto seq = std::static_pointer_cast<nn::SequentialImpl>(module_);
+  TENSOR_CHECK(seq->size() == step_units_.size(),
+               "FullyShardedDataParallel: the wrapped Sequential changed size after wrapping ({} steps, {} when wrapped)",
+               seq->size(), step_units_.size());
+  Tensor x = input;
+  for (size_t i = 0; i < step_units_.size(); ++i) {
+    auto& u = step_units_[i];
+    if (!u) {
+      x = seq->forward_at(i, x);
+      continue;
+    }
+    u->pre_forward();
+    try {
+      x = seq->forward_at(i, x);
+    } catch (...) {
+      u->reshard();
+      throw;
+    }
+    x = u->post_forward(x);
+  }
+  return x;
 }
 
 FullyShardedDataParallelImpl::~FullyShardedDataParallelImpl() {
@@ -248,18 +326,31 @@ FSDPMemoryStats FullyShardedDataParallelImpl::memory_stats() {
 void FullyShardedDataParallelImpl::reset_peak_memory_stats() { counter_->peak = counter_->current; }
 
 std::vector<std::pair<std::string, Tensor>> FullyShardedDataParallelImpl::full_state_dict() {
-  std::vector<std::pair<std::string, Tensor>> out;
   const bool keep = !options_.rank0_only() || pg_->rank() == 0;
+  std::map<std::string, Tensor> by_name;
   NoGradGuard ng;
   for (auto& [prefix, u] : units_in_tree("")) {
     bool was_gathered = u->numel_ == 0 || u->full_->data() != nullptr;
     u->unshard();
     if (keep)
-      for (size_t i = 0; i < u->params_.size(); ++i) out.emplace_back(prefix + u->names_[i], u->params_[i].detach().clone());
+      for (size_t i = 0; i < u->params_.size(); ++i) by_name[prefix + u->names_[i]] = u->params_[i].detach().clone();
     if (!was_gathered) u->reshard();
     if (keep)
-      for (const auto& b : u->module_->named_buffers()) out.emplace_back(prefix + b.key(), b.value().detach().clone());
+      for (const auto& [name, b] : u->buffers_) by_name[prefix + name] = b.detach().clone();
   }
+  std::vector<std::pair<std::string, Tensor>> out;
+  if (!keep) return out;
+  // Parameters then buffers, in the wrapped module's own named_parameters() order.
+  std::vector<std::string> params, buffers;
+  original_names(module_, "", params, buffers);
+  for (const auto* names : {&params, &buffers})
+    for (const auto& n : *names) {
+      auto it = by_name.find(n);
+      if (it == by_name.end()) continue;
+      out.emplace_back(n, it->second);
+      by_name.erase(it);
+    }
+  for (auto& kv : by_name) out.emplace_back(kv.first, kv.second);
   return out;
 }
 
@@ -288,7 +379,7 @@ void FullyShardedDataParallelImpl::load_full_state_dict(const std::vector<std::p
         u->unshard();
       }
     }
-    for (const auto& b : u->module_->named_buffers()) b.value().copy_(find(prefix + b.key()));
+    for (const auto& [name, b] : u->buffers_) b.copy_(find(prefix + name));
   }
 }
 
