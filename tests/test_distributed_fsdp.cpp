@@ -263,6 +263,26 @@ DIST_SCENARIO(state_dicts) {
   DIST_CHECK(rank == 0 ? r0sd.size() == 4 : r0sd.empty(), "rank0_only");
   if (rank == 0) expect_close(r0sd, named_params(*make_mlp()), 0, "rank0_only values");
 
+  // Buffers (not sharded) come after the parameters under their original names, once each,
+  // and load back.
+  auto make_bn = [] {
+    manual_seed(13);
+    return nn::Sequential(nn::Linear(5, 4), nn::BatchNorm1d(4), nn::Linear(4, 3));
+  };
+  fsdp::FullyShardedDataParallel bn(make_bn(), pg, fsdp::FSDPOptions().auto_wrap_children(true));
+  auto bn_ref = make_bn();
+  bn->forward(randn({4, 5}));  // updates every rank's running stats
+  auto bn_sd = bn->full_state_dict();
+  std::vector<std::string> want_names;
+  for (const auto& p : bn_ref->named_parameters()) want_names.push_back(p.key());
+  for (const auto& b : bn_ref->named_buffers()) want_names.push_back(b.key());
+  DIST_CHECK(bn_sd.size() == want_names.size(), "bn entries " << bn_sd.size() << " vs " << want_names.size());
+  for (size_t i = 0; i < want_names.size(); ++i)
+    DIST_CHECK(bn_sd[i].first == want_names[i], "entry " << i << ": " << bn_sd[i].first << " vs " << want_names[i]);
+  fsdp::FullyShardedDataParallel bn2(make_bn(), pg, fsdp::FSDPOptions().auto_wrap_children(true));
+  bn2->load_full_state_dict(bn_sd);
+  expect_close(bn2->full_state_dict(), bn_sd, 0, "state dict with buffers");
+
   // Errors: a sharded state dict of another world size; a missing key.
   auto bad = sharded;
   bad.world_size = world + 1;

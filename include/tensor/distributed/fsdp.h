@@ -41,7 +41,7 @@ struct TENSOR_API FSDPOptions {
   TENSOR_ARG(std::function<bool(const std::string&, const nn::Module&)>, auto_wrap_policy) = nullptr;
 };
 
-/// Bytes of parameter memory of one FSDP module (its own unit; nested FSDP modules count theirs).
+/// Bytes of parameter memory of an FSDP module and the units nested in it, on this rank.
 struct FSDPMemoryStats {
   int64_t shard_bytes = 0;           ///< this rank's flat shard (always resident)
   int64_t unsharded_bytes = 0;       ///< the gathered full flat parameter, while it is allocated
@@ -59,7 +59,8 @@ struct FlatShard {
   std::vector<std::string> param_names;  ///< the original parameters flattened, in order
 };
 
-/// sharded_state_dict(): every FSDP unit of the tree (keyed by its path, "" for the root), and
+/// sharded_state_dict(): every FSDP unit of the tree with parameters (keyed by its path prefix:
+/// "" for the root, "0." for the unit at child "0"), and
 /// the group shape it was saved under.
 struct ShardedStateDict {
   int world_size = 0;
@@ -104,7 +105,7 @@ class TENSOR_API FullyShardedDataParallelImpl : public nn::Module {
   /// The group the parameters are sharded over.
   const std::shared_ptr<ProcessGroup>& process_group() const { return pg_; }
 
-  /// Parameter memory of this unit on this rank.
+  /// Parameter memory on this rank of this unit and the units nested in it.
   FSDPMemoryStats memory_stats();
   /// Restarts peak_unsharded_bytes at the current value (this unit and nested units).
   void reset_peak_memory_stats();

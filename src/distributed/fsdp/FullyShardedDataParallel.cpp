@@ -275,8 +275,6 @@ void FullyShardedDataParallelImpl::on_grad_accumulated() {
 
 void FullyShardedDataParallelImpl::reduce_grads() {
   if (reduced_) return;
-  TENSOR_CHECK(full_->data() != nullptr || !options_.reshard_after_forward() || backward_started_,
-               "FullyShardedDataParallel: gradients arrived for a unit whose parameters are not gathered");
   NoGradGuard ng;
   Tensor flat = zeros({padded_numel_}, shard_.options());
   for (size_t i = 0; i < params_.size(); ++i) {
