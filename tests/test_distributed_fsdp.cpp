@@ -415,4 +415,13 @@ TEST(DistributedFSDP, AccumulateAndOptions3Ranks) { dist_test::expect_all_ok("ac
 TEST(DistributedFSDP, UnusedParameter2Ranks) { dist_test::expect_all_ok("unused_parameter", 2); }
 TEST(DistributedFSDP, AutoWrap2Ranks) { dist_test::expect_all_ok("auto_wrap", 2); }
 TEST(DistributedFSDP, AutoWrap3Ranks) { dist_test::expect_all_ok("auto_wrap", 3); }
+// Sequential::forward_at, which auto-wrapping runs step by step: one step, and a clear error out of range.
+TEST(DistributedFSDP, SequentialForwardAtRunsOneStep) {
+  nn::Sequential seq(nn::Functional([](Tensor x) { return x * 2; }), nn::Functional([](Tensor x) { return x + 1; }));
+  Tensor x = full({2}, 3.0);
+  EXPECT_EQ(values(seq->forward_at(0, x)), (std::vector<double>{6, 6}));
+  EXPECT_EQ(values(seq->forward_at(1, x)), (std::vector<double>{4, 4}));
+  EXPECT_EQ(values(seq->forward(x)), (std::vector<double>{7, 7}));
+  EXPECT_THROW(seq->forward_at(2, x), Error);
+}
 TEST(DistributedFSDP, MixedDtypesError) { dist_test::expect_all_ok("mixed_dtypes_error", 2); }
