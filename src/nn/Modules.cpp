@@ -215,6 +215,12 @@ Tensor SequentialImpl::forward(Tensor input) {
   return input;
 }
 
+Tensor SequentialImpl::forward_at(size_t index, Tensor input) {
+  TENSOR_CHECK(index < forwards_.size(), "Sequential::forward_at: index {} is out of range for a Sequential of {} modules",
+               index, forwards_.size());
+  return forwards_[index](std::move(input));
+}
+
 std::shared_ptr<Module> SequentialImpl::ptr(size_t index) const {
   TENSOR_CHECK(index < modules_.size(), "Sequential: index {} is out of range for a Sequential of {} modules", index,
                modules_.size());

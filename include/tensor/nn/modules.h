@@ -228,6 +228,9 @@ class TENSOR_API SequentialImpl : public Module {
 
   /// Chains the modules; an empty Sequential raises tensor::Error.
   Tensor forward(Tensor input);
+  /// Runs only the module at `index` (bounds-checked): what forward does for that step, for
+  /// wrappers that act between steps (FSDP's auto-wrapping).
+  Tensor forward_at(size_t index, Tensor input);
 
   /// The module at `index` (bounds-checked).
   std::shared_ptr<Module> operator[](size_t index) const { return ptr(index); }
