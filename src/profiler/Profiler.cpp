@@ -444,18 +444,24 @@ void Profile::export_chrome_trace(const std::string& path) {
   TENSOR_CHECK(!f.fail(), "profiler::Profile::export_chrome_trace: writing '{}' failed", path);
 }
 
+namespace {
+// One event's share of its name's row (key_averages, the analysis's top ops).
+void add_to_average(EventAverage& r, const Event& e) {
+  r.name = e.name;
+  ++r.calls;
+  r.self_cpu_ns += e.self_ns;
+  r.cpu_total_ns += e.dur_ns;
+  r.self_memory_bytes += e.bytes;
+  r.memory_bytes += e.total_bytes;
+}
+}  // namespace
+
 std::vector<EventAverage> Profile::key_averages(SortBy sort_by) {
   detail::finish(*session_);
   std::map<std::string, EventAverage> by_name;
   for (const auto& [b, e] : session_->all) {
     if (!detail::timed(e.kind) || e.kind == Kind::Step) continue;
-    EventAverage& r = by_name[e.name];
-    r.name = e.name;
-    ++r.calls;
-    r.self_cpu_ns += e.self_ns;
-    r.cpu_total_ns += e.dur_ns;
-    r.self_memory_bytes += e.bytes;
-    r.memory_bytes += e.total_bytes;
+    add_to_average(by_name[e.name], e);
   }
   std::vector<EventAverage> rows;
   rows.reserve(by_name.size());
@@ -528,13 +534,7 @@ Analysis Profile::analysis(size_t top_n) {
     else if (detail::is_copy(e.name)) a.copy_ns += e.self_ns;
     else a.compute_ns += e.self_ns;
     if (e.kind == Kind::Op || e.kind == Kind::Backward) {
-      EventAverage& r = ops[e.name];
-      r.name = e.name;
-      ++r.calls;
-      r.self_cpu_ns += e.self_ns;
-      r.cpu_total_ns += e.dur_ns;
-      r.self_memory_bytes += e.bytes;
-      r.memory_bytes += e.total_bytes;
+      add_to_average(ops[e.name], e);
     }
   }
   std::sort(top.begin(), top.end());
