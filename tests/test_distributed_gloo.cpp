@@ -271,6 +271,29 @@ DIST_SCENARIO(dead_rank) {
 
 TEST(DistributedGloo, DeadRankRaisesNamingCollectiveAndTimeout) { dist_test::expect_all_ok("dead_rank", 3, 60); }
 
+// send and recv with a dead peer: a tensor::Error naming the operation, whether Gloo notices
+// the closed pair when the operation is posted or while it is waited for.
+DIST_SCENARIO(dead_peer_send_recv) {
+  auto pg = init(rank, world, milliseconds(2000));
+  pg->barrier()->wait();
+  if (rank == 1) ::_exit(0);
+  std::this_thread::sleep_for(milliseconds(500));  // lets Gloo see the closed connection
+  for (const char* op : {"send", "recv"}) {
+    Tensor t = full({4}, 1.0, kFloat32);
+    auto t0 = std::chrono::steady_clock::now();
+    try {
+      (std::string(op) == "send" ? pg->send(t, 1, 7) : pg->recv(t, 1, 7))->wait();
+      DIST_CHECK(false, op << " to a dead peer returned");
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      DIST_CHECK(m.find(op) != std::string::npos, m);
+    }
+    DIST_CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(12), op << " took too long");
+  }
+}
+
+TEST(DistributedGloo, SendAndRecvWithADeadPeerRaise) { dist_test::expect_all_ok("dead_peer_send_recv", 2, 60); }
+
 DIST_SCENARIO(stalled_rank) {
   auto pg = init(rank, world, milliseconds(2000));
   pg->barrier()->wait();

@@ -452,10 +452,16 @@ std::shared_ptr<Work> ProcessGroupGloo::send(const Tensor& tensor, int dst, int 
   TENSOR_CHECK(dst >= 0 && dst < size_ && dst != rank_, "ProcessGroupGloo::send: dst {} must be another rank in [0, {}) (this is rank {})",
                dst, size_, rank_);
   TENSOR_CHECK(tag >= 0, "ProcessGroupGloo::send: tag must be non-negative (got {})", tag);
-  auto buf = impl_->ctx->createUnboundBuffer(tensor.data_ptr(), static_cast<size_t>(tensor.nbytes()));
-  buf->send(dst, gloo::Slot::build(kSendRecvSlotPrefix, static_cast<uint32_t>(tag)));
-  return std::make_shared<SendRecvWork>("send", fmt::format("to rank {}, tag {}, {}", dst, tag, describe(tensor)), tensor,
-                                        std::move(buf), rank_, size_, impl_->timeout, true);
+  std::string what = fmt::format("to rank {}, tag {}, {}", dst, tag, describe(tensor));
+  std::unique_ptr<gloo::transport::UnboundBuffer> buf;
+  try {
+    buf = impl_->ctx->createUnboundBuffer(tensor.data_ptr(), static_cast<size_t>(tensor.nbytes()));
+    buf->send(dst, gloo::Slot::build(kSendRecvSlotPrefix, static_cast<uint32_t>(tag)));
+  } catch (const std::exception& e) {  // the pair is closed already: a peer died or timed out
+    TENSOR_ERROR("ProcessGroupGloo: send ({}) failed on rank {} of {} (timeout {} ms): {}", what, rank_, size_,
+                 impl_->timeout.count(), e.what());
+  }
+  return std::make_shared<SendRecvWork>("send", std::move(what), tensor, std::move(buf), rank_, size_, impl_->timeout, true);
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::recv(const Tensor& tensor, int src, int tag) {
@@ -464,10 +470,16 @@ std::shared_ptr<Work> ProcessGroupGloo::recv(const Tensor& tensor, int src, int 
                src, size_, rank_);
   TENSOR_CHECK(tag >= 0, "ProcessGroupGloo::recv: tag must be non-negative (got {})", tag);
   mark_written(tensor);
-  auto buf = impl_->ctx->createUnboundBuffer(tensor.data_ptr(), static_cast<size_t>(tensor.nbytes()));
-  buf->recv(src, gloo::Slot::build(kSendRecvSlotPrefix, static_cast<uint32_t>(tag)));
-  return std::make_shared<SendRecvWork>("recv", fmt::format("from rank {}, tag {}, {}", src, tag, describe(tensor)), tensor,
-                                        std::move(buf), rank_, size_, impl_->timeout, false);
+  std::string what = fmt::format("from rank {}, tag {}, {}", src, tag, describe(tensor));
+  std::unique_ptr<gloo::transport::UnboundBuffer> buf;
+  try {
+    buf = impl_->ctx->createUnboundBuffer(tensor.data_ptr(), static_cast<size_t>(tensor.nbytes()));
+    buf->recv(src, gloo::Slot::build(kSendRecvSlotPrefix, static_cast<uint32_t>(tag)));
+  } catch (const std::exception& e) {  // the pair is closed already: a peer died or timed out
+    TENSOR_ERROR("ProcessGroupGloo: recv ({}) failed on rank {} of {} (timeout {} ms): {}", what, rank_, size_,
+                 impl_->timeout.count(), e.what());
+  }
+  return std::make_shared<SendRecvWork>("recv", std::move(what), tensor, std::move(buf), rank_, size_, impl_->timeout, false);
 }
 
 }  // namespace tensor::distributed

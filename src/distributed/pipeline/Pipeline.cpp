@@ -100,9 +100,8 @@ constexpr int kHeaderTag = 0;
 int forward_tag(int m) { return 1 + 2 * m; }
 int backward_tag(int m) { return 2 + 2 * m; }
 
-// ProcessGroupGloo::send / recv post at once on this thread, and Gloo throws its own exception
-// type when the pair to the peer is already closed (a dead peer): turn that into the
-// tensor::Error a waited Work raises.
+// send / recv post at once on this thread and may raise there (a dead peer): a backend that
+// raises something other than tensor::Error gets it turned into one naming the stage.
 std::shared_ptr<Work> post(ProcessGroup& pg, bool send, const Tensor& t, int peer, int tag, const char* who,
                            int stage) {
   try {
