@@ -122,10 +122,18 @@ TEST(PortTensorAssign, ExpandedViewCannotTakeACopy) {
   tensor::testing::expect_error([&] { base.expand({3, 2}) = tensor::tensor({{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}}); },
                                 {"copy_", "more than one element", "[3, 2]"});
   EXPECT_EQ(values(base), (std::vector<double>{1, 2}));
-  // A fill through the expanded view is refused too, naming fill_ (libtorch lets an idempotent
-  // fill through; refusing is the safe side of that difference, never a silent no-op).
-  tensor::testing::expect_error([&] { base.expand({3, 2}) = 7.0; }, {"fill_", "more than one element", "[3, 2]"});
-  EXPECT_EQ(values(base), (std::vector<double>{1, 2}));
+  // A fill through the expanded view writes one value to every alias, so it goes through, as in
+  // libtorch (and zero_, which is a fill).
+  base.expand({3, 2}) = 7.0;
+  EXPECT_EQ(values(base), (std::vector<double>{7, 7}));
+  base.expand({3, 2}).zero_();
+  EXPECT_EQ(values(base), (std::vector<double>{0, 0}));
+  // Not when the base requires grad: its gradient would have to be scattered over aliases.
+  tensor::Tensor w = tensor::tensor({1.0, 2.0}).requires_grad_();
+  tensor::Tensor h = w * 1;
+  tensor::testing::expect_error([&] { h.expand({3, 2}).fill_(7.0); }, {"fill_", "more than one element", "[3, 2]"});
+  base.fill_(1.0);
+  base[1] = 2.0;
   // Writing through one row of the expansion writes the shared row, as in libtorch.
   base.expand({3, 2})[1] = tensor::tensor({5.0, 6.0});
   EXPECT_EQ(values(base), (std::vector<double>{5, 6}));

@@ -19,6 +19,8 @@
 // Kernels below autograd call copy_ freely: with the Autograd key excluded it never records.
 #include "src/ops/CopyOps.h"
 
+#include <vector>
+
 #include "kernels/cpu/CopyKernels.h"
 #include "src/core/Check.h"
 #include "src/core/TensorIterator.h"
@@ -64,7 +66,18 @@ Tensor& fill_fn(Tensor& self, const Scalar& value) {
   const FillKernel kernel = g_fill_kernels.get<K>("fill_");
   if constexpr (K != DispatchKey::Meta) {
     if (self.numel() == 0) return self;
-    kernel(self, value);
+    // Note [Fill through aliases]
+    // fill_ writes one value everywhere, so the aliased elements of an expanded tensor agree
+    // (libtorch's fill skips the overlap check that other writes make): the kernel fills each
+    // memory location once, through the tensor with its stride-0 dims shrunk to one element.
+    std::vector<int64_t> once;
+    for (int64_t d = 0; d < self.dim(); ++d)
+      if (self.stride(d) == 0 && self.size(d) > 1) {
+        if (once.empty()) once = self.sizes().vec();
+        once[d] = 1;
+      }
+    if (once.empty()) kernel(self, value);
+    else kernel(self.as_strided(once, self.strides(), self.storage_offset()), value);
     self.unsafeGetTensorImpl()->bump_version();
   }
   return self;

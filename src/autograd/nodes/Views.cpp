@@ -3,6 +3,7 @@
 #include "src/autograd/Functions.h"
 
 #include <cmath>
+#include <cstring>
 
 #include "src/core/Check.h"
 #include "src/ops/ViewOps.h"
@@ -168,7 +169,11 @@ void check_inplace(const Tensor& t, const char* op) {
   TENSOR_CHECK(!(base->is_leaf() && base->requires_grad()),
                "{}: a view of a leaf Variable that requires grad is being used in an in-place operation ({})", op,
                t.describe());
-  for (int64_t d = 0; d < t.dim(); ++d)
+  // fill_ writes one value everywhere, so aliased elements agree: libtorch lets it through an
+  // expanded view. A base that requires grad is still refused (its CopySlices would scatter
+  // gradients over aliased positions).
+  const bool idempotent = std::strcmp(op, "fill_") == 0 && !base->requires_grad();
+  for (int64_t d = 0; d < t.dim() && !idempotent; ++d)
     TENSOR_CHECK(t.stride(d) != 0 || t.size(d) <= 1,
                  "{}: unsupported operation: more than one element of the written-to tensor refers to a single memory "
                  "location ({}, strides {}); call clone() before the in-place operation", op, t.describe(),
