@@ -508,6 +508,13 @@ TEST(Autograd, NodeNamesFollowLibtorchOverloads) {
   EXPECT_EQ((x / 2).grad_fn()->name(), "DivBackward1");
   EXPECT_EQ((x + x).grad_fn()->name(), "AddBackward0");
   EXPECT_EQ((x * x).grad_fn()->name(), "MulBackward0");
+  // pow numbers its overloads the other way round: Tensor_Scalar 0, Tensor_Tensor 1, Scalar 2.
+  EXPECT_EQ(x.pow(2).grad_fn()->name(), "PowBackward0");
+  EXPECT_EQ(x.pow(x).grad_fn()->name(), "PowBackward1");
+  EXPECT_EQ(tensor::pow(2.0, x).grad_fn()->name(), "PowBackward2");
+  Tensor p = x * 1;
+  p.pow_(3);
+  EXPECT_EQ(p.grad_fn()->name(), "PowBackward0");
   EXPECT_EQ(x.sum().grad_fn()->name(), "SumBackward0");
   EXPECT_EQ(x.sum(0).grad_fn()->name(), "SumBackward1");
   EXPECT_EQ(x.mean().grad_fn()->name(), "MeanBackward0");

@@ -281,16 +281,20 @@ template <BinaryOp Op> constexpr Row kBinaryRow = binary_row(Op);
 // ---- binary ----
 // libtorch names a node after the overload it recorded: a Scalar on the right (add.Scalar,
 // which libtensor runs as add with a wrapped-number tensor) records AddBackward1, SubBackward1,
-// MulBackward1 or DivBackward1 where two tensors record ...Backward0. Users print and test
-// these names.
+// MulBackward1 or DivBackward1 where two tensors record ...Backward0. pow numbers its
+// overloads the other way: pow.Tensor_Scalar records PowBackward0, two tensors PowBackward1,
+// and pow.Scalar (a number raised to a tensor) PowBackward2. Users print and test these names.
 template <BinaryOp Op>
-const char* binary_node_name(const Tensor& b) {
+const char* binary_node_name(const Tensor& a, const Tensor& b) {
   if (b.unsafeGetTensorImpl()->is_wrapped_number()) {
     if constexpr (Op == BinaryOp::Add) return "AddBackward1";
     if constexpr (Op == BinaryOp::Sub) return "SubBackward1";
     if constexpr (Op == BinaryOp::Mul) return "MulBackward1";
     if constexpr (Op == BinaryOp::Div) return "DivBackward1";
+    if constexpr (Op == BinaryOp::Pow) return "PowBackward0";
   }
+  if constexpr (Op == BinaryOp::Pow)
+    if (a.unsafeGetTensorImpl()->is_wrapped_number()) return "PowBackward2";
   return kBinaryRow<Op>.node;
 }
 
@@ -304,7 +308,7 @@ Tensor ag_binary(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   }
   if constexpr (r.node == nullptr) return out;
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&a, &b})) return out;
-  auto node = std::make_shared<FormulaNode>(binary_node_name<Op>(b), &backward<kBinaryRow<Op>>);
+  auto node = std::make_shared<FormulaNode>(binary_node_name<Op>(a, b), &backward<kBinaryRow<Op>>);
   node->add_input(a);
   node->add_input(b);
   save_values(*node, r.saves, a, b, out);
@@ -347,7 +351,7 @@ Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
     ops::binary_op(Op).inplace(self, b, alpha);
   }
   if (!ir.record) return self;
-  auto node = inplace_node(binary_node_name<Op>(b), &backward<kBinaryRow<Op>>, ir);
+  auto node = inplace_node(binary_node_name<Op>(self, b), &backward<kBinaryRow<Op>>, ir);
   node->add_input(b);
   save_values(*node, r.saves, ir.before, b, self);
   if (Op == BinaryOp::Add || Op == BinaryOp::Sub) node->scalars.push_back(alpha);
