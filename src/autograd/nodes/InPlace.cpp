@@ -172,7 +172,7 @@ Tensor& ag_fill_(Tensor& self, const Scalar& value) {
   const bool rec = is_differentiable(self.dtype()) && self.requires_grad();
   Edge old;
   if (rec) {
-    check_inplace(self, "fill_");
+    check_inplace(self, "fill_", /*writes_one_value=*/true);
     old = gradient_edge(self);
   }
   const InputMeta old_meta{DimVector(self.sizes()), self.dtype()};

@@ -3,7 +3,6 @@
 #include "src/autograd/Functions.h"
 
 #include <cmath>
-#include <cstring>
 
 #include "src/core/Check.h"
 #include "src/ops/ViewOps.h"
@@ -149,7 +148,7 @@ void refresh_view_history(const Tensor& t) {
   set_view_history(t, base, view_positions(t, base, "autograd"));
 }
 
-void check_inplace(const Tensor& t, const char* op) {
+void check_inplace(const Tensor& t, const char* op, bool writes_one_value) {
   refresh_view_history(t);
   TENSOR_CHECK(!(t.is_leaf() && t.requires_grad()),
                "{}: a leaf Variable that requires grad is being used in an in-place operation ({}); do it under "
@@ -169,10 +168,10 @@ void check_inplace(const Tensor& t, const char* op) {
   TENSOR_CHECK(!(base->is_leaf() && base->requires_grad()),
                "{}: a view of a leaf Variable that requires grad is being used in an in-place operation ({})", op,
                t.describe());
-  // fill_ writes one value everywhere, so aliased elements agree: libtorch lets it through an
-  // expanded view. A base that requires grad is still refused (its CopySlices would scatter
-  // gradients over aliased positions).
-  const bool idempotent = std::strcmp(op, "fill_") == 0 && !base->requires_grad();
+  // An op that writes one value everywhere (fill_) leaves aliased elements in agreement: libtorch
+  // lets it through an expanded view. A base that requires grad is still refused (its
+  // CopySlices would scatter gradients over aliased positions).
+  const bool idempotent = writes_one_value && !base->requires_grad();
   for (int64_t d = 0; d < t.dim() && !idempotent; ++d)
     TENSOR_CHECK(t.stride(d) != 0 || t.size(d) <= 1,
                  "{}: unsupported operation: more than one element of the written-to tensor refers to a single memory "
