@@ -103,7 +103,8 @@ inline Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
 
 /// Reduces a broadcast gradient back to `sizes` (sums over broadcast dims).
 Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
-/// Throws PyTorch's errors for an in-place write to t while recording.
+/// Throws PyTorch's errors for an in-place write to t while recording; `writes_one_value` (fill_)
+/// lets the write through an expanded view whose base does not require grad.
 void check_inplace(const Tensor& t, const char* op, bool writes_one_value = false);
 /// Makes `node` (an in-place op's node) the new history of self; when self is a view of a
 /// recorded tensor, rebases the base's history instead (Note [In-place on views]).
