@@ -422,3 +422,99 @@ TEST(PortAutograd, SavedOutputIsFreedByBackward) {
     EXPECT_NE(std::string(e.what()).find("backward through the graph a second time"), std::string::npos) << e.what();
   }
 }
+
+// A saved output keeps only a weak link to its node (libtorch's SavedVariable for outputs): a
+// Function that saves its output and is never differentiated is freed with its output, and the
+// saved output handed to backward still carries the node as its history, so double backward
+// through it works.
+TEST(PortAutograd, SavedOutputNeverDifferentiatedIsFreed) {
+  std::weak_ptr<tensor::autograd::Node> node;
+  {
+    auto x = tensor::tensor({0.5, -1.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+    auto y = ExpSavesOutput::apply(x);
+    node = y.grad_fn();
+    ASSERT_FALSE(node.expired());
+  }
+  EXPECT_TRUE(node.expired()) << "the node outlived its output: a reference cycle through the saved output";
+
+  // d/dx sum(exp(x)) = exp(x) uses the saved output; differentiating that again through the
+  // saved output's restored history gives exp(x) once more.
+  auto x = tensor::tensor({0.5, -1.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  auto g = tensor::autograd::grad({ExpSavesOutput::apply(x).sum()}, {x}, {}, /*retain_graph=*/true,
+                                  /*create_graph=*/true)[0];
+  tensor::testing::expect_near(tensor::testing::vals(g), {std::exp(0.5), std::exp(-1.0)}, 1e-12, "first derivative");
+  auto gg = tensor::autograd::grad({g.sum()}, {x})[0];
+  tensor::testing::expect_near(tensor::testing::vals(gg), {std::exp(0.5), std::exp(-1.0)}, 1e-12, "second derivative");
+}
+
+// ---- Custom Functions that change a view of their input in place ----
+namespace {
+// Changes x in place and also returns a second tensor: libtorch refuses this when x is a view.
+struct MulTwoInplaceAndTriple : tensor::autograd::Function<MulTwoInplaceAndTriple> {
+  static tensor::autograd::variable_list forward(tensor::autograd::AutogradContext* ctx, tensor::Tensor x) {
+    x.mul_(2);
+    ctx->mark_dirty({x});
+    return {x, x * 3};
+  }
+  static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext*,
+                                                  tensor::autograd::variable_list g) {
+    return {g[0] * 2 + g[1] * 6};
+  }
+};
+// The dirty input is the second argument: its gradient is the second entry of backward's result.
+struct AddScaledInplace : tensor::autograd::Function<AddScaledInplace> {
+  static tensor::Tensor forward(tensor::autograd::AutogradContext* ctx, tensor::Tensor w, tensor::Tensor x) {
+    ctx->save_for_backward({w});
+    x.mul_(w);
+    ctx->mark_dirty({x});
+    return x;
+  }
+  static tensor::autograd::variable_list backward(tensor::autograd::AutogradContext* ctx,
+                                                  tensor::autograd::variable_list g) {
+    auto w = ctx->get_saved_variables()[0];
+    // d(x * w)/dw needs x's old value; the test passes x = ones, so it is g.
+    return {g[0], g[0] * w};
+  }
+};
+}  // namespace
+
+// As libtorch's rebase_history: the base of a dirty view takes the change into its history
+// (CopySlices), so gradients through the base see the custom op.
+TEST(PortAutograd, MarkDirtyOnAViewRebasesTheBase) {
+  auto a = tensor::tensor({1.0, 2.0, 3.0, 4.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  auto b = a * 1;
+  auto v = b.narrow(0, 1, 2);
+  auto out = MulTwoInplace::apply(v);
+  EXPECT_TRUE(out.is_same(v));
+  tensor::testing::expect_near(tensor::testing::vals(b), {1.0, 4.0, 6.0, 4.0}, 0, "b after the view was doubled");
+  ASSERT_TRUE(b.grad_fn());
+  EXPECT_EQ(b.grad_fn()->name(), "CopySlices");
+  (b * tensor::tensor({1.0, 10.0, 100.0, 1000.0}, tensor::dtype(tensor::kFloat64))).sum().backward();
+  tensor::testing::expect_near(tensor::testing::vals(a.grad()), {1.0, 20.0, 200.0, 1000.0}, 0, "a.grad()");
+
+  // The view is the second argument, and the other argument needs its gradient too.
+  auto w = tensor::tensor({3.0, 5.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  auto c = tensor::ones({2, 2}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  auto d = c * 1;
+  AddScaledInplace::apply(w, d.select(1, 0));  // a strided view: column 0
+  tensor::testing::expect_near(tensor::testing::vals(d), {3.0, 1.0, 5.0, 1.0}, 0, "d");
+  (d * tensor::tensor({{1.0, 2.0}, {4.0, 8.0}}, tensor::dtype(tensor::kFloat64))).sum().backward();
+  tensor::testing::expect_near(tensor::testing::vals(c.grad()), {3.0, 2.0, 20.0, 8.0}, 0, "c.grad()");
+  tensor::testing::expect_near(tensor::testing::vals(w.grad()), {1.0, 4.0}, 0, "w.grad()");
+}
+
+TEST(PortAutograd, MarkDirtyOnAViewIsRefusedWhereLibtorchRefusesIt) {
+  auto a = tensor::tensor({1.0, 2.0, 3.0, 4.0}, tensor::dtype(tensor::kFloat64).requires_grad(true));
+  // Several outputs.
+  expect_error([&] { MulTwoInplaceAndTriple::apply((a * 1).narrow(0, 0, 2)); },
+               {"Functions which modify views in-place must return a single Variable"});
+  // A view of a leaf that requires grad.
+  expect_error([&] { MulTwoInplace::apply(a.narrow(0, 0, 2)); },
+               {"a view of a leaf Variable that requires grad is being used in an in-place operation"});
+  // An output of a function that returns several views.
+  expect_error([&] { MulTwoInplace::apply((a * 1).unbind(0)[1]); }, {"returns multiple views"});
+  // Without recording (no input requires grad) the same calls just run.
+  auto p = tensor::tensor({1.0, 2.0, 3.0}, tensor::dtype(tensor::kFloat64));
+  MulTwoInplaceAndTriple::apply(p.narrow(0, 1, 2));
+  tensor::testing::expect_near(tensor::testing::vals(p), {1.0, 4.0, 6.0}, 0, "p");
+}

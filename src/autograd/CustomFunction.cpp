@@ -17,7 +17,39 @@ void AutogradContext::save_for_backward(variable_list to_save) {
   saved_ = std::move(to_save);
   saved_versions_.clear();
   for (const Tensor& t : saved_) saved_versions_.push_back(t.defined() ? t._version() : 0);
+  saved_output_nr_.assign(saved_.size(), -1);
 }
+
+// Note [Saved outputs of custom Functions]
+// A forward that saves its own output would make a reference cycle: the node owns ctx, ctx the
+// output, the output its history, the node. Freeing the saved tensors at the end of backward
+// breaks it only for graphs that are differentiated. As libtorch's SavedVariable does for outputs,
+// ctx keeps such a tensor as an alias without history (same storage and version counter) and a
+// weak link to the node; get_saved_variables() hands backward a fresh alias whose history is the
+// node again, so create_graph differentiates through it.
+namespace detail {
+void set_output_history(AutogradContext& ctx, const std::shared_ptr<Node>& node, const variable_list& inputs,
+                        const Tensor& o, uint32_t nr, size_t num_outputs, bool dirty) {
+  if (dirty && o.unsafeGetTensorImpl()->is_view()) {
+    // libtorch's rebase_history: the base takes the change (CopySlices over this node), whose
+    // backward hands the node one gradient, so the Function may have only one output.
+    TENSOR_CHECK(num_outputs == 1,
+                 "custom Function: Functions which modify views in-place must return a single Variable: the dirty "
+                 "input [{}] is a view, and forward returned {} outputs", o.describe(), num_outputs);
+    uint32_t input = 0;
+    while (input < inputs.size() && !(inputs[input].defined() && inputs[input].is_same(o))) ++input;
+    set_inplace_history(o, node, input);
+  } else {
+    autograd::set_history(o, node, nr);
+  }
+  for (size_t i = 0; i < ctx.saved_.size(); ++i)
+    if (ctx.saved_[i].defined() && ctx.saved_[i].is_same(o)) {
+      ctx.saved_[i] = ctx.saved_[i].detach();
+      ctx.saved_output_nr_[i] = nr;
+      ctx.node_ = node;
+    }
+}
+}  // namespace detail
 
 namespace detail {
 
@@ -76,6 +108,7 @@ void AutogradContext::release_saved_variables() {
   released_ = !saved_.empty();
   saved_.clear();
   saved_versions_.clear();
+  saved_output_nr_.clear();
 }
 
 variable_list AutogradContext::get_saved_variables() const {
@@ -89,7 +122,14 @@ variable_list AutogradContext::get_saved_variables() const {
                  "CppNode: one of the variables needed for gradient computation has been modified by an inplace "
                  "operation: saved tensor {} ([{}]) is at version {}; expected version {} instead", i,
                  saved_[i].describe(), saved_[i]._version(), saved_versions_[i]);
-  return saved_;
+  variable_list out = saved_;
+  const std::shared_ptr<Node> node = node_.lock();
+  for (size_t i = 0; i < out.size(); ++i)
+    if (saved_output_nr_[i] >= 0) {
+      out[i] = saved_[i].detach();
+      if (node) autograd::set_history(out[i], node, static_cast<uint32_t>(saved_output_nr_[i]));
+    }
+  return out;
 }
 
 void AutogradContext::mark_dirty(const variable_list& tensors) { dirty_ = tensors; }
@@ -127,6 +167,9 @@ void finish_custom_forward(AutogradContext& ctx, const variable_list& inputs, co
                  "custom Function: some elements marked as dirty during the forward method were not returned as "
                  "output ([{}]); the inputs that are modified inplace must all be outputs of the Function",
                  t.describe());
+    // A dirty view: libtorch's handle_view_on_rebase refusals (a view made in no-grad mode, an
+    // output of a multi-view function, a view of a leaf that requires grad).
+    if (t.unsafeGetTensorImpl()->is_view()) check_inplace(t, "custom Function", /*writes_one_value=*/false);
   }
   for (size_t i = 0; i < ctx.saved_.size(); ++i)
     ctx.saved_versions_[i] = ctx.saved_[i].defined() ? ctx.saved_[i]._version() : 0;

@@ -107,8 +107,9 @@ Tensor sum_to(const Tensor& grad, IntArrayRef sizes);
 /// lets the write through an expanded view whose base does not require grad.
 void check_inplace(const Tensor& t, const char* op, bool writes_one_value = false);
 /// Makes `node` (an in-place op's node) the new history of self; when self is a view of a
-/// recorded tensor, rebases the base's history instead (Note [In-place on views]).
-void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>& node);
+/// recorded tensor, rebases the base's history instead (Note [In-place on views]). `self_nr` is
+/// the input of `node` that self was (a custom Function's dirty argument may be any of them).
+void set_inplace_history(const Tensor& self, const std::shared_ptr<Node>& node, uint32_t self_nr = 0);
 
 /// Runs backend kernels with the Autograd key excluded, so composite kernels do not record.
 class BelowAutograd {

@@ -35,6 +35,13 @@ TENSOR_API void set_history(const Tensor& t, const std::shared_ptr<Node>& node, 
 TENSOR_API void finish_custom_forward(AutogradContext& ctx, const variable_list& inputs,
                                       const std::vector<uint32_t>& versions, const variable_list& outputs,
                                       bool record);
+/// Makes `node` the history of forward's output `o` (output number nr of num_outputs), as
+/// libtorch's custom Function does: a dirty view input rebases its base's history instead
+/// (Note [In-place on views]; refused with several outputs, as libtorch), and a saved tensor
+/// that is this output is kept without its history (Note [Saved outputs of custom Functions]).
+TENSOR_API void set_output_history(AutogradContext& ctx, const std::shared_ptr<Node>& node,
+                                   const variable_list& inputs, const Tensor& o, uint32_t nr, size_t num_outputs,
+                                   bool dirty);
 TENSOR_API variable_list conform_custom_grads(const char* fn, variable_list all, size_t num_args,
                                               const std::vector<size_t>& tensor_arg_pos,
                                               const std::vector<std::vector<int64_t>>& input_sizes,
@@ -73,11 +80,15 @@ class TENSOR_API AutogradContext {
   bool materialize_grads_ = true;
 
  private:
-  std::vector<Tensor> saved_;
+  std::vector<Tensor> saved_;  // a saved output: an alias without history
   std::vector<uint32_t> saved_versions_;
+  std::vector<int64_t> saved_output_nr_;  // the output number of a saved output, else -1
+  std::weak_ptr<Node> node_;              // this Function's node, restored as a saved output's history
   bool released_ = false;
   friend void detail::finish_custom_forward(AutogradContext&, const variable_list&, const std::vector<uint32_t>&,
                                             const variable_list&, bool);
+  friend void detail::set_output_history(AutogradContext&, const std::shared_ptr<Node>&, const variable_list&,
+                                         const Tensor&, uint32_t, size_t, bool);
 };
 
 /// The node recorded for a custom Function: calls T::backward.
@@ -167,7 +178,7 @@ struct Function {
       bool dirty = false;
       for (const Tensor& d : node->ctx.dirty_) dirty = dirty || d.is_same(o);
       if (is_input && !dirty) o = o.detach();
-      detail::set_history(o, node, static_cast<uint32_t>(i));
+      detail::set_output_history(node->ctx, node, inputs, o, static_cast<uint32_t>(i), outs.size(), dirty);
     }
     // The node owns ctx: a dirty output kept there would hold the node through its own history
     // (a reference cycle, never freed).

@@ -196,7 +196,8 @@ void check_inplace(const Tensor& t, const char* op, bool writes_one_value) {
 namespace {
 class CopySlices final : public Node {
  public:
-  std::shared_ptr<FormulaNode> fn;
+  std::shared_ptr<Node> fn;
+  uint32_t self_nr = 0;  // fn's input that was the view; CopySlices' edge there is the base's
   DimVector base_sizes, vsizes;
   Tensor pos;      // flat positions of the view's elements in the base, int64
   Tensor in_view;  // bool mask over the base's flat positions: true inside the view
@@ -205,16 +206,16 @@ class CopySlices final : public Node {
   variable_list apply(variable_list&& grads) override {
     Tensor flat = grads[0].reshape({-1});
     variable_list r = fn->apply({flat.index_select(0, pos).view(vsizes)});
+    r.resize(std::max<size_t>(r.size(), self_nr + 1));
     Tensor rest = where(in_view, 0.0, flat);
-    if (!r.empty() && r[0].defined()) rest = rest.index_add(0, pos, r[0].reshape({-1}).to(rest.dtype()));
-    variable_list out{rest.view(base_sizes)};
-    for (size_t i = 1; i < r.size(); ++i) out.push_back(r[i]);
-    return out;
+    if (r[self_nr].defined()) rest = rest.index_add(0, pos, r[self_nr].reshape({-1}).to(rest.dtype()));
+    r[self_nr] = rest.view(base_sizes);
+    return r;
   }
 };
 }  // namespace
 
-void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>& node) {
+void set_inplace_history(const Tensor& self, const std::shared_ptr<Node>& node, uint32_t self_nr) {
   const Tensor* basep = view_base_of(self);
   if (!self.unsafeGetTensorImpl()->is_view() || !basep) {
     set_history(self, node);
@@ -224,6 +225,7 @@ void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>&
   Tensor pos = view_positions(self, base, node->name().c_str());
   auto cs = std::make_shared<CopySlices>();
   cs->fn = node;
+  cs->self_nr = self_nr;
   cs->base_sizes = DimVector(base.sizes());
   cs->vsizes = DimVector(self.sizes());
   {
@@ -232,8 +234,10 @@ void set_inplace_history(const Tensor& self, const std::shared_ptr<FormulaNode>&
     cs->pos = pos.reshape({-1}).contiguous();
     cs->in_view = zeros({base.numel()}, idx).index_add(0, cs->pos, ones({cs->pos.numel()}, idx)).gt(0);
   }
-  cs->mutable_next_edges().push_back(base.requires_grad() ? gradient_edge(base) : Edge{});
-  for (size_t i = 1; i < node->next_edges().size(); ++i) cs->mutable_next_edges().push_back(node->next_edges()[i]);
+  for (size_t i = 0; i < std::max<size_t>(node->next_edges().size(), self_nr + 1); ++i)
+    cs->mutable_next_edges().push_back(i != self_nr                ? node->next_edges()[i]
+                                       : base.requires_grad() ? gradient_edge(base)
+                                                              : Edge{});
   set_history(base, cs);
   // The view now reads the rebased base: its elements sit at these positions of the base.
   set_view_history(self, base, pos);
