@@ -1,7 +1,10 @@
 // operator<< for tensors, in libtorch's layout: values, then "[ CPUFloatType{2,3} ]".
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "src/core/Check.h"
 #include "tensor/ops.h"
@@ -30,12 +33,18 @@ struct ComplexFormatter {
   }
 };
 
-// Real tensors follow libtorch's layout rules (reimplemented from its documented output):
-// look at the finite values' magnitudes; if all are whole numbers, print them in the default
-// float format (`1`, not `1.0000`) in columns expMax + 1 wide, switching to scientific past 9
-// integer digits; otherwise four decimals, in scientific when the magnitudes span more than 4
+// Note [Printing as libtorch]
+// Real tensors print byte for byte as libtorch's operator<< does (checked against libtorch 1.13's
+// output, tests/test_print.cpp), since programs print tensors into logs and tests that people
+// compare. The format is chosen per 1-D tensor or per 2-D slice: if all finite values are whole,
+// the default float format (`1`, not `1.0000`) in columns expMax + 1 wide, scientific past 9
+// integer digits; otherwise four decimals, scientific when the magnitudes span more than 4
 // orders, or scaled by a printed power of ten (`0.01 *`) when they are all large or all small.
-// expMin/expMax are the number of integer digits of the smallest/largest magnitude.
+// expMin/expMax are the number of integer digits of the smallest/largest magnitude; as in
+// libtorch, the largest magnitude only moves for values greater than it as signed numbers, so a
+// negative value wider than the first one can overflow its column. 2-D slices wrap at 80
+// columns ("Columns 1 to 10", with libtorch's spacing), and slices of 3-d and larger tensors are
+// numbered from 1 with the first index fastest, as libtorch numbers them.
 struct RealFormat {
   enum Style { Default, Fixed, Sci } style = Fixed;
   double scale = 1;
@@ -52,16 +61,21 @@ struct RealFormat {
   }
 };
 
-RealFormat real_format(const Tensor& v) {  // v: float64 on CPU
-  Tensor finite = v.masked_select(v.isnan().logical_not().logical_and(v.abs().ne(INFINITY)));
+RealFormat real_format(const double* p, int64_t n) {
   bool whole = true;
+  int64_t first = 0;
+  while (first < n && !std::isfinite(p[first])) ++first;
   double exp_min = 1, exp_max = 1;
-  if (finite.numel() > 0) {
-    whole = finite.eq(finite.floor()).all().item<bool>();
-    Tensor mag = finite.abs();
-    const double mn = mag.min().item<double>(), mx = mag.max().item<double>();
-    if (mn != 0) exp_min = std::floor(std::log10(mn)) + 1;
-    if (mx != 0) exp_max = std::floor(std::log10(mx)) + 1;
+  if (first < n) {
+    double mn = std::fabs(p[first]), mx = mn;
+    for (int64_t i = first; i < n; ++i) {
+      if (!std::isfinite(p[i])) continue;
+      whole = whole && p[i] == std::ceil(p[i]);
+      mn = std::min(mn, std::fabs(p[i]));
+      if (p[i] > mx) mx = std::fabs(p[i]);  // signed, as libtorch compares (Note [Printing as libtorch])
+    }
+    exp_min = mn != 0 ? std::floor(std::log10(mn)) + 1 : 1;
+    exp_max = mx != 0 ? std::floor(std::log10(mx)) + 1 : 1;
   }
   RealFormat f;
   if (whole) {
@@ -89,17 +103,40 @@ RealFormat real_format(const Tensor& v) {  // v: float64 on CPU
 void print_scale(std::ostream& os, double scale) {
   if (scale == 1) return;
   std::ostringstream ss;
+  ss.precision(4);  // libtorch's stream still has the values' precision when it prints the scale
   ss << scale;
   os << ss.str() << " *\n";
 }
 
-// m: 2-D float64 on CPU. Columns right-aligned to f.width, separated by one space.
-void print_real_matrix(std::ostream& os, const Tensor& m, const RealFormat& f) {
-  print_scale(os, f.scale);
-  for (int64_t r = 0; r < m.size(0); ++r) {
-    for (int64_t c = 0; c < m.size(1); ++c)
-      os << (c ? " " : "") << fmt::format("{:>{}}", f.fmt(m.select(0, r).select(0, c).item<double>()), f.width);
-    os << "\n";
+// A rows x cols row-major float64 matrix at p, wrapped at 80 columns, each line after the
+// first row prefixed by `indent` spaces (one more after a scale line), as libtorch lays it out.
+void print_real_matrix(std::ostream& os, const double* p, int64_t rows, int64_t cols, int indent) {
+  constexpr int kLineSize = 80;
+  const RealFormat f = real_format(p, rows * cols);
+  const std::string pad(indent, ' ');
+  os << pad;
+  const int64_t per_line = std::max<int64_t>(1, (kLineSize - indent) / (f.width + 1));
+  for (int64_t first = 0; first < cols;) {
+    const int64_t last = std::min(first + per_line, cols) - 1;
+    if (per_line < cols) {
+      if (first != 0) os << "\n";
+      os << "Columns " << first + 1 << " to " << last + 1 << pad;
+    }
+    if (f.scale != 1) {
+      print_scale(os, f.scale);
+      os << pad;
+    }
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = first; c <= last; ++c) {
+        os << fmt::format("{:>{}}", f.fmt(p[r * cols + c]), f.width);
+        if (c != last) {
+          os << " ";
+        } else {
+          os << "\n";
+          if (r != rows - 1) os << pad << (f.scale != 1 ? " " : "");
+        }
+      }
+    first = last + 1;
   }
 }
 
@@ -139,9 +176,38 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     else ss << v.item<double>();
     return os << ss.str() << "\n[ " << tag << "{} ]";
   }
-  RealFormat rf;
+  if (!complex) {
+    const Tensor c = v.contiguous();
+    const double* p = c.data_ptr<double>();
+    if (t.dim() == 1) {
+      const RealFormat f = real_format(p, c.numel());
+      print_scale(os, f.scale);
+      for (int64_t i = 0; i < c.numel(); ++i) os << fmt::format("{:>{}}", f.fmt(p[i]), f.width) << "\n";
+    } else if (t.dim() == 2) {
+      print_real_matrix(os, p, c.size(0), c.size(1), 0);
+    } else {
+      // Each trailing 2-D slice, numbered from 1 with the first index fastest (libtorch's order).
+      const int64_t lead_dims = t.dim() - 2, rows = c.size(-2), cols = c.size(-1);
+      std::vector<int64_t> counter(lead_dims, 0);
+      for (int64_t k = 0, n = c.numel() / std::max<int64_t>(1, rows * cols); k < n; ++k) {
+        if (k) os << "\n";
+        os << "(";
+        int64_t offset = 0;
+        for (int64_t d = 0; d < lead_dims; ++d) {
+          os << counter[d] + 1 << ",";
+          offset += counter[d] * c.stride(d);
+        }
+        os << ".,.) = \n";
+        print_real_matrix(os, p + offset, rows, cols, 1);
+        for (int64_t d = 0; d < lead_dims && ++counter[d] == c.size(d); ++d) counter[d] = 0;
+      }
+    }
+    return os << "[ " << tag << "{" << shape << "} ]";
+  }
+  // Complex tensors: libtorch prints only their real parts; here both parts print, one 2-D
+  // slice at a time.
   ComplexFormatter cf;
-  if (complex) {
+  {
     Tensor parts = tensor::cat({v.real().reshape({-1}), v.imag().reshape({-1})});
     Tensor finite = parts.abs().masked_select(parts.isnan().logical_not().logical_and(parts.abs().ne(INFINITY)));
     if (finite.numel() > 0) {
@@ -151,32 +217,23 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     Tensor flat = v.reshape({-1});
     for (int64_t i = 0; i < flat.numel(); ++i)
       cf.width = std::max<int>(cf.width, static_cast<int>(cf.fmt(flat[i].item<complex128>()).size()));
-  } else {
-    rf = real_format(v);
   }
-  auto print_matrix = [&](const Tensor& m) {
-    if (complex) print_complex_matrix(os, m, cf);
-    else print_real_matrix(os, m, rf);
-  };
-  if (t.dim() == 1) {
-    print_matrix(v.unsqueeze(1));
+  if (t.dim() <= 2) {
+    print_complex_matrix(os, t.dim() == 1 ? v.unsqueeze(1) : v, cf);
   } else {
-    // Print each trailing 2-D slice with its leading index, as libtorch does.
-    Tensor m3 = v.reshape({-1, v.size(-2), v.size(-1)});
-    for (int64_t i = 0; i < m3.size(0); ++i) {
-      if (t.dim() > 2) {
-        std::string idx;
-        int64_t rem = i;
-        std::vector<int64_t> lead(t.dim() - 2);
-        for (int64_t d = t.dim() - 3; d >= 0; --d) {
-          lead[d] = rem % t.size(d);
-          rem /= t.size(d);
-        }
-        for (int64_t l : lead) idx += fmt::format("{},", l);
-        os << "(" << idx << ".,.) = \n";
+    // Numbered as the real slices are.
+    std::vector<int64_t> counter(t.dim() - 2, 0);
+    for (int64_t k = 0, n = v.numel() / std::max<int64_t>(1, v.size(-2) * v.size(-1)); k < n; ++k) {
+      if (k) os << "\n";
+      os << "(";
+      Tensor slice = v;
+      for (int64_t i : counter) {
+        os << i + 1 << ",";
+        slice = slice.select(0, i);
       }
-      print_matrix(m3[i]);
-      if (t.dim() > 2 && i + 1 < m3.size(0)) os << "\n";
+      os << ".,.) = \n";
+      print_complex_matrix(os, slice, cf);
+      for (size_t d = 0; d < counter.size() && ++counter[d] == v.size(static_cast<int64_t>(d)); ++d) counter[d] = 0;
     }
   }
   return os << "[ " << tag << "{" << shape << "} ]";
