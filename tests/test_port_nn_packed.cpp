@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include <algorithm>
 #include <cmath>
+#include <optional>
 #include <functional>
 #include <string>
 #include <utility>
@@ -291,4 +293,131 @@ TEST(PortNNPacked, PackedLSTMGradcheck) {
     return tensor::cat({padded.reshape({-1}), std::get<0>(hc).reshape({-1}), std::get<1>(hc).reshape({-1})});
   };
   check("packed LSTM gradcheck", [&] { return autograd::gradcheck(f, {x}); });
+}
+
+// ---- bicubic interpolation ----
+
+namespace {
+
+// Float64 reference of PyTorch's bicubic resize, written from the definition: each output
+// pixel's source position, the Keys kernel W (A = -0.75) of the distance to each of the 4
+// nearest input positions per dim, positions outside the input clamped to the border.
+std::vector<double> bicubic_reference(const Tensor& x, int64_t oh, int64_t ow, bool align_corners,
+                                      std::optional<double> sh = std::nullopt,
+                                      std::optional<double> sw = std::nullopt) {
+  const double A = -0.75;
+  auto W = [A](double d) {
+    d = std::abs(d);
+    if (d <= 1) return (A + 2) * d * d * d - (A + 3) * d * d + 1;
+    if (d < 2) return A * d * d * d - 5 * A * d * d + 8 * A * d - 4 * A;
+    return 0.0;
+  };
+  auto source = [&](int64_t o, int64_t in, int64_t out, std::optional<double> s) {
+    if (align_corners) return out > 1 ? static_cast<double>(o) * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+    const double step = s.has_value() ? 1.0 / *s : static_cast<double>(in) / static_cast<double>(out);
+    return (static_cast<double>(o) + 0.5) * step - 0.5;
+  };
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  Tensor xc = x.contiguous();
+  const std::vector<double> v = vals(xc);
+  std::vector<double> out;
+  for (int64_t p = 0; p < n * c; ++p)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        const double sy = source(y, h, oh, sh), sx = source(xo, w, ow, sw);
+        const int64_t by = static_cast<int64_t>(std::floor(sy)), bx = static_cast<int64_t>(std::floor(sx));
+        double acc = 0;
+        for (int64_t ky = -1; ky <= 2; ++ky)
+          for (int64_t kx = -1; kx <= 2; ++kx) {
+            const int64_t iy = std::clamp<int64_t>(by + ky, 0, h - 1), ix = std::clamp<int64_t>(bx + kx, 0, w - 1);
+            acc += W(sy - static_cast<double>(by + ky)) * W(sx - static_cast<double>(bx + kx)) *
+                   v[static_cast<size_t>(p * h * w + iy * w + ix)];
+          }
+        out.push_back(acc);
+      }
+  return out;
+}
+
+using IOpt = F::InterpolateFuncOptions;
+
+void expect_bicubic(const std::string& what, const IOpt& opt, const std::vector<double>& out_ref,
+                    const std::vector<double>& grad_ref, const std::vector<double>& loop) {
+  for (bool non_contiguous : {false, true}) {
+    Tensor img = det({2, 3, 4, 5}, 40, -2, 2);
+    if (non_contiguous) img = strided(img);
+    img.requires_grad_(true);
+    Tensor out = F::interpolate(img, opt);
+    const std::string w = what + (non_contiguous ? " (strided)" : "");
+    expect_near(vals(out), out_ref, 1e-12, w + " output");
+    expect_near(vals(out), loop, 1e-12, w + " against the float64 loop");
+    auto g = autograd::grad({wsum(out, 7)}, {img});
+    expect_near(vals(g[0]), grad_ref, 1e-12, w + " grad");
+  }
+}
+
+}  // namespace
+
+TEST(PortNNPacked, BicubicInterpolateMatchesPyTorch) {
+  Tensor img = det({2, 3, 4, 5}, 40, -2, 2);
+  expect_bicubic("bicubic size", IOpt().size(std::vector<int64_t>{7, 9}).mode(kBicubic).align_corners(false),
+                 bicubic_size_out, bicubic_size_grad, bicubic_reference(img, 7, 9, false));
+  expect_bicubic("bicubic align_corners", IOpt().size(std::vector<int64_t>{3, 8}).mode(kBicubic).align_corners(true),
+                 bicubic_align_out, bicubic_align_grad, bicubic_reference(img, 3, 8, true));
+  expect_bicubic("bicubic scale_factor", IOpt().scale_factor(std::vector<double>{1.5, 0.6}).mode(kBicubic),
+                 bicubic_scale_out, bicubic_scale_grad, bicubic_reference(img, 6, 3, false, 1.5, 0.6));
+  expect_bicubic("bicubic recompute_scale_factor",
+                 IOpt().scale_factor(std::vector<double>{2.3}).mode(kBicubic).recompute_scale_factor(true),
+                 bicubic_recompute_out, bicubic_recompute_grad, bicubic_reference(img, 9, 11, false));
+  // float32 computes in float, as PyTorch's kernel (whose float32 result is itself up to 1.8e-6
+  // off its float64 one here), so it matches to float32 rounding, not bit for bit.
+  Tensor out32 = F::interpolate(img.to(kFloat32), IOpt().size(std::vector<int64_t>{7, 9}).mode(kBicubic));
+  EXPECT_EQ(out32.dtype(), kFloat32);
+  expect_near(vals(out32), bicubic_size_f32_out, 5e-6, "bicubic float32");
+  expect_near(vals(out32), bicubic_size_out, 5e-6, "bicubic float32 against float64");
+  // nn::Upsample.
+  nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2.0}).mode(kBicubic).align_corners(true));
+  Tensor small = det({1, 2, 3, 3}, 41);
+  expect_near(vals(up->forward(small)), upsample_bicubic_out, 1e-12, "Upsample bicubic");
+  expect_near(vals(up->forward(small)), bicubic_reference(small, 6, 6, true), 1e-12, "Upsample bicubic loop");
+  // Same size without align_corners is the identity; one output pixel with align_corners reads (0, 0).
+  expect_near(vals(tensor::upsample_bicubic2d(img, {4, 5}, false)), vals(img), 1e-15, "identity");
+  expect_near(vals(tensor::upsample_bicubic2d(img, {1, 1}, true)), vals(img.narrow(2, 0, 1).narrow(3, 0, 1)), 0,
+              "1x1 align_corners");
+}
+
+TEST(PortNNPacked, BicubicOpBackwardMetaAndErrors) {
+  // The backward op is the adjoint: <up(x), g> == <x, up_backward(g)>.
+  Tensor x = det({1, 2, 4, 3}, 42), g = det({1, 2, 6, 7}, 43);
+  for (bool ac : {false, true}) {
+    Tensor gx = tensor::upsample_bicubic2d_backward(g, {6, 7}, {1, 2, 4, 3}, ac);
+    const double lhs = (tensor::upsample_bicubic2d(x, {6, 7}, ac) * g).sum().item<double>();
+    const double rhs = (x * gx).sum().item<double>();
+    EXPECT_NEAR(lhs, rhs, 1e-12) << "adjoint, align_corners " << ac;
+  }
+  // Gradcheck and gradgradcheck (the backward op's own derivative).
+  Tensor xr = det({1, 1, 3, 4}, 44).requires_grad_(true);
+  auto f = [](const variable_list& v) { return tensor::upsample_bicubic2d(v[0], {5, 3}, false, 1.7, 0.8); };
+  check("bicubic gradcheck", [&] { return autograd::gradcheck(f, {xr}); });
+  check("bicubic gradgradcheck", [&] { return autograd::gradgradcheck(f, {xr}); });
+  // Meta tensors: shapes and dtypes only.
+  Tensor meta = tensor::empty({8, 3, 64, 64}, TensorOptions(kFloat32).device(Device(kMeta)));
+  Tensor mo = tensor::upsample_bicubic2d(meta, {128, 96}, false);
+  EXPECT_EQ(mo.sizes(), IntArrayRef({8, 3, 128, 96}));
+  EXPECT_EQ(mo.dtype(), kFloat32);
+  EXPECT_EQ(mo.device().type(), kMeta);
+  Tensor mg = tensor::upsample_bicubic2d_backward(mo, {128, 96}, {8, 3, 64, 64}, false);
+  EXPECT_EQ(mg.sizes(), IntArrayRef({8, 3, 64, 64}));
+  // Bad input names the op, the shapes and the dtypes.
+  expect_error([&] { tensor::upsample_bicubic2d(det({2, 3, 4}, 1), {4, 4}, false); },
+               {"upsample_bicubic2d", "4D", "[2, 3, 4]"});
+  expect_error([&] { tensor::upsample_bicubic2d(x, {4}, false); }, {"upsample_bicubic2d", "output_size", "[4]"});
+  expect_error([&] { tensor::upsample_bicubic2d(x, {0, 4}, false); }, {"upsample_bicubic2d", "greater than 0"});
+  expect_error([&] { tensor::upsample_bicubic2d(x.to(kInt64), {4, 4}, false); },
+               {"upsample_bicubic2d", "floating point", "int64"});
+  expect_error([&] { tensor::upsample_bicubic2d_backward(g, {6, 7}, {1, 3, 4, 3}, false); },
+               {"upsample_bicubic2d_backward", "[1, 3, 6, 7]", "[1, 2, 6, 7]"});
+  expect_error([&] { tensor::upsample_bicubic2d_backward(det({1, 2, 5, 7}, 1), {6, 7}, {1, 2, 4, 3}, false); },
+               {"upsample_bicubic2d_backward", "[1, 2, 6, 7]", "[1, 2, 5, 7]"});
+  expect_error([&] { F::interpolate(det({1, 2, 3, 4, 5}, 1), IOpt().size(std::vector<int64_t>{2, 2, 2}).mode(kBicubic)); },
+               {"interpolate", "bicubic", "4-d"});
 }

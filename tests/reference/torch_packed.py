@@ -132,4 +132,23 @@ rnn_case("gru", torch.nn.GRU(3, 4, num_layers=2, bidirectional=True), False, 4)
 rnn_case("rnn_tanh", torch.nn.RNN(3, 4, num_layers=2), False, 4)
 rnn_case("rnn_relu", torch.nn.RNN(3, 4, nonlinearity="relu", bidirectional=True), False, 4)
 
+
+# ---- bicubic interpolation: img [2, 3, 4, 5] ----
+
+
+def bicubic_case(name, **kw):
+    img = det([2, 3, 4, 5], 40, -2, 2).requires_grad_(True)
+    out = F.interpolate(img, mode="bicubic", **kw)
+    emit(name + "_out", out)
+    emit(name + "_grad", torch.autograd.grad(wsum(out, 7), img)[0])
+
+
+bicubic_case("bicubic_size", size=(7, 9), align_corners=False)
+bicubic_case("bicubic_align", size=(3, 8), align_corners=True)
+bicubic_case("bicubic_scale", scale_factor=(1.5, 0.6))
+bicubic_case("bicubic_recompute", scale_factor=2.3, recompute_scale_factor=True)
+img32 = det([2, 3, 4, 5], 40, -2, 2).float()
+emit("bicubic_size_f32_out", F.interpolate(img32, size=(7, 9), mode="bicubic", align_corners=False))
+emit("upsample_bicubic_out", torch.nn.Upsample(scale_factor=2.0, mode="bicubic", align_corners=True)(det([1, 2, 3, 3], 41)))
+
 print("}  // namespace torch_packed_ref")
