@@ -281,6 +281,21 @@ TEST(PortNNPacked, RNNPackedMatchesPyTorchAndEachSequenceAlone) {
                      rnn_relu_grad_weight_hh_l0});
 }
 
+TEST(PortNNPacked, PackedInputIgnoresBatchFirst) {
+  // A packed batch has no batch dim to place: batch_first changes nothing, as in libtorch.
+  nn::GRU a(nn::GRUOptions(3, 4)), b(nn::GRUOptions(3, 4).batch_first(true));
+  a->to(kFloat64);
+  b->to(kFloat64);
+  fill_params(*a);
+  fill_params(*b);
+  auto packed = rnn_utils::pack_sequence({det({4, 3}, 50), det({2, 3}, 51), det({3, 3}, 52)}, false);
+  auto [oa, ha] = a->forward_with_packed_input(packed);
+  auto [ob, hb] = b->forward_with_packed_input(packed);
+  expect_near(vals(oa.data()), vals(ob.data()), 0, "batch_first output");
+  expect_near(vals(ha), vals(hb), 0, "batch_first h_n");
+  EXPECT_EQ(ha.sizes(), IntArrayRef({1, 3, 4}));
+}
+
 TEST(PortNNPacked, PackedLSTMGradcheck) {
   nn::LSTM lstm(nn::LSTMOptions(2, 3).bidirectional(true));
   lstm->to(kFloat64);
@@ -374,6 +389,12 @@ TEST(PortNNPacked, BicubicInterpolateMatchesPyTorch) {
   EXPECT_EQ(out32.dtype(), kFloat32);
   expect_near(vals(out32), bicubic_size_f32_out, 5e-6, "bicubic float32");
   expect_near(vals(out32), bicubic_size_out, 5e-6, "bicubic float32 against float64");
+  // The half types compute in float and round once per output.
+  for (ScalarType dt : {kBFloat16, kFloat16}) {
+    Tensor outh = F::interpolate(img.to(dt), IOpt().size(std::vector<int64_t>{7, 9}).mode(kBicubic));
+    EXPECT_EQ(outh.dtype(), dt);
+    expect_near(vals(outh.to(kFloat64)), bicubic_size_out, dt == kBFloat16 ? 2e-2 : 3e-3, "bicubic half types");
+  }
   // nn::Upsample.
   nn::Upsample up(nn::UpsampleOptions().scale_factor(std::vector<double>{2.0}).mode(kBicubic).align_corners(true));
   Tensor small = det({1, 2, 3, 3}, 41);
