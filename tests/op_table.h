@@ -208,6 +208,8 @@ inline std::vector<StructuredCase> structured_cases() {
       {"max_pool2d", [](const V& v) { return tensor::max_pool2d(v[0], {2, 2}, {}, 0, 1, true); }, {{2, 2, 5, 5}}, true, {"max_pool2d", "max_pool2d_backward"}},
       {"avg_pool2d", [](const V& v) { return tensor::avg_pool2d(v[0], {3, 3}, {2, 2}, 1); }, {{1, 2, 6, 5}}, true, {"avg_pool2d", "avg_pool2d_backward"}},
       {"adaptive_avg_pool2d", [](const V& v) { return tensor::adaptive_avg_pool2d(v[0], {3, 2}); }, {{1, 2, 7, 5}}, true, {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"}},
+      {"upsample_bicubic2d", [](const V& v) { return tensor::upsample_bicubic2d(v[0], {5, 7}, false); }, {{1, 2, 3, 4}}, true, {"upsample_bicubic2d", "upsample_bicubic2d_backward"}},
+      {"upsample_bicubic2d (align_corners, downscale, scales)", [](const V& v) { return tensor::upsample_bicubic2d(v[0], {2, 5}, true, 0.4, 1.3); }, {{2, 1, 4, 4}}, true, {"upsample_bicubic2d", "upsample_bicubic2d_backward"}},
       {"batch_norm (training)", [](const V& v) { return tensor::batch_norm(v[0], v[1], v[2], std::nullopt, std::nullopt, true, 0.1, 1e-5); }, {{4, 3, 2, 2}, {3}, {3}}},
       {"layer_norm", [](const V& v) { return tensor::layer_norm(v[0], {4}, v[1], v[2]); }, {{3, 2, 4}, {4}, {4}}},
       {"group_norm", [](const V& v) { return tensor::group_norm(v[0], 2, v[1], v[2]); }, {{2, 4, 3}, {4}, {4}}},

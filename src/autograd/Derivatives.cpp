@@ -15,6 +15,8 @@
 #include "src/ops/LinalgOps.h"
 #include "src/ops/RearrangeOps.h"
 #include "src/ops/ReduceOps.h"
+#include "src/ops/UpsampleOps.h"
+#include "tensor/nn/upsampling.h"
 #include "tensor/ops.h"
 
 namespace tensor::autograd {
@@ -739,6 +741,23 @@ void register_pool_norm_rows() {
   register_row<MaxPool2dBackwardRow>();
 }
 
+// ---- upsampling ----
+// upsample_bicubic2d and its backward are adjoint linear maps: each one's gradient is the other.
+TENSOR_ROW(UpsampleBicubic2d, ops::upsample_ops().upsample_bicubic2d, "UpsampleBicubic2DBackward0", 0, true,
+    (const Tensor& self, IntArrayRef output_size, bool align_corners, std::optional<double> scales_h,
+     std::optional<double> scales_w),
+    return {upsample_bicubic2d_backward(grad, output_size, n.input_meta(0).sizes, align_corners, scales_h,
+                                        scales_w)};)
+TENSOR_ROW(UpsampleBicubic2dBackward, ops::upsample_ops().upsample_bicubic2d_backward,
+    "UpsampleBicubic2DBackwardBackward0", 0, true,
+    (const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size, bool align_corners,
+     std::optional<double> scales_h, std::optional<double> scales_w),
+    return {upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)};)
+void register_upsample_rows() {
+  register_row<UpsampleBicubic2dRow>();
+  register_row<UpsampleBicubic2dBackwardRow>();
+}
+
 // ---- rearranging: tril, triu, flip, repeat, roll ----
 TENSOR_ROW(Tril, ops::rearrange_ops().tril, "TrilBackward0", 0, true, (const Tensor& self, int64_t diagonal),
     return {grad.tril(diagonal)};)
@@ -804,6 +823,7 @@ void register_rows() {
   register_convolution_rows();
   register_pool_norm_rows();
   register_rearrange_rows();
+  register_upsample_rows();
 }
 
 namespace {

@@ -19,6 +19,7 @@
 #include "src/ops/RearrangeOps.h"
 #include "src/ops/ReduceOps.h"
 #include "src/ops/SortOps.h"
+#include "src/ops/UpsampleOps.h"
 #include "src/ops/ViewOps.h"
 
 namespace tensor::ops {
@@ -171,6 +172,9 @@ enum class Recording { Row, Node, Composite, None };
   X(pool_norm_ops().layer_norm_backward, None)              \
   X(pool_norm_ops().group_norm, Node)                       \
   X(pool_norm_ops().group_norm_backward, None)              \
+  /* upsampling */                                          \
+  X(upsample_ops().upsample_bicubic2d, Row)                 \
+  X(upsample_ops().upsample_bicubic2d_backward, Row)        \
   /* attention (Note [SDPA backend selection]) */           \
   X(attention_ops().flash, Node)                            \
   X(attention_ops().flash_backward, None)                   \

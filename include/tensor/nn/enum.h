@@ -167,7 +167,7 @@ class RNNMode {
 };
 
 /// The mode of F::interpolate / nn::Upsample: kNearest, kLinear (3-d input), kBilinear (4-d),
-/// kBicubic, kTrilinear (5-d), kArea, kNearestExact. (kBicubic is not implemented yet.)
+/// kBicubic (4-d), kTrilinear (5-d), kArea, kNearestExact.
 class InterpolateMode {
  public:
   enum Kind : int8_t { Nearest, Linear, Bilinear, Bicubic, Trilinear, Area, NearestExact };
