@@ -430,3 +430,30 @@ TEST(PortNNUnpool, FractionalMaxPoolBadInputRaisesErrorsNamingTheOp) {
   expect_error([&] { tensor::fractional_max_pool2d_backward(det({2, 3, 4, 4}, 1), x, {2, 2}, {4, 3}, idx); },
                {"fractional_max_pool2d_backward", "[2, 3, 4, 3]"});
 }
+
+TEST(PortNNUnpool, FractionalMaxPoolPicksAsLibtorchOnNaNInfinityAndTies) {
+  // NaN wins its windows, a window of -inf keeps its first position, ties pick the first.
+  Tensor x = det({1, 1, 6, 7}, 20);
+  x.select(0, 0).select(0, 0).select(0, 1).select(0, 2).fill_(NAN);
+  x.narrow(2, 4, 2).fill_(-INFINITY);
+  x.select(0, 0).select(0, 0).select(0, 0).narrow(0, 5, 2).fill_(3.0);
+  auto [o, i] = tensor::fractional_max_pool2d(x, {2, 2}, {4, 5}, det({1, 1, 2}, 21, 0.0, 1.0));
+  EXPECT_EQ(ints(i), torch_unpool_ref::frac2d_special_indices);
+  const std::vector<double> got = vals(o), want = torch_unpool_ref::frac2d_special_out;
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    if (std::isnan(want[k])) EXPECT_TRUE(std::isnan(got[k])) << k;
+    else EXPECT_EQ(got[k], want[k]) << k;
+  }
+}
+
+TEST(PortNNUnpool, EmptyBatchGivesEmptyResults) {
+  Tensor x = empty({0, 2, 3, 3}, kFloat64);
+  Tensor idx = empty({0, 2, 3, 3}, kInt64);
+  EXPECT_EQ(tensor::max_unpool2d(x, idx, {6, 6}).sizes(), IntArrayRef({0, 2, 6, 6}));
+  auto [o, i] = tensor::fractional_max_pool2d(x, {2, 2}, {2, 2}, empty({0, 2, 2}, kFloat64));
+  EXPECT_EQ(o.sizes(), IntArrayRef({0, 2, 2, 2}));
+  EXPECT_EQ(i.sizes(), IntArrayRef({0, 2, 2, 2}));
+  expect_error([&] { tensor::max_unpool2d(empty({2, 0, 3, 3}), empty({2, 0, 3, 3}, kInt64), {6, 6}); },
+               {"max_unpool2d", "non-zero size", "[2, 0, 3, 3]"});
+}

@@ -139,4 +139,14 @@ for name, dt in (("bf16", torch.bfloat16), ("f16", torch.float16)):
                                    _random_samples=s.to(dt))
     emit_int("frac2d_%s_indices" % name, i)
 
+# NaN wins a window, a window of -inf keeps its first position, ties pick the first maximum.
+x = det([1, 1, 6, 7], 20)
+x[0, 0, 1, 2] = float("nan")
+x[0, 0, 4:, :] = float("-inf")
+x[0, 0, 0, 5] = x[0, 0, 0, 6] = 3.0
+o, i = F.fractional_max_pool2d(x, 2, output_size=(4, 5), return_indices=True,
+                               _random_samples=det([1, 1, 2], 21, 0.0, 1.0))
+emit_int("frac2d_special_indices", i)
+emit("frac2d_special_out", o)
+
 print("}  // namespace torch_unpool_ref")
