@@ -210,6 +210,11 @@ inline std::vector<StructuredCase> structured_cases() {
       {"adaptive_avg_pool2d", [](const V& v) { return tensor::adaptive_avg_pool2d(v[0], {3, 2}); }, {{1, 2, 7, 5}}, true, {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"}},
       {"upsample_bicubic2d", [](const V& v) { return tensor::upsample_bicubic2d(v[0], {5, 7}, false); }, {{1, 2, 3, 4}}, true, {"upsample_bicubic2d", "upsample_bicubic2d_backward"}},
       {"upsample_bicubic2d (align_corners, downscale, scales)", [](const V& v) { return tensor::upsample_bicubic2d(v[0], {2, 5}, true, 0.4, 1.3); }, {{2, 1, 4, 4}}, true, {"upsample_bicubic2d", "upsample_bicubic2d_backward"}},
+      // Unpooling: fixed indices, distinct within each plane ((k * 7) % out_plane over the flat k).
+      {"max_unpool2d", [](const V& v) { std::vector<int64_t> i(18); for (int64_t k = 0; k < 18; ++k) i[static_cast<size_t>(k)] = k * 7 % 25; return tensor::max_unpool2d(v[0], tensor::tensor(i).reshape({1, 2, 3, 3}), {5, 5}); }, {{1, 2, 3, 3}}},
+      {"max_unpool3d", [](const V& v) { std::vector<int64_t> i(8); for (int64_t k = 0; k < 8; ++k) i[static_cast<size_t>(k)] = k * 7 % 12; return tensor::max_unpool3d(v[0], tensor::tensor(i).reshape({1, 2, 1, 2, 2}), {1, 3, 4}, {1, 1, 1}, {0, 0, 0}); }, {{1, 2, 1, 2, 2}}},
+      {"fractional_max_pool2d", [](const V& v) { return std::get<0>(tensor::fractional_max_pool2d(v[0], {3, 2}, {3, 4}, tensor::tensor({0.3, 0.7, 0.1, 0.9}, kFloat64).reshape({1, 2, 2}))); }, {{1, 2, 5, 6}}, true, {"fractional_max_pool2d", "fractional_max_pool2d_backward"}},
+      {"fractional_max_pool3d", [](const V& v) { return std::get<0>(tensor::fractional_max_pool3d(v[0], {2, 2, 2}, {2, 2, 3}, tensor::tensor({0.3, 0.7, 0.1, 0.9, 0.5, 0.2}, kFloat64).reshape({1, 2, 3}))); }, {{1, 2, 4, 3, 5}}, true, {"fractional_max_pool3d", "fractional_max_pool3d_backward"}},
       {"batch_norm (training)", [](const V& v) { return tensor::batch_norm(v[0], v[1], v[2], std::nullopt, std::nullopt, true, 0.1, 1e-5); }, {{4, 3, 2, 2}, {3}, {3}}},
       {"layer_norm", [](const V& v) { return tensor::layer_norm(v[0], {4}, v[1], v[2]); }, {{3, 2, 4}, {4}, {4}}},
       {"group_norm", [](const V& v) { return tensor::group_norm(v[0], 2, v[1], v[2]); }, {{2, 4, 3}, {4}, {4}}},

@@ -24,5 +24,6 @@
 #include "tensor/nn/pooling1d.h"
 #include "tensor/nn/rnn.h"
 #include "tensor/nn/transformer.h"
+#include "tensor/nn/unpooling.h"
 #include "tensor/nn/upsampling.h"
 #include "tensor/nn/utils.h"

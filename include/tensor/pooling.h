@@ -32,3 +32,36 @@ TENSOR_API Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntAr
 TENSOR_API Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
 
 }  // namespace tensor
+
+// ---- max unpooling and fractional max pooling (src/ops/UnpoolOps.cpp) ----
+namespace tensor {
+
+/// The inverse of max pooling: zeros of spatial size output_size = {oh, ow}, with self's values
+/// written at `indices` (int64, self's shape, flat over each plane's oh * ow, as
+/// max_pool2d_with_indices returns them). self: (N, C, H, W) or (C, H, W). An index outside
+/// [0, oh * ow) is an error; where indices repeat, which value lands is unspecified (libtorch).
+TENSOR_API Tensor max_unpool2d(const Tensor& self, const Tensor& indices, IntArrayRef output_size);
+/// max_unpool2d in 3-d: self (N, C, D, H, W) or (C, D, H, W), output_size = {od, oh, ow},
+/// indices flat over od * oh * ow. stride and padding (3 values each) are checked as libtorch
+/// checks them; the result depends on the indices only.
+TENSOR_API Tensor max_unpool3d(const Tensor& self, const Tensor& indices, IntArrayRef output_size, IntArrayRef stride,
+                               IntArrayRef padding);
+/// Fractional max pooling (Graham, 2014): max over kernel_size windows that start at
+/// pseudo-random offsets, giving output_size = {oh, ow}. random_samples (N, C, 2), in [0, 1),
+/// self's dtype, holds each plane's samples for {w, h} (libtorch's rule: alpha = (in - k) /
+/// (out - 1), start[i] = floor((i + u) * alpha) - floor(u * alpha), the last = in - k).
+/// Returns (output, int64 indices flat over H * W).
+TENSOR_API std::tuple<Tensor, Tensor> fractional_max_pool2d(const Tensor& self, IntArrayRef kernel_size,
+                                                            IntArrayRef output_size, const Tensor& random_samples);
+/// fractional_max_pool2d in 3-d: self (N, C, T, H, W) or (C, T, H, W), random_samples (N, C, 3)
+/// for {t, h, w}; indices flat over T * H * W.
+TENSOR_API std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& self, IntArrayRef kernel_size,
+                                                            IntArrayRef output_size, const Tensor& random_samples);
+/// The gradient of fractional_max_pool2d's input: grad_output summed at the indices.
+TENSOR_API Tensor fractional_max_pool2d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                                 IntArrayRef output_size, const Tensor& indices);
+/// The gradient of fractional_max_pool3d's input: grad_output summed at the indices.
+TENSOR_API Tensor fractional_max_pool3d_backward(const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size,
+                                                 IntArrayRef output_size, const Tensor& indices);
+
+}  // namespace tensor

@@ -9,6 +9,7 @@
 #include "src/autograd/PoolNormFormulas.h"
 #include "src/autograd/Record.h"
 #include "src/autograd/ReduceFormulas.h"
+#include "src/autograd/UnpoolFormulas.h"
 #include "src/ops/CopyOps.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/IndexOps.h"
@@ -17,6 +18,7 @@
 #include "src/ops/ReduceOps.h"
 #include "src/ops/UpsampleOps.h"
 #include "tensor/nn/upsampling.h"
+#include "src/ops/UnpoolOps.h"
 #include "tensor/ops.h"
 
 namespace tensor::autograd {
@@ -758,6 +760,35 @@ void register_upsample_rows() {
   register_row<UpsampleBicubic2dBackwardRow>();
 }
 
+// ---- max unpooling and fractional max pooling (src/ops/UnpoolOps.cpp) ----
+// max_unpool writes self at the indices, so its gradient gathers there (libtorch's
+// max_pool_double_backward); the fractional pools' backward sums at the indices, a linear map
+// whose derivative gathers the same way. Indices get no gradient; the backward's self gives
+// its shape only (libtorch: zeros). The fractional pools themselves: nodes/Unpool.cpp.
+TENSOR_ROW(MaxUnpool2d, ops::unpool_ops().max_unpool2d, "MaxUnpool2DBackward0", arg(1), true,
+    (const Tensor& self, const Tensor& indices, IntArrayRef output_size),
+    return {gather_planes(grad, indices, 2), Tensor()};)
+TENSOR_ROW(MaxUnpool3d, ops::unpool_ops().max_unpool3d, "MaxUnpool3DBackward0", arg(1), true,
+    (const Tensor& self, const Tensor& indices, IntArrayRef output_size, IntArrayRef stride, IntArrayRef padding),
+    return {gather_planes(grad, indices, 3), Tensor()};)
+TENSOR_ROW(FractionalMaxPool2dBackward, ops::unpool_ops().fractional_max_pool2d_backward,
+    "FractionalMaxPool2DBackwardBackward0", arg(4), true,
+    (const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef output_size,
+     const Tensor& indices),
+    return {gather_planes(grad, indices, 2), Tensor(), Tensor()};)
+TENSOR_ROW(FractionalMaxPool3dBackward, ops::unpool_ops().fractional_max_pool3d_backward,
+    "FractionalMaxPool3DBackwardBackward0", arg(4), true,
+    (const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef output_size,
+     const Tensor& indices),
+    return {gather_planes(grad, indices, 3), Tensor(), Tensor()};)
+void register_unpool_rows() {
+  register_row<MaxUnpool2dRow>();
+  register_row<MaxUnpool3dRow>();
+  register_row<FractionalMaxPool2dBackwardRow>();
+  register_row<FractionalMaxPool3dBackwardRow>();
+  register_unpool_nodes();
+}
+
 // ---- rearranging: tril, triu, flip, repeat, roll ----
 TENSOR_ROW(Tril, ops::rearrange_ops().tril, "TrilBackward0", 0, true, (const Tensor& self, int64_t diagonal),
     return {grad.tril(diagonal)};)
@@ -822,6 +853,7 @@ void register_rows() {
   register_matrix_rows();
   register_convolution_rows();
   register_pool_norm_rows();
+  register_unpool_rows();
   register_rearrange_rows();
   register_upsample_rows();
 }

@@ -20,6 +20,7 @@
 #include "src/ops/ReduceOps.h"
 #include "src/ops/SortOps.h"
 #include "src/ops/UpsampleOps.h"
+#include "src/ops/UnpoolOps.h"
 #include "src/ops/ViewOps.h"
 
 namespace tensor::ops {
@@ -179,6 +180,13 @@ enum class Recording { Row, Node, Composite, None };
   X(attention_ops().flash, Node)                            \
   X(attention_ops().flash_backward, None)                   \
   X(scaled_dot_product_attention_op(), Composite)           \
+  /* max unpooling and fractional max pooling */           \
+  X(unpool_ops().max_unpool2d, Row)                         \
+  X(unpool_ops().max_unpool3d, Row)                         \
+  X(unpool_ops().fractional_max_pool2d, Node)               \
+  X(unpool_ops().fractional_max_pool3d, Node)               \
+  X(unpool_ops().fractional_max_pool2d_backward, Row)       \
+  X(unpool_ops().fractional_max_pool3d_backward, Row)       \
   /* fused optimizer steps */                               \
   X(fused_sgd_op(), None)                                   \
   X(fused_adam_op(), None)                                  \
