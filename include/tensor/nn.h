@@ -26,3 +26,5 @@
 #include "tensor/nn/transformer.h"
 #include "tensor/nn/upsampling.h"
 #include "tensor/nn/utils.h"
+#include "tensor/nn/fold.h"
+#include "tensor/nn/embedding_bag.h"
