@@ -158,6 +158,13 @@ TEST(PortNNConvFold, PaddingSameAndPaddingModesMatchPyTorch) {
   fill_params(*rep);
   expect_case_layouts("Conv1d replicate", module_fn(rep), {det({2, 2, 7}, 5)}, params_of(*rep), conv1d_replicate_out,
                       {&conv1d_replicate_grad0}, {&conv1d_replicate_pgrad0, &conv1d_replicate_pgrad1});
+  // Unbatched inputs pad the same way (F::pad of the spatial dims only).
+  Tensor xb = det({2, 2, 7}, 5);
+  expect_near(vals(rep->forward(xb.select(0, 1))), vals(rep->forward(xb).select(0, 1)), 1e-12,
+              "Conv1d replicate unbatched");
+  Tensor xc = det({2, 2, 5, 6}, 4);
+  expect_near(vals(circ->forward(xc.select(0, 0))), vals(circ->forward(xc).select(0, 0)), 1e-12,
+              "Conv2d circular unbatched");
   std::ostringstream s;
   s << *same;
   EXPECT_EQ(s.str(), "tensor::nn::Conv3d(2, 3, kernel_size=(3, 2, 3), stride=(1, 1, 1), padding='same', bias=false, "
