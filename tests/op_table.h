@@ -203,6 +203,10 @@ inline std::vector<StructuredCase> structured_cases() {
       {"conv2d (groups, dilation)", [](const V& v) { return tensor::conv2d(v[0], v[1], v[2], 1, 1, 2, 2); }, {{1, 4, 6, 5}, {2, 2, 3, 3}, {2}}, true, {"convolution"}},
       {"conv3d", [](const V& v) { return tensor::conv3d(v[0], v[1], std::nullopt, 1, 1); }, {{1, 2, 3, 4, 3}, {2, 2, 2, 2, 2}}, false, {"convolution"}},
       {"conv_transpose2d", [](const V& v) { return tensor::conv_transpose2d(v[0], v[1], v[2], 2, 1, 1); }, {{1, 3, 3, 4}, {3, 2, 3, 3}, {2}}, true, {"convolution"}},
+      {"im2col", [](const V& v) { return tensor::im2col(v[0], {2, 3}, {2, 1}, {1, 2}, {2, 1}); }, {{2, 2, 5, 4}}, true, {"im2col", "col2im"}},
+      {"im2col (unbatched)", [](const V& v) { return tensor::im2col(v[0], {2, 2}, {1, 1}, {0, 1}, {1, 2}); }, {{2, 3, 4}}, true, {"im2col", "col2im"}},
+      {"col2im", [](const V& v) { return tensor::col2im(v[0], {5, 4}, {2, 3}, {2, 1}, {1, 2}, {2, 1}); }, {{2, 12, 18}}, true, {"col2im", "im2col"}},
+      {"col2im (unbatched)", [](const V& v) { return tensor::col2im(v[0], {3, 4}, {2, 2}, {1, 1}, {0, 1}, {1, 2}); }, {{8, 6}}, true, {"col2im", "im2col"}},
       // The pooling backward ops are rows too: gradgradcheck differentiates them.
       {"max_pool2d_with_indices", [](const V& v) { return std::get<0>(tensor::max_pool2d_with_indices(v[0], {2, 2}, {1, 1})); }, {{1, 2, 4, 4}}},
       {"max_pool2d", [](const V& v) { return tensor::max_pool2d(v[0], {2, 2}, {}, 0, 1, true); }, {{2, 2, 5, 5}}, true, {"max_pool2d", "max_pool2d_backward"}},

@@ -27,3 +27,5 @@
 #include "tensor/nn/unpooling.h"
 #include "tensor/nn/upsampling.h"
 #include "tensor/nn/utils.h"
+#include "tensor/nn/fold.h"
+#include "tensor/nn/embedding_bag.h"

@@ -1,6 +1,7 @@
 // The derivatives table of the elementwise ops (Note [Derivatives table]) and the one
 // recording template that turns its rows into Autograd kernels (Note [Recording template]).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <mutex>
 
@@ -12,6 +13,7 @@
 #include "src/autograd/UnpoolFormulas.h"
 #include "src/ops/CopyOps.h"
 #include "src/ops/ElementwiseOps.h"
+#include "src/ops/FoldOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
 #include "src/ops/RearrangeOps.h"
@@ -705,8 +707,20 @@ TENSOR_ROW(Convolution, ops::conv_ops().convolution, "ConvolutionBackward0", arg
      IntArrayRef pad_r, IntArrayRef dilation, bool transposed, int64_t groups),
     return convolution_grads(grad, input, weight, stride, pad_l, pad_r, dilation, transposed, groups,
                              {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});)
+// im2col and col2im are adjoint linear maps: each one's gradient is the other.
+TENSOR_ROW(Im2col, ops::fold_ops().im2col, "Im2ColBackward0", 0, true,
+    (const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride),
+    const auto& s = n.input_meta(0).sizes;
+    const std::array<int64_t, 2> hw{s[s.size() - 2], s[s.size() - 1]};
+    return {ops::fold_ops().col2im(grad, IntArrayRef(hw.data(), 2), kernel_size, dilation, padding, stride)};)
+TENSOR_ROW(Col2im, ops::fold_ops().col2im, "Col2ImBackward0", 0, true,
+    (const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding,
+     IntArrayRef stride),
+    return {ops::fold_ops().im2col(grad, kernel_size, dilation, padding, stride)};)
 void register_convolution_rows() {
   register_row<ConvolutionRow>();
+  register_row<Im2colRow>();
+  register_row<Col2imRow>();
 }
 
 // ---- pooling and normalization ----

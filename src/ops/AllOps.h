@@ -12,6 +12,7 @@
 #include "src/ops/CopyOps.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/FactoryOps.h"
+#include "src/ops/FoldOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
 #include "src/ops/OptimizerOps.h"
@@ -159,6 +160,8 @@ enum class Recording { Row, Node, Composite, None };
   X(conv_transpose1d_op(), Composite)                       \
   X(conv_transpose2d_op(), Composite)                       \
   X(conv_transpose3d_op(), Composite)                       \
+  X(fold_ops().im2col, Row)                                 \
+  X(fold_ops().col2im, Row)                                 \
   /* pooling and normalization */                           \
   X(pool_norm_ops().max_pool2d, Node)                       \
   X(pool_norm_ops().max_pool2d_with_indices, Node)          \
