@@ -1,7 +1,7 @@
 // Local response normalization, as libtorch's torch/nn/modules/normalization.h:
 // nn::LocalResponseNorm / F::local_response_norm (any input of 3 or more dims) and
-// nn::CrossMapLRN2d (4-d input, the Lua-torch recurrence). Both are composites of public ops,
-// so autograd supplies their gradients.
+// nn::CrossMapLRN2d (4-d input, the Lua-torch recurrence, with libtorch's hand-written
+// backward, which is not the derivative of its forward: src/nn/LRN.cpp).
 #pragma once
 
 #include <cstdint>
