@@ -178,15 +178,18 @@ void backward_impl(const Tensor& grad, const Tensor& log_probs, const Tensor& ta
 
 void ctc_loss(const Tensor& log_probs, const Tensor& targets, const CtcArgs& a, const Tensor& neg_log_likelihood,
               const Tensor& log_alpha) {
-  if (log_probs.dtype() == kFloat64) forward_impl<double>(log_probs, targets, a, neg_log_likelihood, log_alpha);
-  else forward_impl<float>(log_probs, targets, a, neg_log_likelihood, log_alpha);
+  if (log_probs.dtype() == kFloat64)
+    forward_impl<double>(log_probs, targets, a, neg_log_likelihood, log_alpha);
+  else
+    forward_impl<float>(log_probs, targets, a, neg_log_likelihood, log_alpha);
 }
 
 void ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets, const CtcArgs& a,
                        const Tensor& neg_log_likelihood, const Tensor& log_alpha, const Tensor& grad_input) {
   if (log_probs.dtype() == kFloat64)
     backward_impl<double>(grad, log_probs, targets, a, neg_log_likelihood, log_alpha, grad_input);
-  else backward_impl<float>(grad, log_probs, targets, a, neg_log_likelihood, log_alpha, grad_input);
+  else
+    backward_impl<float>(grad, log_probs, targets, a, neg_log_likelihood, log_alpha, grad_input);
 }
 
 }  // namespace tensor::cpu

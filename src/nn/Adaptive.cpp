@@ -19,8 +19,10 @@ using ::tensor::detail::shape_str;
 
 template <typename Holder>
 Holder put(Module& m, bool exists, const std::string& name, Holder holder) {
-  if (exists) m.replace_module(name, holder);
-  else m.register_module(name, holder);
+  if (exists)
+    m.replace_module(name, holder);
+  else
+    m.register_module(name, holder);
   return holder;
 }
 }  // namespace
@@ -51,8 +53,7 @@ void AdaptiveLogSoftmaxWithLossImpl::reset() {
   shortlist_size = cutoffs[0];
   n_clusters = static_cast<int64_t>(cutoffs.size()) - 1;
   head_size = shortlist_size + n_clusters;
-  head = put(*this, exists, "head",
-             Linear(LinearOptions(options.in_features(), head_size).bias(options.head_bias())));
+  head = put(*this, exists, "head", Linear(LinearOptions(options.in_features(), head_size).bias(options.head_bias())));
   tail = put(*this, exists, "tail", ModuleList());
   for (int64_t i = 0; i < n_clusters; ++i) {
     // libtorch: int64_t(in_features / div_value^(i + 1)), floored.
@@ -89,8 +90,8 @@ ASMoutput AdaptiveLogSoftmaxWithLossImpl::forward(const Tensor& input_, const Te
                  shape_str(input_.sizes()));
   }
   TENSOR_CHECK(is_integral(target_.dtype(), false),
-               "AdaptiveLogSoftmaxWithLoss: target must be an integer tensor, got dtype {} (shape {})",
-               target_.dtype(), shape_str(target_.sizes()));
+               "AdaptiveLogSoftmaxWithLoss: target must be an integer tensor, got dtype {} (shape {})", target_.dtype(),
+               shape_str(target_.sizes()));
   const bool is_batched = targ_dim > 0;
   Tensor input = is_batched ? input_ : input_.unsqueeze(0);
   Tensor target = (is_batched ? target_ : target_.unsqueeze(0)).to(kInt64);

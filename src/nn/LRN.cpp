@@ -40,8 +40,9 @@ Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptio
   TENSOR_CHECK(input.dim() >= 3,
                "local_response_norm: expected a 3-d or higher input (N, C, *), got shape {} (dtype {})",
                shape_str(input.sizes()), input.dtype());
-  TENSOR_CHECK(input.is_floating_point(), "local_response_norm: expected a floating-point input, got dtype {} (shape {})",
-               input.dtype(), shape_str(input.sizes()));
+  TENSOR_CHECK(input.is_floating_point(),
+               "local_response_norm: expected a floating-point input, got dtype {} (shape {})", input.dtype(),
+               shape_str(input.sizes()));
   TENSOR_CHECK(size > 0, "local_response_norm: size must be positive, got {} (input shape {})", size,
                shape_str(input.sizes()));
   // libtorch zero-pads size / 2 channels before and (size - 1) / 2 after, then averages `size`
@@ -79,8 +80,8 @@ namespace {
 // (integer division), a window shifted from the forward's. For the same gradients as a ported
 // program, this Function reproduces both (so a gradcheck of it fails, as libtorch's would).
 struct CrossMapLRN2dFunction : autograd::Function<CrossMapLRN2dFunction> {
-  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, int64_t size, double alpha,
-                        double beta, int64_t k) {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, int64_t size, double alpha, double beta,
+                        int64_t k) {
     // libtorch's (and Lua torch's) running sum: scale[0] sums channels [0, pre_pad); each next
     // channel c adds channel c + pre_pad - 1 when it exists and, when c > pre_pad, subtracts
     // channel c - pre_pad. Channel 0 is therefore never subtracted: channel c's window is
@@ -135,8 +136,8 @@ Tensor CrossMapLRN2dImpl::forward(const Tensor& input) {
 }
 
 void CrossMapLRN2dImpl::pretty_print(std::ostream& s) const {
-  s << "tensor::nn::CrossMapLRN2d(" << options.size() << ", alpha=" << options.alpha()
-    << ", beta=" << options.beta() << ", k=" << options.k() << ")";
+  s << "tensor::nn::CrossMapLRN2d(" << options.size() << ", alpha=" << options.alpha() << ", beta=" << options.beta()
+    << ", k=" << options.k() << ")";
 }
 
 }  // namespace tensor::nn

@@ -36,25 +36,23 @@ cpu::CtcArgs ctc_args(const char* op, const Tensor& log_probs, const Tensor& tar
                "{}: log_probs must be float32 or float64, got dtype {} (shape {})", op, log_probs.dtype(),
                shape_str(log_probs.sizes()));
   TENSOR_CHECK(targets.dtype() == kInt64 || targets.dtype() == kInt32,
-               "{}: targets must be int64 or int32, got dtype {} (shape {}; log_probs shape {})", op,
-               targets.dtype(), shape_str(targets.sizes()), shape_str(log_probs.sizes()));
+               "{}: targets must be int64 or int32, got dtype {} (shape {}; log_probs shape {})", op, targets.dtype(),
+               shape_str(targets.sizes()), shape_str(log_probs.sizes()));
   cpu::CtcArgs a;
   a.T = log_probs.size(0);
   a.N = log_probs.size(1);
   a.C = log_probs.size(2);
   a.blank = blank;
   a.zero_infinity = zero_infinity;
-  TENSOR_CHECK(blank >= 0 && blank < a.C, "{}: blank {} is outside the label range [0, {}) of log_probs (shape {})",
-               op, blank, a.C, shape_str(log_probs.sizes()));
-  TENSOR_CHECK(static_cast<int64_t>(input_lengths.size()) == a.N &&
-                   static_cast<int64_t>(target_lengths.size()) == a.N,
-               "{}: expected {} input_lengths and target_lengths (the batch of log_probs, shape {}), got {} and {}",
-               op, a.N, shape_str(log_probs.sizes()), input_lengths.size(), target_lengths.size());
+  TENSOR_CHECK(blank >= 0 && blank < a.C, "{}: blank {} is outside the label range [0, {}) of log_probs (shape {})", op,
+               blank, a.C, shape_str(log_probs.sizes()));
+  TENSOR_CHECK(static_cast<int64_t>(input_lengths.size()) == a.N && static_cast<int64_t>(target_lengths.size()) == a.N,
+               "{}: expected {} input_lengths and target_lengths (the batch of log_probs, shape {}), got {} and {}", op,
+               a.N, shape_str(log_probs.sizes()), input_lengths.size(), target_lengths.size());
   for (int64_t b = 0; b < a.N; ++b) {
     const int64_t il = input_lengths[static_cast<size_t>(b)], tl = target_lengths[static_cast<size_t>(b)];
-    TENSOR_CHECK(il >= 0 && il <= a.T,
-                 "{}: input_lengths[{}] = {} must be in [0, T = {}] (log_probs shape {})", op, b, il, a.T,
-                 shape_str(log_probs.sizes()));
+    TENSOR_CHECK(il >= 0 && il <= a.T, "{}: input_lengths[{}] = {} must be in [0, T = {}] (log_probs shape {})", op, b,
+                 il, a.T, shape_str(log_probs.sizes()));
     TENSOR_CHECK(tl >= 0, "{}: target_lengths[{}] = {} must be non-negative (targets shape {})", op, b, tl,
                  shape_str(targets.sizes()));
   }
@@ -69,9 +67,10 @@ cpu::CtcArgs ctc_args(const char* op, const Tensor& log_probs, const Tensor& tar
       a.tg_offsets[static_cast<size_t>(b)] = pos;
       pos += target_lengths[static_cast<size_t>(b)];
     }
-    TENSOR_CHECK(targets.size(0) == pos,
-                 "{}: concatenated 1-d targets of shape {} must hold sum(target_lengths) = {} labels (log_probs shape {})",
-                 op, shape_str(targets.sizes()), pos, shape_str(log_probs.sizes()));
+    TENSOR_CHECK(
+        targets.size(0) == pos,
+        "{}: concatenated 1-d targets of shape {} must hold sum(target_lengths) = {} labels (log_probs shape {})", op,
+        shape_str(targets.sizes()), pos, shape_str(log_probs.sizes()));
   } else {
     TENSOR_CHECK(targets.dim() == 2 && targets.size(0) == a.N,
                  "{}: expected targets of shape (N = {}, S) or 1-d concatenated, got shape {} (dtype {}); "
@@ -89,8 +88,7 @@ template <DispatchKey K>
 std::tuple<Tensor, Tensor> ctc_loss_fn(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
                                        IntArrayRef target_lengths, int64_t blank, bool zero_infinity) {
   const CtcKernel kernel = g_ctc_loss.get<K>("_ctc_loss");
-  const cpu::CtcArgs a =
-      ctc_args("_ctc_loss", log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+  const cpu::CtcArgs a = ctc_args("_ctc_loss", log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
   Tensor nll = empty({a.N}, log_probs.options());
   Tensor log_alpha = empty({a.N, a.T, 2 * a.max_target_length + 1}, log_probs.options());
   if constexpr (K != DispatchKey::Meta) kernel(log_probs, targets.to(kInt64).contiguous(), a, nll, log_alpha);
@@ -115,8 +113,7 @@ Tensor ctc_loss_backward_fn(const Tensor& grad, const Tensor& log_probs, const T
   expect(log_alpha, "log_alpha", {a.N, a.T, 2 * a.max_target_length + 1});
   Tensor grad_input = empty({a.T, a.N, a.C}, log_probs.options());
   if constexpr (K != DispatchKey::Meta)
-    kernel(grad, log_probs, targets.to(kInt64).contiguous(), a, nll.contiguous(), log_alpha.contiguous(),
-           grad_input);
+    kernel(grad, log_probs, targets.to(kInt64).contiguous(), a, nll.contiguous(), log_alpha.contiguous(), grad_input);
   return grad_input;
 }
 
@@ -173,8 +170,8 @@ std::tuple<Tensor, Tensor> _ctc_loss(const Tensor& log_probs, const Tensor& targ
 Tensor _ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
                           IntArrayRef target_lengths, const Tensor& neg_log_likelihood, const Tensor& log_alpha,
                           int64_t blank, bool zero_infinity) {
-  return ops::loss_ops().ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths,
-                                           neg_log_likelihood, log_alpha, blank, zero_infinity);
+  return ops::loss_ops().ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, neg_log_likelihood,
+                                           log_alpha, blank, zero_infinity);
 }
 
 Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths, IntArrayRef target_lengths,
@@ -185,9 +182,8 @@ Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef inpu
   TENSOR_CHECK(reduction >= Reduction::None && reduction < Reduction::END,
                "ctc_loss: reduction must be Reduction::None, Mean or Sum, got {}", reduction);
   const bool batched = log_probs.dim() == 3;
-  Tensor res = std::get<0>(
-      _ctc_loss(batched ? log_probs : log_probs.unsqueeze(1), targets, input_lengths, target_lengths, blank,
-                zero_infinity));
+  Tensor res = std::get<0>(_ctc_loss(batched ? log_probs : log_probs.unsqueeze(1), targets, input_lengths,
+                                     target_lengths, blank, zero_infinity));
   if (zero_infinity) res = where(res == std::numeric_limits<double>::infinity(), zeros({}, res.options()), res);
   if (reduction == Reduction::Mean) {
     // Each loss divided by its target length (at least 1), then averaged: libtorch's rule.

@@ -24,8 +24,8 @@ using CtcLossBwdFn = Tensor(const Tensor&, const Tensor&, const Tensor&, IntArra
 struct LossKernels {
   void (*ctc_loss)(const Tensor& log_probs, const Tensor& targets, const cpu::CtcArgs& a,
                    const Tensor& neg_log_likelihood, const Tensor& log_alpha) = nullptr;
-  void (*ctc_loss_backward)(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
-                            const cpu::CtcArgs& a, const Tensor& neg_log_likelihood, const Tensor& log_alpha,
+  void (*ctc_loss_backward)(const Tensor& grad, const Tensor& log_probs, const Tensor& targets, const cpu::CtcArgs& a,
+                            const Tensor& neg_log_likelihood, const Tensor& log_alpha,
                             const Tensor& grad_input) = nullptr;
 };
 
