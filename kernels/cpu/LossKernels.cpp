@@ -49,11 +49,22 @@ struct LogProbs {
   double operator()(int64_t t, int64_t b, int64_t c) const { return static_cast<double>(p[t * st + b * sb + c * sc]); }
 };
 
-// l'_s of sample b.
+// l'_s of sample b, and whether l'_s may be reached from l'_{s-2} (skipping the blank between
+// two labels is allowed unless they repeat); built once per sample.
 struct Extended {
-  const int64_t* tg;
-  int64_t offset, stride, blank;
-  int64_t operator()(int64_t s) const { return (s % 2 == 0) ? blank : tg[offset + (s / 2) * stride]; }
+  std::vector<int64_t> label;
+  std::vector<char> skip;
+  void build(const int64_t* tg, int64_t offset, int64_t stride, int64_t blank, int64_t S) {
+    const size_t n = static_cast<size_t>(2 * S + 1);
+    label.assign(n, blank);
+    skip.assign(n, 0);
+    for (size_t s = 1; s < n; s += 2) {
+      label[s] = tg[offset + static_cast<int64_t>(s / 2) * stride];
+      skip[s] = s > 1 && label[s - 2] != label[s];
+    }
+  }
+  int64_t operator()(int64_t s) const { return label[static_cast<size_t>(s)]; }
+  bool skips(int64_t s) const { return skip[static_cast<size_t>(s)] != 0; }
 };
 
 // Fills alpha_t(s) for t < L, s <= 2S (rows `row` apart) and returns the negative
@@ -73,9 +84,7 @@ double alpha_of(const LogProbs<T>& lp, int64_t b, int64_t L, int64_t S, const Ex
       const int64_t l = ext(s);
       const double x = prev[s];
       const double y = s > 0 ? prev[s - 1] : kNegInf;
-      // Skipping the blank between two labels is allowed unless they repeat.
-      const double z = (s % 2 == 1 && s > 1 && ext(s - 2) != l) ? prev[s - 2] : kNegInf;
-      cur[s] = lse3(x, y, z) + lp(t, b, l);
+      cur[s] = (ext.skips(s) ? lse3(x, y, prev[s - 2]) : lse2(x, y)) + lp(t, b, l);
     }
   }
   const double* last = alpha + (L - 1) * row;
@@ -106,11 +115,12 @@ void forward_impl(const Tensor& log_probs, const Tensor& targets, const CtcArgs&
   std::fill(la, la + a.N * per_sample, static_cast<T>(kNegInf));
   detail::parallel_range(a.N, detail::threads_for(a.N * per_sample * 8), [&](int64_t b0, int64_t b1) {
     std::vector<double> alpha;
+    Extended ext;
     for (int64_t b = b0; b < b1; ++b) {
       const size_t bi = static_cast<size_t>(b);
       const int64_t L = a.input_lengths[bi], S = a.target_lengths[bi];
       alpha.assign(static_cast<size_t>(std::max<int64_t>(L, 1) * width), kNegInf);
-      const Extended ext{tg, a.tg_offsets[bi], a.tg_stride, a.blank};
+      ext.build(tg, a.tg_offsets[bi], a.tg_stride, a.blank, S);
       nll[b] = static_cast<T>(alpha_of(lp, b, L, S, ext, alpha.data(), width));
       for (int64_t i = 0; i < L * width; ++i) la[b * per_sample + i] = static_cast<T>(alpha[static_cast<size_t>(i)]);
     }
@@ -132,6 +142,7 @@ void backward_impl(const Tensor& grad, const Tensor& log_probs, const Tensor& ta
   std::fill(gi, gi + a.T * N * C, T(0));
   detail::parallel_range(N, detail::threads_for(N * a.T * width * 8), [&](int64_t b0, int64_t b1) {
     std::vector<double> beta, lcab;
+    Extended ext;
     for (int64_t b = b0; b < b1; ++b) {
       const size_t bi = static_cast<size_t>(b);
       const int64_t L = a.input_lengths[bi], S = a.target_lengths[bi];
@@ -139,7 +150,7 @@ void backward_impl(const Tensor& grad, const Tensor& log_probs, const Tensor& ta
       const double g = static_cast<double>(gout[b * gstride]);
       if (L == 0 || (a.zero_infinity && std::isinf(nl))) continue;  // no step, or zeroed
       const int64_t n = 2 * S + 1;
-      const Extended ext{tg, a.tg_offsets[bi], a.tg_stride, a.blank};
+      ext.build(tg, a.tg_offsets[bi], a.tg_stride, a.blank, S);
       beta.assign(static_cast<size_t>(L * n), kNegInf);
       double* last = beta.data() + (L - 1) * n;
       last[n - 1] = lp(L - 1, b, a.blank);
@@ -151,8 +162,7 @@ void backward_impl(const Tensor& grad, const Tensor& log_probs, const Tensor& ta
           const int64_t l = ext(s);
           const double x = next[s];
           const double y = s + 1 < n ? next[s + 1] : kNegInf;
-          const double z = (s % 2 == 1 && s + 2 < n && ext(s + 2) != l) ? next[s + 2] : kNegInf;
-          cur[s] = lse3(x, y, z) + lp(t, b, l);
+          cur[s] = (s + 2 < n && ext.skips(s + 2) ? lse3(x, y, next[s + 2]) : lse2(x, y)) + lp(t, b, l);
         }
       }
       const T* alpha = la + b * a.T * width;
