@@ -408,3 +408,19 @@ TEST(PortNNCtc, AdaptiveLogSoftmaxWithLossBadInput) {
   expect_error([&] { m(zeros({2, 8}), zeros({2, 1}, kInt64)); }, {"AdaptiveLogSoftmaxWithLoss", "0D or 1D", "[2, 1]"});
   expect_error([&] { m->log_prob(zeros({2, 7})); }, {"log_prob", "(N, 8)", "[2, 7]"});
 }
+
+TEST(PortNNCtc, CTCLossEdgeLengthsAndNoDoubleBackward) {
+  // An input of length 0 aligns only the empty target; a zero-length input gets no gradient.
+  Tensor lp = log_softmax(det({3, 2, 4}, 14, -2, 2), 2).detach().requires_grad_(true);
+  Tensor nll = tensor::ctc_loss(lp, tensor::tensor({{1}, {2}}), {0, 0}, {0, 1}, 0, Reduction::None);
+  EXPECT_EQ(vals(nll)[0], 0.0);
+  EXPECT_TRUE(std::isinf(vals(nll)[1]));
+  Tensor g = autograd::grad({tensor::ctc_loss(lp, tensor::tensor({{1}, {2}}), {0, 3}, {0, 1}, 0, Reduction::Sum)},
+                            {lp})[0];
+  EXPECT_EQ(g.select(1, 0).abs().sum().item<double>(), 0.0);
+  // _ctc_loss_backward is not differentiable (as libtorch's): a double backward raises.
+  Tensor loss = tensor::ctc_loss(lp, tensor::tensor({{1}, {2}}), {3, 3}, {1, 1}, 0, Reduction::Sum);
+  Tensor g1 = autograd::grad({loss}, {lp}, {}, /*retain_graph=*/true, /*create_graph=*/true)[0];
+  EXPECT_TRUE(g1.requires_grad());
+  expect_error([&] { autograd::grad({g1.sum()}, {lp}); }, {"_ctc_loss_backward", "not implemented"});
+}
