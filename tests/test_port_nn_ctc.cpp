@@ -424,3 +424,28 @@ TEST(PortNNCtc, CTCLossEdgeLengthsAndNoDoubleBackward) {
   EXPECT_TRUE(g1.requires_grad());
   expect_error([&] { autograd::grad({g1.sum()}, {lp}); }, {"_ctc_loss_backward", "not implemented"});
 }
+
+TEST(PortNNCtc, CTCLossBatchSplitAcrossThreadsMatchesPerSample) {
+  // Large enough for the kernel to split the batch across threads (when more than one runs):
+  // each sample's loss and gradient equal those of the sample alone.
+  const int64_t T = 50, N = 16, C = 6, S = 10;
+  Tensor lp = log_softmax(det({T, N, C}, 15, -2, 2), 2).detach().requires_grad_(true);
+  std::vector<int64_t> il, tl;
+  std::vector<int64_t> flat;
+  for (int64_t b = 0; b < N; ++b) {
+    il.push_back(T - b);
+    tl.push_back(S - b % 4);
+    for (int64_t i = 0; i < S; ++i) flat.push_back(1 + (b * 7 + i * 3) % (C - 1));
+  }
+  Tensor tg = tensor::tensor(flat).view({N, S});
+  Tensor nll = tensor::ctc_loss(lp, tg, il, tl, 0, Reduction::None);
+  Tensor g = autograd::grad({(nll * det({N}, 7)).sum()}, {lp})[0];
+  for (int64_t b = 0; b < N; ++b) {
+    Tensor lpb = lp.detach().narrow(1, b, 1).clone().requires_grad_(true);
+    Tensor one = tensor::ctc_loss(lpb, tg.narrow(0, b, 1), {il[static_cast<size_t>(b)]}, {tl[static_cast<size_t>(b)]}, 0,
+                                  Reduction::None);
+    EXPECT_NEAR(one.item<double>(), vals(nll)[static_cast<size_t>(b)], 1e-12) << "sample " << b;
+    Tensor gb = autograd::grad({one.sum() * det({N}, 7)[b]}, {lpb})[0];
+    expect_near(vals(gb), vals(g.narrow(1, b, 1)), 1e-12, "grad of sample " + std::to_string(b));
+  }
+}
