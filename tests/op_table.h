@@ -226,6 +226,9 @@ inline std::vector<StructuredCase> structured_cases() {
       {"log_softmax", [](const V& v) { return tensor::log_softmax(v[0], 0); }, {{3, 4}}},
       {"cross_entropy", [](const V& v) { return F::cross_entropy(v[0], tensor::tensor({1, 0, 3})); }, {{3, 4}}},
       {"mse_loss", [](const V& v) { return F::mse_loss(v[0], v[1]); }, {{3, 4}, {3, 4}}},
+      // First order only: _ctc_loss_backward is not differentiable (as libtorch's). Unnormalized
+      // log_probs: the node's gradient is the exact derivative (Note [CTC gradient]).
+      {"_ctc_loss", [](const V& v) { return std::get<0>(tensor::_ctc_loss(v[0], tensor::tensor({{1, 1, 2}, {2, 0, 0}}), {5, 4}, {3, 1})); }, {{5, 2, 3}}, false},
       {"scaled_dot_product_attention", [](const V& v) { return F::scaled_dot_product_attention(v[0], v[1], v[2], {}, 0.0, true); }, {{2, 3, 4}, {2, 3, 4}, {2, 3, 2}}},
       // The fused op (first order: its fused backward; second: the node's differentiable formula).
       {"_scaled_dot_product_flash_attention_for_cpu (causal, L != S)", [](const V& v) { return std::get<0>(tensor::_scaled_dot_product_flash_attention_for_cpu(v[0], v[1], v[2], 0.0, true)); }, {{1, 2, 4, 3}, {1, 2, 5, 3}, {1, 2, 5, 2}}},

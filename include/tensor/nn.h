@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tensor/nn/activation.h"
+#include "tensor/nn/adaptive.h"
 #include "tensor/nn/any_module.h"
 #include "tensor/nn/attention.h"
 #include "tensor/nn/containers.h"
@@ -13,6 +14,7 @@
 #include "tensor/nn/init.h"
 #include "tensor/nn/instancenorm.h"
 #include "tensor/nn/layers.h"
+#include "tensor/nn/lrn.h"
 #include "tensor/nn/loss.h"
 #include "tensor/nn/module.h"
 #include "tensor/nn/modules.h"

@@ -887,6 +887,8 @@ std::vector<DerivativeRow> derivative_rows() {
   return rows_list();
 }
 
+void register_loss_nodes();  // src/autograd/nodes/LossNodes.cpp
+
 // Note [Lazy autograd registration]
 // Built-in op tables are constant-initialized with their backend kernels. Their Autograd slots
 // are filled here, once, when the first tensor starts requiring grad: until then no call can
@@ -900,6 +902,7 @@ void ensure_autograd_kernels() {
     register_multi_output_nodes();
     register_inplace_nodes();
     register_view_nodes();
+    register_loss_nodes();
   });
 }
 

@@ -15,6 +15,7 @@
 #include "src/ops/FoldOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
+#include "src/ops/LossOps.h"
 #include "src/ops/OptimizerOps.h"
 #include "src/ops/PoolNormOps.h"
 #include "src/ops/RearrangeOps.h"
@@ -195,7 +196,10 @@ enum class Recording { Row, Node, Composite, None };
   X(fused_adam_op(), None)                                  \
   /* mixed precision (GradScaler) */                        \
   X(amp_unscale_op(), None)                                 \
-  X(amp_update_scale_op(), None)
+  X(amp_update_scale_op(), None)                            \
+  /* losses with their own kernels */                       \
+  X(loss_ops().ctc_loss, Node)                              \
+  X(loss_ops().ctc_loss_backward, None)
 // NOLINTEND(cppcoreguidelines-macro-usage)
 
 /// Calls f(table, recording) for every built-in dispatcher op: each elementwise op's functional,
