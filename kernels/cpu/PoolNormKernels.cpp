@@ -425,6 +425,95 @@ void adaptive_avg_pool2d_backward(const Tensor& grad_out, const Pool2d& p, const
   });
 }
 
+// ---- 3-d max pooling and adaptive max pooling ----
+// The same selection rule as max_pool2d (libtorch's): taps in row-major (d, h, w) order, the
+// first maximum wins and a NaN wins over everything (the last NaN over earlier ones).
+void max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tensor& indices) {
+  visit(x, "max_pool3d_with_indices", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using O = opmath_t<T>;
+    const T* xd = x.data_ptr<T>();
+    T* od = out.data_ptr<T>();
+    int64_t* id = indices.data_ptr<int64_t>();
+    const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane(), hw = p.ih * p.iw;
+#pragma omp parallel for num_threads(threads_for(P * out_plane * p.kd * p.kh * p.kw))
+    for (int64_t pl = 0; pl < P; ++pl) {
+      const T* xp = xd + pl * in_plane;
+      for (int64_t oz = 0; oz < p.od; ++oz) {
+        const int64_t d0 = oz * p.sd - p.pd;
+        int64_t kz0, kz1;
+        tap_range(d0, p.kd, p.dd, p.id, kz0, kz1);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t h0 = oy * p.sh - p.ph;
+          int64_t ky0, ky1;
+          tap_range(h0, p.kh, p.dh, p.ih, ky0, ky1);
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t w0 = ox * p.sw - p.pw;
+            int64_t kx0, kx1;
+            tap_range(w0, p.kw, p.dw, p.iw, kx0, kx1);
+            const int64_t o = pl * out_plane + (oz * p.oh + oy) * p.ow + ox;
+            if (kz0 >= kz1 || ky0 >= ky1 || kx0 >= kx1) {
+              // Dilated taps can all miss a tiny input: -inf and no index (backward skips it).
+              od[o] = convert<T>(-std::numeric_limits<O>::infinity());
+              id[o] = -1;
+              continue;
+            }
+            int64_t bi = (d0 + kz0 * p.dd) * hw + (h0 + ky0 * p.dh) * p.iw + w0 + kx0 * p.dw;
+            O best = static_cast<O>(xp[bi]);
+            for (int64_t kz = kz0; kz < kz1; ++kz)
+              for (int64_t ky = ky0; ky < ky1; ++ky) {
+                const int64_t row = (d0 + kz * p.dd) * hw + (h0 + ky * p.dh) * p.iw + w0;
+                for (int64_t kx = kx0; kx < kx1; ++kx) {
+                  const int64_t i = row + kx * p.dw;
+                  const O v = static_cast<O>(xp[i]);
+                  if (v > best || v != v) best = v, bi = i;
+                }
+              }
+            od[o] = xp[bi];
+            id[o] = bi;
+          }
+        }
+      }
+    }
+  });
+}
+
+void adaptive_max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tensor& indices) {
+  visit(x, "adaptive_max_pool3d", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using O = opmath_t<T>;
+    const T* xd = x.data_ptr<T>();
+    T* od = out.data_ptr<T>();
+    int64_t* id = indices.data_ptr<int64_t>();
+    const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane(), hw = p.ih * p.iw;
+#pragma omp parallel for num_threads(threads_for(P * in_plane))
+    for (int64_t pl = 0; pl < P; ++pl) {
+      const T* xp = xd + pl * in_plane;
+      for (int64_t oz = 0; oz < p.od; ++oz) {
+        const int64_t z0 = ada_start(oz, p.od, p.id), z1 = ada_end(oz, p.od, p.id);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t y0 = ada_start(oy, p.oh, p.ih), y1 = ada_end(oy, p.oh, p.ih);
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t x0 = ada_start(ox, p.ow, p.iw), x1 = ada_end(ox, p.ow, p.iw);
+            int64_t bi = z0 * hw + y0 * p.iw + x0;  // adaptive windows are never empty
+            O best = static_cast<O>(xp[bi]);
+            for (int64_t iz = z0; iz < z1; ++iz)
+              for (int64_t iy = y0; iy < y1; ++iy)
+                for (int64_t ix = x0; ix < x1; ++ix) {
+                  const int64_t i = iz * hw + iy * p.iw + ix;
+                  const O v = static_cast<O>(xp[i]);
+                  if (v > best || v != v) best = v, bi = i;
+                }
+            const int64_t o = pl * out_plane + (oz * p.oh + oy) * p.ow + ox;
+            od[o] = xp[bi];
+            id[o] = bi;
+          }
+        }
+      }
+    }
+  });
+}
+
 // ---- normalization ----
 namespace {
 /// Mean and biased variance of n values (two passes: no cancellation).

@@ -171,6 +171,12 @@ enum class Recording { Row, Node, Composite, None };
   X(pool_norm_ops().layer_norm_backward, None)              \
   X(pool_norm_ops().group_norm, Node)                       \
   X(pool_norm_ops().group_norm_backward, None)              \
+  X(pool_norm_ops().max_pool3d_with_indices, Node)          \
+  X(pool_norm_ops().adaptive_max_pool3d, Node)              \
+  X(max_pool3d_op(), Composite)                             \
+  X(avg_pool3d_op(), Composite)                             \
+  X(adaptive_avg_pool3d_op(), Composite)                    \
+  X(adaptive_max_pool2d_op(), Composite)                    \
   /* attention (Note [SDPA backend selection]) */           \
   X(attention_ops().flash, Node)                            \
   X(attention_ops().flash_backward, None)                   \
