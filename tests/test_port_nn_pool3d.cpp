@@ -230,10 +230,10 @@ TEST(PortNNPool3d, MaxPool3dMatchesReferenceLoop) {
                                  {{1, 3, 2}, {1, 3, 2}, {0, 1, 1}, {1, 1, 1}, false}};
   Tensor base = tensor::testing::random_tensor({2, 3, 5, 6, 7}, 11).round();  // many ties
   for (int64_t j : {5, 77, 300}) base.data_ptr<double>()[j] = NAN;
-  for (ScalarType dt : {kFloat64, kFloat32}) {
+  for (ScalarType dt : {kFloat64, kFloat32, kBFloat16}) {
     const Tensor x = base.to(dt);
     for (const Geo& g : geos) {
-      SCOPED_TRACE(std::string(dt == kFloat64 ? "float64" : "float32") + " k=" + std::to_string(g.k[0]) +
+      SCOPED_TRACE(std::string(dt == kFloat64 ? "float64" : dt == kFloat32 ? "float32" : "bfloat16") + " k=" + std::to_string(g.k[0]) +
                    std::to_string(g.k[1]) + std::to_string(g.k[2]));
       auto [v, i] = max_pool3d_with_indices(x, IntArrayRef(g.k.data(), 3), IntArrayRef(g.s.data(), 3),
                                             IntArrayRef(g.p.data(), 3), IntArrayRef(g.d.data(), 3), g.ceil);
@@ -337,7 +337,7 @@ TEST(PortNNPool3d, AdaptiveMaxPoolMatchesPyTorch) {
 TEST(PortNNPool3d, AdaptiveMaxPool3dMatchesReferenceLoop) {
   Tensor base = tensor::testing::random_tensor({2, 3, 7, 5, 9}, 5).round();  // many ties
   for (int64_t j : {3, 100}) base.data_ptr<double>()[j] = NAN;
-  for (ScalarType dt : {kFloat64, kFloat32}) {
+  for (ScalarType dt : {kFloat64, kFloat32, kBFloat16}) {
     const Tensor x = base.to(dt);
     for (std::array<int64_t, 3> o : {std::array<int64_t, 3>{3, 2, 4}, {7, 5, 9}, {1, 1, 1}, {4, 3, 2}}) {
       SCOPED_TRACE(std::to_string(o[0]) + "x" + std::to_string(o[1]) + "x" + std::to_string(o[2]));
