@@ -227,7 +227,10 @@ TEST(PortNNPool3d, MaxPool3dMatchesReferenceLoop) {
   const std::vector<Geo> geos = {{{2, 2, 2}, {2, 2, 2}, {0, 0, 0}, {1, 1, 1}, false},
                                  {{3, 3, 3}, {1, 2, 1}, {1, 1, 1}, {1, 1, 1}, true},
                                  {{3, 2, 3}, {2, 1, 2}, {1, 0, 0}, {2, 1, 2}, true},
-                                 {{1, 3, 2}, {1, 3, 2}, {0, 1, 1}, {1, 1, 1}, false}};
+                                 {{1, 3, 2}, {1, 3, 2}, {0, 1, 1}, {1, 1, 1}, false},
+                                 // The unrolled fast path: cubic 2 or 3, no padding or dilation.
+                                 {{3, 3, 3}, {2, 1, 2}, {0, 0, 0}, {1, 1, 1}, false},
+                                 {{2, 2, 2}, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, true}};
   Tensor base = tensor::testing::random_tensor({2, 3, 5, 6, 7}, 11).round();  // many ties
   for (int64_t j : {5, 77, 300}) base.data_ptr<double>()[j] = NAN;
   for (ScalarType dt : {kFloat64, kFloat32, kBFloat16}) {

@@ -428,6 +428,54 @@ void adaptive_avg_pool2d_backward(const Tensor& grad_out, const Pool2d& p, const
 // ---- 3-d max pooling and adaptive max pooling ----
 // The same selection rule as max_pool2d (libtorch's): taps in row-major (d, h, w) order, the
 // first maximum wins and a NaN wins over everything (the last NaN over earlier ones).
+// Cubic 2x2x2 and 3x3x3 windows wholly inside the input take the unrolled, branch-free loop of
+// Note [Max pooling fast path], vectorized across output columns; same selection rule.
+template <int K, class T>
+void max_pool3d_fixed(const T* xd, T* od, int64_t* id, const Pool3d& p) {
+  const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane();
+  const int64_t iw = p.iw, hw = p.ih * p.iw, ow = p.ow, sw = p.sw;
+#pragma omp parallel for num_threads(threads_for(P * out_plane * K * K * K))
+  for (int64_t pl = 0; pl < P; ++pl) {
+    const T* xp = xd + pl * in_plane;
+    for (int64_t oz = 0; oz < p.od; ++oz)
+      for (int64_t oy = 0; oy < p.oh; ++oy) {
+        const int64_t base = oz * p.sd * hw + oy * p.sh * iw;
+        const int64_t o0 = pl * out_plane + (oz * p.oh + oy) * ow;
+        T* orow = od + o0;
+        int64_t* irow = id + o0;
+#pragma omp simd
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t b0 = base + ox * sw;
+          T best = xp[b0];
+          int64_t bi = b0;
+          for (int kz = 0; kz < K; ++kz)
+            for (int ky = 0; ky < K; ++ky)
+              for (int kx = 0; kx < K; ++kx) {
+                if (kz == 0 && ky == 0 && kx == 0) continue;
+                const int64_t i = b0 + kz * hw + ky * iw + kx;
+                const T v = xp[i];
+                const int64_t take = static_cast<int64_t>((v > best) | (v != v));
+                best = select(take, v, best);
+                bi ^= (bi ^ i) & -take;
+              }
+          orow[ox] = best;
+          irow[ox] = bi;
+        }
+      }
+  }
+}
+
+template <class T>
+bool max_pool3d_fast(const T* xd, T* od, int64_t* id, const Pool3d& p) {
+  if (p.pd || p.ph || p.pw || p.dd != 1 || p.dh != 1 || p.dw != 1) return false;
+  if (p.kd != p.kh || p.kh != p.kw || (p.kd != 2 && p.kd != 3)) return false;
+  if ((p.od - 1) * p.sd + p.kd > p.id || (p.oh - 1) * p.sh + p.kh > p.ih || (p.ow - 1) * p.sw + p.kw > p.iw)
+    return false;
+  if (p.kd == 2) max_pool3d_fixed<2>(xd, od, id, p);
+  else max_pool3d_fixed<3>(xd, od, id, p);
+  return true;
+}
+
 void max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tensor& indices) {
   visit(x, "max_pool3d_with_indices", [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -435,6 +483,9 @@ void max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tenso
     const T* xd = x.data_ptr<T>();
     T* od = out.data_ptr<T>();
     int64_t* id = indices.data_ptr<int64_t>();
+    if constexpr (std::is_same_v<T, O>) {
+      if (max_pool3d_fast(xd, od, id, p)) return;
+    }
     const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane(), hw = p.ih * p.iw;
 #pragma omp parallel for num_threads(threads_for(P * out_plane * p.kd * p.kh * p.kw))
     for (int64_t pl = 0; pl < P; ++pl) {
