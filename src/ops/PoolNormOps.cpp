@@ -544,7 +544,7 @@ void register_kernels(DispatchKey backend, const PoolNormKernels& k) {
 // out = in is the identity). Both passes are dispatched 2-d ops with derivative rows, so
 // gradients and double gradients need nothing new. Max pooling is not separable with indices:
 // max_pool3d_with_indices and adaptive_max_pool3d are kernels (the loops), and their backward,
-// a scatter of the gradient to flat plane indices, is max_pool2d_backward on (…, 1, D * H * W)
+// a scatter of the gradient to flat plane indices, is max_pool2d_backward on (..., 1, D * H * W)
 // views (src/autograd/nodes/MultiOutput.cpp). max_pool3d drops the indices;
 // adaptive_max_pool2d is adaptive_max_pool3d on a depth-1 view.
 namespace {

@@ -167,7 +167,7 @@ Tensor ag_max_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef 
 
 // ---- max_pool3d_with_indices, adaptive_max_pool3d ----
 // (values, indices) as max_pool2d_with_indices: the values get the gradient scattered to the
-// indices, flat over each plane's D * H * W, which is max_pool2d_backward on (…, 1, D * H * W)
+// indices, flat over each plane's D * H * W, which is max_pool2d_backward on (..., 1, D * H * W)
 // views (Note [3-d pooling by composition] in src/ops/PoolNormOps.cpp); that op's row makes
 // the scatter differentiable.
 Tensor max_pool_planes_backward(const Tensor& g, IntArrayRef in_sizes, const Tensor& idx) {
