@@ -1,4 +1,4 @@
-// 2-d pooling, spelled as libtorch's free functions (torch::max_pool2d, ...). Inputs are
+// 2-d and 3-d pooling, spelled as libtorch's free functions (torch::max_pool2d, ...). Inputs are
 // (N, C, H, W) or unbatched (C, H, W), floating point; the result has the same rank.
 #pragma once
 
@@ -30,6 +30,33 @@ TENSOR_API Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntAr
 /// Mean over output_size = {oh, ow} windows that tile the input: window i spans
 /// [floor(i * H / oh), ceil((i + 1) * H / oh)).
 TENSOR_API Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size);
+
+
+// ---- 3-d pooling and adaptive max pooling (libtorch's torch::max_pool3d, ...): inputs are
+// (N, C, D, H, W) or unbatched (C, D, H, W); adaptive_max_pool2d takes (N, C, H, W) or (C, H, W),
+// adaptive_max_pool1d (N, C, L) or (C, L). Arguments of size 3 take one value for all dims or
+// {d, h, w}, with the same rules as the 2-d ops.
+
+/// Max over each kernel window of a 5-d (or unbatched 4-d) input; rules as max_pool2d.
+TENSOR_API Tensor max_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                             IntArrayRef padding = 0, IntArrayRef dilation = 1, bool ceil_mode = false);
+/// max_pool3d and the int64 index of each maximum, flat over its plane's D * H * W (as libtorch).
+TENSOR_API std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, IntArrayRef kernel_size,
+                                                              IntArrayRef stride = {}, IntArrayRef padding = 0,
+                                                              IntArrayRef dilation = 1, bool ceil_mode = false);
+/// Mean over each kernel window of a 5-d (or unbatched 4-d) input; divisors as avg_pool2d.
+TENSOR_API Tensor avg_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride = {},
+                             IntArrayRef padding = 0, bool ceil_mode = false, bool count_include_pad = true,
+                             std::optional<int64_t> divisor_override = std::nullopt);
+/// Mean over output_size = {od, oh, ow} windows that tile the input (as adaptive_avg_pool2d).
+TENSOR_API Tensor adaptive_avg_pool3d(const Tensor& input, IntArrayRef output_size);
+/// Max over output_size = {ol} windows that tile L, and the int64 index of each maximum in L.
+TENSOR_API std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& input, IntArrayRef output_size);
+/// Max over output_size = {oh, ow} windows that tile the input, and each maximum's index flat
+/// over its plane's H * W. Ties and NaN pick as max_pool2d_with_indices.
+TENSOR_API std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size);
+/// Max over output_size = {od, oh, ow} windows, and indices flat over each plane's D * H * W.
+TENSOR_API std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& input, IntArrayRef output_size);
 
 }  // namespace tensor
 

@@ -180,6 +180,12 @@ enum class Recording { Row, Node, Composite, None };
   /* upsampling */                                          \
   X(upsample_ops().upsample_bicubic2d, Row)                 \
   X(upsample_ops().upsample_bicubic2d_backward, Row)        \
+  X(pool_norm_ops().max_pool3d_with_indices, Node)          \
+  X(pool_norm_ops().adaptive_max_pool3d, Node)              \
+  X(max_pool3d_op(), Composite)                             \
+  X(avg_pool3d_op(), Composite)                             \
+  X(adaptive_avg_pool3d_op(), Composite)                    \
+  X(adaptive_max_pool2d_op(), Composite)                    \
   /* attention (Note [SDPA backend selection]) */           \
   X(attention_ops().flash, Node)                            \
   X(attention_ops().flash_backward, None)                   \
