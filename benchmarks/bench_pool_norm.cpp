@@ -59,10 +59,28 @@ double group_norm_fb() {
   Tensor w = ones({64}).requires_grad_(true), b = zeros({64}).requires_grad_(true);
   return median_seconds([&] { group_norm(x, 32, w, b).backward(g); });
 }
+// 3-d pooling: max_pool3d runs the plain loop; avg_pool3d and adaptive_avg_pool3d are two 2-d
+// poolings (Note [3-d pooling by composition] in src/ops/PoolNormOps.cpp).
+double max_pool3d_case() {
+  Tensor x = randn({8, 32, 16, 32, 32});
+  return median_seconds([&] { Tensor y = max_pool3d(x, {2}); }, 15, 3);
+}
+double max_pool3d_fb() {
+  Tensor x = randn({8, 32, 16, 32, 32}).requires_grad_(true), g = randn({8, 32, 8, 16, 16});
+  return median_seconds([&] { max_pool3d(x, {2}).backward(g); }, 15, 3);
+}
+double avg_pool3d_case() {
+  Tensor x = randn({8, 32, 16, 32, 32});
+  return median_seconds([&] { Tensor y = avg_pool3d(x, {3}, {2}, {1}); }, 15, 3);
+}
+double adaptive_avg_pool3d_case() {
+  Tensor x = randn({8, 32, 16, 32, 32});
+  return median_seconds([&] { Tensor y = adaptive_avg_pool3d(x, {4, 4, 4}); }, 15, 3);
+}
 
 // Elements of the inputs above, for the cases' bytes (Note [Case work] in harness.h).
 constexpr double kPool = 64.0 * 32 * 28 * 28, kNorm = 8.0 * 64 * 56 * 56, k7 = 64.0 * 512 * 7 * 7,
-                 k16 = 32.0 * 256 * 16 * 16;
+                 k16 = 32.0 * 256 * 16 * 16, k3d = 8.0 * 32 * 16 * 32 * 32;
 
 const bench::AddCases kPoolNormCases({
     // Bytes of the forward-only cases: the input read once and the output written once.
@@ -81,6 +99,10 @@ const bench::AddCases kPoolNormCases({
     bench::Case{"batch_norm_eval_8x64x56", "ms", 0, "", batch_norm_eval}.with_bytes(4.0 * 2 * kNorm),
     {"layer_norm_fb_1024x256", "ms", 0, ">= 1.0x", layer_norm_fb},
     {"group_norm_fb_8x64x56_g32", "ms", 0, "", group_norm_fb},
+    bench::Case{"max_pool3d_2x2x2_8x32x16x32", "ms", 0, "", max_pool3d_case}.with_bytes(4.0 * (k3d + k3d / 8)),
+    {"max_pool3d_fb_8x32x16x32", "ms", 0, "", max_pool3d_fb},
+    bench::Case{"avg_pool3d_3s2p1_8x32x16x32", "ms", 0, "", avg_pool3d_case}.with_bytes(4.0 * (k3d + k3d / 8)),
+    bench::Case{"adaptive_avg_pool3d_to4_8x32x16x32", "ms", 0, "", adaptive_avg_pool3d_case}.with_bytes(4.0 * k3d),
 });
 
 }  // namespace

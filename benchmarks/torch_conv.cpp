@@ -33,6 +33,20 @@ double conv_fwd_bwd(torch::ScalarType t, bool cl) {
   });
 }
 
+double im2col_3x3() {
+  torch_available();
+  auto x = torch::randn({8, 64, 56, 56});
+  torch::NoGradGuard no_grad;
+  return median_seconds([&] { auto c = torch::im2col(x, {3, 3}, {1, 1}, {1, 1}, {1, 1}); });
+}
+
+double col2im_3x3() {
+  torch_available();
+  auto c = torch::randn({8, 64 * 9, 56 * 56});
+  torch::NoGradGuard no_grad;
+  return median_seconds([&] { auto x = torch::col2im(c, {56, 56}, {3, 3}, {1, 1}, {1, 1}, {1, 1}); });
+}
+
 TwinTable conv_twins() {
   TwinTable t;
   t["conv3x3_fwd"] = [] { return conv_fwd(torch::kFloat32, false); };
@@ -41,6 +55,8 @@ TwinTable conv_twins() {
   t["conv3x3_fwd_bwd_nhwc"] = [] { return conv_fwd_bwd(torch::kFloat32, true); };
   t["conv3x3_bf16_fwd"] = [] { return conv_fwd(torch::kBFloat16, false); };
   t["conv3x3_bf16_fwd_bwd"] = [] { return conv_fwd_bwd(torch::kBFloat16, false); };
+  t["im2col_3x3"] = im2col_3x3;
+  t["col2im_3x3"] = col2im_3x3;
   return t;
 }
 const AddTwins kConvTwins(conv_twins());

@@ -52,6 +52,23 @@ TwinTable pool_norm_twins() {
     auto w = torch::ones({64}).requires_grad_(true), b = torch::zeros({64}).requires_grad_(true);
     return median_seconds([&] { torch::group_norm(x, 32, w, b).backward(g); });
   };
+  t["max_pool3d_2x2x2_8x32x16x32"] = [] {
+    auto x = torch::randn({8, 32, 16, 32, 32});
+    return median_seconds([&] { auto y = torch::max_pool3d(x, {2}); }, 15, 3);
+  };
+  t["max_pool3d_fb_8x32x16x32"] = [] {
+    auto x = torch::randn({8, 32, 16, 32, 32}).requires_grad_(true);
+    auto g = torch::randn({8, 32, 8, 16, 16});
+    return median_seconds([&] { torch::max_pool3d(x, {2}).backward(g); }, 15, 3);
+  };
+  t["avg_pool3d_3s2p1_8x32x16x32"] = [] {
+    auto x = torch::randn({8, 32, 16, 32, 32});
+    return median_seconds([&] { auto y = torch::avg_pool3d(x, {3}, {2}, {1}); }, 15, 3);
+  };
+  t["adaptive_avg_pool3d_to4_8x32x16x32"] = [] {
+    auto x = torch::randn({8, 32, 16, 32, 32});
+    return median_seconds([&] { auto y = torch::adaptive_avg_pool3d(x, {4, 4, 4}); }, 15, 3);
+  };
   return t;
 }
 const AddTwins kPoolNormTwins(pool_norm_twins());

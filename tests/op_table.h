@@ -203,11 +203,28 @@ inline std::vector<StructuredCase> structured_cases() {
       {"conv2d (groups, dilation)", [](const V& v) { return tensor::conv2d(v[0], v[1], v[2], 1, 1, 2, 2); }, {{1, 4, 6, 5}, {2, 2, 3, 3}, {2}}, true, {"convolution"}},
       {"conv3d", [](const V& v) { return tensor::conv3d(v[0], v[1], std::nullopt, 1, 1); }, {{1, 2, 3, 4, 3}, {2, 2, 2, 2, 2}}, false, {"convolution"}},
       {"conv_transpose2d", [](const V& v) { return tensor::conv_transpose2d(v[0], v[1], v[2], 2, 1, 1); }, {{1, 3, 3, 4}, {3, 2, 3, 3}, {2}}, true, {"convolution"}},
+      {"im2col", [](const V& v) { return tensor::im2col(v[0], {2, 3}, {2, 1}, {1, 2}, {2, 1}); }, {{2, 2, 5, 4}}, true, {"im2col", "col2im"}},
+      {"im2col (unbatched)", [](const V& v) { return tensor::im2col(v[0], {2, 2}, {1, 1}, {0, 1}, {1, 2}); }, {{2, 3, 4}}, true, {"im2col", "col2im"}},
+      {"col2im", [](const V& v) { return tensor::col2im(v[0], {5, 4}, {2, 3}, {2, 1}, {1, 2}, {2, 1}); }, {{2, 12, 18}}, true, {"col2im", "im2col"}},
+      {"col2im (unbatched)", [](const V& v) { return tensor::col2im(v[0], {3, 4}, {2, 2}, {1, 1}, {0, 1}, {1, 2}); }, {{8, 6}}, true, {"col2im", "im2col"}},
       // The pooling backward ops are rows too: gradgradcheck differentiates them.
       {"max_pool2d_with_indices", [](const V& v) { return std::get<0>(tensor::max_pool2d_with_indices(v[0], {2, 2}, {1, 1})); }, {{1, 2, 4, 4}}},
       {"max_pool2d", [](const V& v) { return tensor::max_pool2d(v[0], {2, 2}, {}, 0, 1, true); }, {{2, 2, 5, 5}}, true, {"max_pool2d", "max_pool2d_backward"}},
       {"avg_pool2d", [](const V& v) { return tensor::avg_pool2d(v[0], {3, 3}, {2, 2}, 1); }, {{1, 2, 6, 5}}, true, {"avg_pool2d", "avg_pool2d_backward"}},
       {"adaptive_avg_pool2d", [](const V& v) { return tensor::adaptive_avg_pool2d(v[0], {3, 2}); }, {{1, 2, 7, 5}}, true, {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"}},
+      {"upsample_bicubic2d", [](const V& v) { return tensor::upsample_bicubic2d(v[0], {5, 7}, false); }, {{1, 2, 3, 4}}, true, {"upsample_bicubic2d", "upsample_bicubic2d_backward"}},
+      {"upsample_bicubic2d (align_corners, downscale, scales)", [](const V& v) { return tensor::upsample_bicubic2d(v[0], {2, 5}, true, 0.4, 1.3); }, {{2, 1, 4, 4}}, true, {"upsample_bicubic2d", "upsample_bicubic2d_backward"}},
+      // Unpooling: fixed indices, distinct within each plane ((k * 7) % out_plane over the flat k).
+      {"max_unpool2d", [](const V& v) { std::vector<int64_t> i(18); for (int64_t k = 0; k < 18; ++k) i[static_cast<size_t>(k)] = k * 7 % 25; return tensor::max_unpool2d(v[0], tensor::tensor(i).reshape({1, 2, 3, 3}), {5, 5}); }, {{1, 2, 3, 3}}},
+      {"max_unpool3d", [](const V& v) { std::vector<int64_t> i(8); for (int64_t k = 0; k < 8; ++k) i[static_cast<size_t>(k)] = k * 7 % 12; return tensor::max_unpool3d(v[0], tensor::tensor(i).reshape({1, 2, 1, 2, 2}), {1, 3, 4}, {1, 1, 1}, {0, 0, 0}); }, {{1, 2, 1, 2, 2}}},
+      {"fractional_max_pool2d", [](const V& v) { return std::get<0>(tensor::fractional_max_pool2d(v[0], {3, 2}, {3, 4}, tensor::tensor({0.3, 0.7, 0.1, 0.9}, kFloat64).reshape({1, 2, 2}))); }, {{1, 2, 5, 6}}, true, {"fractional_max_pool2d", "fractional_max_pool2d_backward"}},
+      {"fractional_max_pool3d", [](const V& v) { return std::get<0>(tensor::fractional_max_pool3d(v[0], {2, 2, 2}, {2, 2, 3}, tensor::tensor({0.3, 0.7, 0.1, 0.9, 0.5, 0.2}, kFloat64).reshape({1, 2, 3}))); }, {{1, 2, 4, 3, 5}}, true, {"fractional_max_pool3d", "fractional_max_pool3d_backward"}},
+      {"max_pool3d_with_indices", [](const V& v) { return std::get<0>(tensor::max_pool3d_with_indices(v[0], {2, 3, 2}, {1, 2, 1}, {1, 1, 0}, 1, true)); }, {{1, 2, 3, 4, 3}}, true, {"max_pool3d_with_indices", "max_pool2d_backward"}},
+      {"max_pool3d (unbatched)", [](const V& v) { return tensor::max_pool3d(v[0], 2, 1); }, {{2, 3, 3, 4}}},
+      {"adaptive_max_pool3d", [](const V& v) { return std::get<0>(tensor::adaptive_max_pool3d(v[0], {2, 3, 2})); }, {{1, 2, 3, 5, 4}}, true, {"adaptive_max_pool3d", "max_pool2d_backward"}},
+      {"adaptive_max_pool2d", [](const V& v) { return std::get<0>(tensor::adaptive_max_pool2d(v[0], {3, 2})); }, {{2, 5, 4}}},
+      {"avg_pool3d", [](const V& v) { return tensor::avg_pool3d(v[0], 3, 2, 1, true, false); }, {{1, 2, 4, 5, 3}}},
+      {"adaptive_avg_pool3d", [](const V& v) { return tensor::adaptive_avg_pool3d(v[0], {2, 3, 2}); }, {{1, 2, 3, 5, 4}}},
       {"batch_norm (training)", [](const V& v) { return tensor::batch_norm(v[0], v[1], v[2], std::nullopt, std::nullopt, true, 0.1, 1e-5); }, {{4, 3, 2, 2}, {3}, {3}}},
       {"layer_norm", [](const V& v) { return tensor::layer_norm(v[0], {4}, v[1], v[2]); }, {{3, 2, 4}, {4}, {4}}},
       {"group_norm", [](const V& v) { return tensor::group_norm(v[0], 2, v[1], v[2]); }, {{2, 4, 3}, {4}, {4}}},
@@ -215,6 +232,9 @@ inline std::vector<StructuredCase> structured_cases() {
       {"log_softmax", [](const V& v) { return tensor::log_softmax(v[0], 0); }, {{3, 4}}},
       {"cross_entropy", [](const V& v) { return F::cross_entropy(v[0], tensor::tensor({1, 0, 3})); }, {{3, 4}}},
       {"mse_loss", [](const V& v) { return F::mse_loss(v[0], v[1]); }, {{3, 4}, {3, 4}}},
+      // First order only: _ctc_loss_backward is not differentiable (as libtorch's). Unnormalized
+      // log_probs: the node's gradient is the exact derivative (Note [CTC gradient]).
+      {"_ctc_loss", [](const V& v) { return std::get<0>(tensor::_ctc_loss(v[0], tensor::tensor({{1, 1, 2}, {2, 0, 0}}), {5, 4}, {3, 1})); }, {{5, 2, 3}}, false},
       {"scaled_dot_product_attention", [](const V& v) { return F::scaled_dot_product_attention(v[0], v[1], v[2], {}, 0.0, true); }, {{2, 3, 4}, {2, 3, 4}, {2, 3, 2}}},
       // The fused op (first order: its fused backward; second: the node's differentiable formula).
       {"_scaled_dot_product_flash_attention_for_cpu (causal, L != S)", [](const V& v) { return std::get<0>(tensor::_scaled_dot_product_flash_attention_for_cpu(v[0], v[1], v[2], 0.0, true)); }, {{1, 2, 4, 3}, {1, 2, 5, 3}, {1, 2, 5, 2}}},

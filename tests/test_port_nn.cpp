@@ -632,8 +632,8 @@ TEST(PortNN, InterpolateMatchesPyTorch) {
                {"interpolate", "align_corners", "nearest"});
   expect_error([&] { F::interpolate(img, Opt().size(std::vector<int64_t>{4}).mode(kLinear)); },
                {"interpolate", "linear", "3-d", "[1, 2, 3, 4]"});
-  expect_error([&] { F::interpolate(img, Opt().size(std::vector<int64_t>{4, 4}).mode(kBicubic)); },
-               {"interpolate", "bicubic"});
+  expect_error([&] { F::interpolate(img.squeeze(0), Opt().size(std::vector<int64_t>{4}).mode(kBicubic)); },
+               {"interpolate", "bicubic", "4-d", "[2, 3, 4]"});
 }
 
 // ---- padding modules, instance norm, Softmax2d, 1-d pooling ----

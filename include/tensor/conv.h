@@ -73,4 +73,14 @@ TENSOR_API Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, co
                                    IntArrayRef stride = 1, IntArrayRef padding = 0, IntArrayRef output_padding = 0,
                                    int64_t groups = 1, IntArrayRef dilation = 1);
 
+/// Unfolds sliding kh x kw blocks of (N, C, H, W) or (C, H, W) into columns: (N, C * kh * kw, L)
+/// or (C * kh * kw, L), L the number of block positions, as libtorch's at::im2col. Row
+/// c * kh * kw + i * kw + j holds kernel element (i, j) of channel c.
+TENSOR_API Tensor im2col(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding,
+                         IntArrayRef stride);
+/// The adjoint of im2col: sums the columns (N, C * kh * kw, L) or (C * kh * kw, L) back into
+/// (N, C, H, W) or (C, H, W) with (H, W) = output_size, as libtorch's at::col2im.
+TENSOR_API Tensor col2im(const Tensor& input, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation,
+                         IntArrayRef padding, IntArrayRef stride);
+
 }  // namespace tensor

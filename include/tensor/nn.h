@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tensor/nn/activation.h"
+#include "tensor/nn/adaptive.h"
 #include "tensor/nn/any_module.h"
 #include "tensor/nn/attention.h"
 #include "tensor/nn/containers.h"
@@ -13,6 +14,7 @@
 #include "tensor/nn/init.h"
 #include "tensor/nn/instancenorm.h"
 #include "tensor/nn/layers.h"
+#include "tensor/nn/lrn.h"
 #include "tensor/nn/loss.h"
 #include "tensor/nn/module.h"
 #include "tensor/nn/modules.h"
@@ -24,5 +26,8 @@
 #include "tensor/nn/pooling1d.h"
 #include "tensor/nn/rnn.h"
 #include "tensor/nn/transformer.h"
+#include "tensor/nn/unpooling.h"
 #include "tensor/nn/upsampling.h"
 #include "tensor/nn/utils.h"
+#include "tensor/nn/fold.h"
+#include "tensor/nn/embedding_bag.h"

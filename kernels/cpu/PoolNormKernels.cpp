@@ -425,6 +425,146 @@ void adaptive_avg_pool2d_backward(const Tensor& grad_out, const Pool2d& p, const
   });
 }
 
+// ---- 3-d max pooling and adaptive max pooling ----
+// The same selection rule as max_pool2d (libtorch's): taps in row-major (d, h, w) order, the
+// first maximum wins and a NaN wins over everything (the last NaN over earlier ones).
+// Cubic 2x2x2 and 3x3x3 windows wholly inside the input take the unrolled, branch-free loop of
+// Note [Max pooling fast path], vectorized across output columns; same selection rule.
+template <int K, class T>
+void max_pool3d_fixed(const T* xd, T* od, int64_t* id, const Pool3d& p) {
+  const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane();
+  const int64_t iw = p.iw, hw = p.ih * p.iw, ow = p.ow, sw = p.sw;
+#pragma omp parallel for num_threads(threads_for(P * out_plane * K * K * K))
+  for (int64_t pl = 0; pl < P; ++pl) {
+    const T* xp = xd + pl * in_plane;
+    for (int64_t oz = 0; oz < p.od; ++oz)
+      for (int64_t oy = 0; oy < p.oh; ++oy) {
+        const int64_t base = oz * p.sd * hw + oy * p.sh * iw;
+        const int64_t o0 = pl * out_plane + (oz * p.oh + oy) * ow;
+        T* orow = od + o0;
+        int64_t* irow = id + o0;
+#pragma omp simd
+        for (int64_t ox = 0; ox < ow; ++ox) {
+          const int64_t b0 = base + ox * sw;
+          T best = xp[b0];
+          int64_t bi = b0;
+          for (int kz = 0; kz < K; ++kz)
+            for (int ky = 0; ky < K; ++ky)
+              for (int kx = 0; kx < K; ++kx) {
+                if (kz == 0 && ky == 0 && kx == 0) continue;
+                const int64_t i = b0 + kz * hw + ky * iw + kx;
+                const T v = xp[i];
+                const int64_t take = static_cast<int64_t>((v > best) | (v != v));
+                best = select(take, v, best);
+                bi ^= (bi ^ i) & -take;
+              }
+          orow[ox] = best;
+          irow[ox] = bi;
+        }
+      }
+  }
+}
+
+template <class T>
+bool max_pool3d_fast(const T* xd, T* od, int64_t* id, const Pool3d& p) {
+  if (p.pd || p.ph || p.pw || p.dd != 1 || p.dh != 1 || p.dw != 1) return false;
+  if (p.kd != p.kh || p.kh != p.kw || (p.kd != 2 && p.kd != 3)) return false;
+  if ((p.od - 1) * p.sd + p.kd > p.id || (p.oh - 1) * p.sh + p.kh > p.ih || (p.ow - 1) * p.sw + p.kw > p.iw)
+    return false;
+  if (p.kd == 2) max_pool3d_fixed<2>(xd, od, id, p);
+  else max_pool3d_fixed<3>(xd, od, id, p);
+  return true;
+}
+
+void max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tensor& indices) {
+  visit(x, "max_pool3d_with_indices", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using O = opmath_t<T>;
+    const T* xd = x.data_ptr<T>();
+    T* od = out.data_ptr<T>();
+    int64_t* id = indices.data_ptr<int64_t>();
+    if constexpr (std::is_same_v<T, O>) {
+      if (max_pool3d_fast(xd, od, id, p)) return;
+    }
+    const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane(), hw = p.ih * p.iw;
+#pragma omp parallel for num_threads(threads_for(P * out_plane * p.kd * p.kh * p.kw))
+    for (int64_t pl = 0; pl < P; ++pl) {
+      const T* xp = xd + pl * in_plane;
+      for (int64_t oz = 0; oz < p.od; ++oz) {
+        const int64_t d0 = oz * p.sd - p.pd;
+        int64_t kz0, kz1;
+        tap_range(d0, p.kd, p.dd, p.id, kz0, kz1);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t h0 = oy * p.sh - p.ph;
+          int64_t ky0, ky1;
+          tap_range(h0, p.kh, p.dh, p.ih, ky0, ky1);
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t w0 = ox * p.sw - p.pw;
+            int64_t kx0, kx1;
+            tap_range(w0, p.kw, p.dw, p.iw, kx0, kx1);
+            const int64_t o = pl * out_plane + (oz * p.oh + oy) * p.ow + ox;
+            if (kz0 >= kz1 || ky0 >= ky1 || kx0 >= kx1) {
+              // Dilated taps can all miss a tiny input: -inf and no index (backward skips it).
+              od[o] = convert<T>(-std::numeric_limits<O>::infinity());
+              id[o] = -1;
+              continue;
+            }
+            int64_t bi = (d0 + kz0 * p.dd) * hw + (h0 + ky0 * p.dh) * p.iw + w0 + kx0 * p.dw;
+            O best = static_cast<O>(xp[bi]);
+            for (int64_t kz = kz0; kz < kz1; ++kz)
+              for (int64_t ky = ky0; ky < ky1; ++ky) {
+                const int64_t row = (d0 + kz * p.dd) * hw + (h0 + ky * p.dh) * p.iw + w0;
+                for (int64_t kx = kx0; kx < kx1; ++kx) {
+                  const int64_t i = row + kx * p.dw;
+                  const O v = static_cast<O>(xp[i]);
+                  if (v > best || v != v) best = v, bi = i;
+                }
+              }
+            od[o] = xp[bi];
+            id[o] = bi;
+          }
+        }
+      }
+    }
+  });
+}
+
+void adaptive_max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tensor& indices) {
+  visit(x, "adaptive_max_pool3d", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using O = opmath_t<T>;
+    const T* xd = x.data_ptr<T>();
+    T* od = out.data_ptr<T>();
+    int64_t* id = indices.data_ptr<int64_t>();
+    const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane(), hw = p.ih * p.iw;
+#pragma omp parallel for num_threads(threads_for(P * in_plane))
+    for (int64_t pl = 0; pl < P; ++pl) {
+      const T* xp = xd + pl * in_plane;
+      for (int64_t oz = 0; oz < p.od; ++oz) {
+        const int64_t z0 = ada_start(oz, p.od, p.id), z1 = ada_end(oz, p.od, p.id);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t y0 = ada_start(oy, p.oh, p.ih), y1 = ada_end(oy, p.oh, p.ih);
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t x0 = ada_start(ox, p.ow, p.iw), x1 = ada_end(ox, p.ow, p.iw);
+            int64_t bi = z0 * hw + y0 * p.iw + x0;  // adaptive windows are never empty
+            O best = static_cast<O>(xp[bi]);
+            for (int64_t iz = z0; iz < z1; ++iz)
+              for (int64_t iy = y0; iy < y1; ++iy)
+                for (int64_t ix = x0; ix < x1; ++ix) {
+                  const int64_t i = iz * hw + iy * p.iw + ix;
+                  const O v = static_cast<O>(xp[i]);
+                  if (v > best || v != v) best = v, bi = i;
+                }
+            const int64_t o = pl * out_plane + (oz * p.oh + oy) * p.ow + ox;
+            od[o] = xp[bi];
+            id[o] = bi;
+          }
+        }
+      }
+    }
+  });
+}
+
 // ---- normalization ----
 namespace {
 /// Mean and biased variance of n values (two passes: no cancellation).

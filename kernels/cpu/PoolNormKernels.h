@@ -19,6 +19,16 @@ struct Pool2d {
   int64_t planes() const { return n * c; }
 };
 
+/// One 3-d pooling problem over `planes` = N * C planes of D * H * W. Adaptive pooling uses
+/// the sizes only; 2-d adaptive max pooling is the 3-d one with id = od = 1.
+struct Pool3d {
+  int64_t n = 1, c = 1, id = 0, ih = 0, iw = 0, od = 0, oh = 0, ow = 0;
+  int64_t kd = 1, kh = 1, kw = 1, sd = 1, sh = 1, sw = 1, pd = 0, ph = 0, pw = 0, dd = 1, dh = 1, dw = 1;
+  int64_t planes() const { return n * c; }
+  int64_t in_plane() const { return id * ih * iw; }
+  int64_t out_plane() const { return od * oh * ow; }
+};
+
 namespace loops {
 /// x: (N, C, H, W) -> values and indices (either may be undefined: not wanted).
 void max_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out, const Tensor& indices);
@@ -29,6 +39,10 @@ void avg_pool2d_backward(const Tensor& grad_out, const Pool2d& p, const Tensor& 
 /// Adaptive: p holds the sizes only (ih, iw, oh, ow).
 void adaptive_avg_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out);
 void adaptive_avg_pool2d_backward(const Tensor& grad_out, const Pool2d& p, const Tensor& grad_in);
+/// x: (N, C, D, H, W) -> values and int64 indices flat over D * H * W (both defined).
+void max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tensor& indices);
+/// x: (N, C, D, H, W) -> the max of each adaptive window and its flat index (both defined).
+void adaptive_max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tensor& indices);
 
 /// Normalization of x viewed as (outer, groups, inner) with per-channel affine parameters:
 /// statistics over `axes`. One layout covers the three ops:

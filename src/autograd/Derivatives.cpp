@@ -1,6 +1,7 @@
 // The derivatives table of the elementwise ops (Note [Derivatives table]) and the one
 // recording template that turns its rows into Autograd kernels (Note [Recording template]).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <mutex>
 
@@ -9,12 +10,17 @@
 #include "src/autograd/PoolNormFormulas.h"
 #include "src/autograd/Record.h"
 #include "src/autograd/ReduceFormulas.h"
+#include "src/autograd/UnpoolFormulas.h"
 #include "src/ops/CopyOps.h"
 #include "src/ops/ElementwiseOps.h"
+#include "src/ops/FoldOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
 #include "src/ops/RearrangeOps.h"
 #include "src/ops/ReduceOps.h"
+#include "src/ops/UpsampleOps.h"
+#include "tensor/nn/upsampling.h"
+#include "src/ops/UnpoolOps.h"
 #include "tensor/ops.h"
 
 namespace tensor::autograd {
@@ -701,8 +707,20 @@ TENSOR_ROW(Convolution, ops::conv_ops().convolution, "ConvolutionBackward0", arg
      IntArrayRef pad_r, IntArrayRef dilation, bool transposed, int64_t groups),
     return convolution_grads(grad, input, weight, stride, pad_l, pad_r, dilation, transposed, groups,
                              {n.needs_input_grad(0), n.needs_input_grad(1), n.needs_input_grad(2)});)
+// im2col and col2im are adjoint linear maps: each one's gradient is the other.
+TENSOR_ROW(Im2col, ops::fold_ops().im2col, "Im2ColBackward0", 0, true,
+    (const Tensor& self, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding, IntArrayRef stride),
+    const auto& s = n.input_meta(0).sizes;
+    const std::array<int64_t, 2> hw{s[s.size() - 2], s[s.size() - 1]};
+    return {ops::fold_ops().col2im(grad, IntArrayRef(hw.data(), 2), kernel_size, dilation, padding, stride)};)
+TENSOR_ROW(Col2im, ops::fold_ops().col2im, "Col2ImBackward0", 0, true,
+    (const Tensor& self, IntArrayRef output_size, IntArrayRef kernel_size, IntArrayRef dilation, IntArrayRef padding,
+     IntArrayRef stride),
+    return {ops::fold_ops().im2col(grad, kernel_size, dilation, padding, stride)};)
 void register_convolution_rows() {
   register_row<ConvolutionRow>();
+  register_row<Im2colRow>();
+  register_row<Col2imRow>();
 }
 
 // ---- pooling and normalization ----
@@ -737,6 +755,52 @@ void register_pool_norm_rows() {
   register_row<AdaptiveAvgPool2dRow>();
   register_row<AdaptiveAvgPool2dBackwardRow>();
   register_row<MaxPool2dBackwardRow>();
+}
+
+// ---- upsampling ----
+// upsample_bicubic2d and its backward are adjoint linear maps: each one's gradient is the other.
+TENSOR_ROW(UpsampleBicubic2d, ops::upsample_ops().upsample_bicubic2d, "UpsampleBicubic2DBackward0", 0, true,
+    (const Tensor& self, IntArrayRef output_size, bool align_corners, std::optional<double> scales_h,
+     std::optional<double> scales_w),
+    return {upsample_bicubic2d_backward(grad, output_size, n.input_meta(0).sizes, align_corners, scales_h,
+                                        scales_w)};)
+TENSOR_ROW(UpsampleBicubic2dBackward, ops::upsample_ops().upsample_bicubic2d_backward,
+    "UpsampleBicubic2DBackwardBackward0", 0, true,
+    (const Tensor& grad_output, IntArrayRef output_size, IntArrayRef input_size, bool align_corners,
+     std::optional<double> scales_h, std::optional<double> scales_w),
+    return {upsample_bicubic2d(grad, output_size, align_corners, scales_h, scales_w)};)
+void register_upsample_rows() {
+  register_row<UpsampleBicubic2dRow>();
+  register_row<UpsampleBicubic2dBackwardRow>();
+}
+
+// ---- max unpooling and fractional max pooling (src/ops/UnpoolOps.cpp) ----
+// max_unpool writes self at the indices, so its gradient gathers there (libtorch's
+// max_pool_double_backward); the fractional pools' backward sums at the indices, a linear map
+// whose derivative gathers the same way. Indices get no gradient; the backward's self gives
+// its shape only (libtorch: zeros). The fractional pools themselves: nodes/Unpool.cpp.
+TENSOR_ROW(MaxUnpool2d, ops::unpool_ops().max_unpool2d, "MaxUnpool2DBackward0", arg(1), true,
+    (const Tensor& self, const Tensor& indices, IntArrayRef output_size),
+    return {gather_planes(grad, indices, 2), Tensor()};)
+TENSOR_ROW(MaxUnpool3d, ops::unpool_ops().max_unpool3d, "MaxUnpool3DBackward0", arg(1), true,
+    (const Tensor& self, const Tensor& indices, IntArrayRef output_size, IntArrayRef stride, IntArrayRef padding),
+    return {gather_planes(grad, indices, 3), Tensor()};)
+TENSOR_ROW(FractionalMaxPool2dBackward, ops::unpool_ops().fractional_max_pool2d_backward,
+    "FractionalMaxPool2DBackwardBackward0", arg(4), true,
+    (const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef output_size,
+     const Tensor& indices),
+    return {gather_planes(grad, indices, 2), Tensor(), Tensor()};)
+TENSOR_ROW(FractionalMaxPool3dBackward, ops::unpool_ops().fractional_max_pool3d_backward,
+    "FractionalMaxPool3DBackwardBackward0", arg(4), true,
+    (const Tensor& grad_output, const Tensor& self, IntArrayRef kernel_size, IntArrayRef output_size,
+     const Tensor& indices),
+    return {gather_planes(grad, indices, 3), Tensor(), Tensor()};)
+void register_unpool_rows() {
+  register_row<MaxUnpool2dRow>();
+  register_row<MaxUnpool3dRow>();
+  register_row<FractionalMaxPool2dBackwardRow>();
+  register_row<FractionalMaxPool3dBackwardRow>();
+  register_unpool_nodes();
 }
 
 // ---- rearranging: tril, triu, flip, repeat, roll ----
@@ -803,7 +867,9 @@ void register_rows() {
   register_matrix_rows();
   register_convolution_rows();
   register_pool_norm_rows();
+  register_unpool_rows();
   register_rearrange_rows();
+  register_upsample_rows();
 }
 
 namespace {
@@ -821,6 +887,8 @@ std::vector<DerivativeRow> derivative_rows() {
   return rows_list();
 }
 
+void register_loss_nodes();  // src/autograd/nodes/LossNodes.cpp
+
 // Note [Lazy autograd registration]
 // Built-in op tables are constant-initialized with their backend kernels. Their Autograd slots
 // are filled here, once, when the first tensor starts requiring grad: until then no call can
@@ -834,6 +902,7 @@ void ensure_autograd_kernels() {
     register_multi_output_nodes();
     register_inplace_nodes();
     register_view_nodes();
+    register_loss_nodes();
   });
 }
 

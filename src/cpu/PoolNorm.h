@@ -17,6 +17,8 @@ Tensor avg_pool2d_kernel(const Tensor& x, const Pool2d& g);
 Tensor avg_pool2d_backward_kernel(const Tensor& grad, IntArrayRef in_sizes, const Pool2d& g);
 Tensor adaptive_avg_pool2d_kernel(const Tensor& x, const Pool2d& g);
 void adaptive_avg_pool2d_backward_kernel(const Tensor& grad, const Pool2d& g, const Tensor& grad_input);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices_kernel(const Tensor& x, const Pool3d& g);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_kernel(const Tensor& x, const Pool3d& g);
 Tensor batch_norm_kernel(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& running_mean,
                          const Tensor& running_var, bool training, double momentum, double eps, const Tensor& mean,
                          const Tensor& var);

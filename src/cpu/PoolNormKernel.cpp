@@ -176,6 +176,31 @@ void adaptive_avg_pool2d_backward_kernel(const Tensor& grad, const Pool2d& g, co
   loops::adaptive_avg_pool2d_backward(grad.contiguous(), g, grad_input);
 }
 
+// 3-d max pooling and adaptive max pooling: the loops only (oneDNN's 3-d max pooling has no
+// indices in libtorch's layout, Note [Max pooling indices]).
+namespace {
+/// Runs a loop kernel that fills (values, indices) of the front end's output shape.
+template <class Loop>
+std::tuple<Tensor, Tensor> pool3d_with_indices(const Tensor& x, const Pool3d& g, Loop loop) {
+  const bool batched = x.dim() == 5;
+  const Tensor x5 = batched ? x : x.unsqueeze(0);
+  const DimVector osz{g.n, g.c, g.od, g.oh, g.ow};
+  Tensor out = empty(osz, x.options());
+  Tensor idx = empty(osz, x.options().dtype(kInt64));
+  loop(x5.contiguous(), g, out, idx);
+  if (!batched) return {out.squeeze(0), idx.squeeze(0)};
+  return {out, idx};
+}
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool3d_with_indices_kernel(const Tensor& x, const Pool3d& g) {
+  return pool3d_with_indices(x, g, &loops::max_pool3d);
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_kernel(const Tensor& x, const Pool3d& g) {
+  return pool3d_with_indices(x, g, &loops::adaptive_max_pool3d);
+}
+
 // ---- normalization ----
 Tensor batch_norm_kernel(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& rm, const Tensor& rv,
                          bool training, double momentum, double eps, const Tensor& mean_, const Tensor& var_) {

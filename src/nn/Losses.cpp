@@ -131,6 +131,12 @@ Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Ten
   return tensor::margin_ranking_loss(input1, input2, target, options.margin(), red(options.reduction()));
 }
 
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, const CTCLossFuncOptions& options) {
+  return tensor::ctc_loss(log_probs, targets, input_lengths, target_lengths, options.blank(),
+                          red(options.reduction()), options.zero_infinity());
+}
+
 }  // namespace functional
 
 namespace F = functional;
@@ -231,5 +237,12 @@ void TripletMarginWithDistanceLossImpl::pretty_print(std::ostream& s) const {
   s << "tensor::nn::TripletMarginWithDistanceLoss(margin=" << options.margin()
     << ", swap=" << (options.swap() ? "true" : "false") << ")";
 }
+
+CTCLossImpl::CTCLossImpl(const CTCLossOptions& options_) : Module("tensor::nn::CTCLoss"), options(options_) {}
+Tensor CTCLossImpl::forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                            const Tensor& target_lengths) {
+  return F::ctc_loss(log_probs, targets, input_lengths, target_lengths, options);
+}
+void CTCLossImpl::pretty_print(std::ostream& s) const { s << "tensor::nn::CTCLoss()"; }
 
 }  // namespace tensor::nn

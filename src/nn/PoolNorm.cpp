@@ -1,6 +1,7 @@
 // Pooling and normalization modules and functionals (include/tensor/nn/norm_pool.h): thin
 // layers over tensor/pooling.h and tensor/normalization.h, which own the kernels and autograd.
 #include "tensor/nn/norm_pool.h"
+#include "tensor/nn/pooling1d.h"
 
 #include <ostream>
 
@@ -36,6 +37,73 @@ Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& o) {
 
 Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& o) {
   return tensor::adaptive_avg_pool2d(input, o.output_size());
+}
+
+Tensor max_pool3d(const Tensor& input, const MaxPool3dFuncOptions& o) {
+  return tensor::max_pool3d(input, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, const MaxPool3dFuncOptions& o) {
+  return tensor::max_pool3d_with_indices(input, o.kernel_size(), o.stride(), o.padding(), o.dilation(), o.ceil_mode());
+}
+
+Tensor avg_pool3d(const Tensor& input, const AvgPool3dFuncOptions& o) {
+  return tensor::avg_pool3d(input, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(), o.count_include_pad(),
+                            o.divisor_override());
+}
+
+Tensor adaptive_avg_pool3d(const Tensor& input, const AdaptiveAvgPool3dFuncOptions& o) {
+  return tensor::adaptive_avg_pool3d(input, o.output_size());
+}
+
+Tensor adaptive_max_pool2d(const Tensor& input, const AdaptiveMaxPool2dFuncOptions& o) {
+  return std::get<0>(tensor::adaptive_max_pool2d(input, o.output_size()));
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input, const AdaptiveMaxPool2dFuncOptions& o) {
+  return tensor::adaptive_max_pool2d(input, o.output_size());
+}
+
+Tensor adaptive_max_pool3d(const Tensor& input, const AdaptiveMaxPool3dFuncOptions& o) {
+  return std::get<0>(tensor::adaptive_max_pool3d(input, o.output_size()));
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input, const AdaptiveMaxPool3dFuncOptions& o) {
+  return tensor::adaptive_max_pool3d(input, o.output_size());
+}
+
+Tensor adaptive_max_pool1d(const Tensor& input, const AdaptiveMaxPool1dFuncOptions& o) {
+  return std::get<0>(tensor::adaptive_max_pool1d(input, o.output_size()));
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input, const AdaptiveMaxPool1dFuncOptions& o) {
+  return tensor::adaptive_max_pool1d(input, o.output_size());
+}
+
+namespace {
+/// libtorch's LP pooling tail: (sign(out) * relu(|out|) * window)^(1 / p), out the average of
+/// input^p. The factor is the full kernel size even for windows ceil_mode clips, as libtorch.
+Tensor lp_finish(const Tensor& out, double norm_type, int64_t window) {
+  return (out.sign() * out.abs().relu()).mul(Scalar(window)).pow(Scalar(1.0 / norm_type));
+}
+}  // namespace
+
+Tensor lp_pool1d(const Tensor& input, const LPPool1dFuncOptions& o) {
+  const Tensor out = avg_pool1d(input.pow(Scalar(o.norm_type())),
+                                AvgPool1dFuncOptions(o.kernel_size()).stride(o.stride()).padding(0).ceil_mode(o.ceil_mode()));
+  return lp_finish(out, o.norm_type(), o.kernel_size()[0]);
+}
+
+Tensor lp_pool2d(const Tensor& input, const LPPool2dFuncOptions& o) {
+  const auto k = o.kernel_size();
+  const Tensor out = tensor::avg_pool2d(input.pow(Scalar(o.norm_type())), k, o.stride(), 0, o.ceil_mode(), true);
+  return lp_finish(out, o.norm_type(), k[0] * k[1]);
+}
+
+Tensor lp_pool3d(const Tensor& input, const LPPool3dFuncOptions& o) {
+  const auto k = o.kernel_size();
+  const Tensor out = tensor::avg_pool3d(input.pow(Scalar(o.norm_type())), k, o.stride(), 0, o.ceil_mode(), true);
+  return lp_finish(out, o.norm_type(), k[0] * k[1] * k[2]);
 }
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
@@ -86,6 +154,82 @@ AdaptiveAvgPool2dImpl::AdaptiveAvgPool2dImpl(const AdaptiveAvgPool2dOptions& opt
 Tensor AdaptiveAvgPool2dImpl::forward(const Tensor& input) { return F::adaptive_avg_pool2d(input, options); }
 void AdaptiveAvgPool2dImpl::pretty_print(std::ostream& s) const {
   s << "tensor::nn::AdaptiveAvgPool2d(output_size=" << options.output_size() << ")";
+}
+
+MaxPool3dImpl::MaxPool3dImpl(const MaxPool3dOptions& options_) : Module("tensor::nn::MaxPool3d"), options(options_) {}
+Tensor MaxPool3dImpl::forward(const Tensor& input) { return F::max_pool3d(input, options); }
+std::tuple<Tensor, Tensor> MaxPool3dImpl::forward_with_indices(const Tensor& input) {
+  return F::max_pool3d_with_indices(input, options);
+}
+void MaxPool3dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::MaxPool3d(kernel_size=" << options.kernel_size() << ", stride=" << options.stride()
+    << ", padding=" << options.padding() << ", dilation=" << options.dilation() << ", ceil_mode=" << b(options.ceil_mode())
+    << ")";
+}
+
+AvgPool3dImpl::AvgPool3dImpl(const AvgPool3dOptions& options_) : Module("tensor::nn::AvgPool3d"), options(options_) {}
+Tensor AvgPool3dImpl::forward(const Tensor& input) { return F::avg_pool3d(input, options); }
+void AvgPool3dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::AvgPool3d(kernel_size=" << options.kernel_size() << ", stride=" << options.stride()
+    << ", padding=" << options.padding() << ")";
+}
+
+AdaptiveAvgPool3dImpl::AdaptiveAvgPool3dImpl(const AdaptiveAvgPool3dOptions& options_)
+    : Module("tensor::nn::AdaptiveAvgPool3d"), options(options_) {}
+Tensor AdaptiveAvgPool3dImpl::forward(const Tensor& input) { return F::adaptive_avg_pool3d(input, options); }
+void AdaptiveAvgPool3dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::AdaptiveAvgPool3d(output_size=" << options.output_size() << ")";
+}
+
+AdaptiveMaxPool1dImpl::AdaptiveMaxPool1dImpl(const AdaptiveMaxPool1dOptions& options_)
+    : Module("tensor::nn::AdaptiveMaxPool1d"), options(options_) {}
+Tensor AdaptiveMaxPool1dImpl::forward(const Tensor& input) { return F::adaptive_max_pool1d(input, options); }
+std::tuple<Tensor, Tensor> AdaptiveMaxPool1dImpl::forward_with_indices(const Tensor& input) {
+  return F::adaptive_max_pool1d_with_indices(input, options);
+}
+void AdaptiveMaxPool1dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::AdaptiveMaxPool1d(output_size=" << options.output_size() << ")";
+}
+
+AdaptiveMaxPool2dImpl::AdaptiveMaxPool2dImpl(const AdaptiveMaxPool2dOptions& options_)
+    : Module("tensor::nn::AdaptiveMaxPool2d"), options(options_) {}
+Tensor AdaptiveMaxPool2dImpl::forward(const Tensor& input) { return F::adaptive_max_pool2d(input, options); }
+std::tuple<Tensor, Tensor> AdaptiveMaxPool2dImpl::forward_with_indices(const Tensor& input) {
+  return F::adaptive_max_pool2d_with_indices(input, options);
+}
+void AdaptiveMaxPool2dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::AdaptiveMaxPool2d(output_size=" << options.output_size() << ")";
+}
+
+AdaptiveMaxPool3dImpl::AdaptiveMaxPool3dImpl(const AdaptiveMaxPool3dOptions& options_)
+    : Module("tensor::nn::AdaptiveMaxPool3d"), options(options_) {}
+Tensor AdaptiveMaxPool3dImpl::forward(const Tensor& input) { return F::adaptive_max_pool3d(input, options); }
+std::tuple<Tensor, Tensor> AdaptiveMaxPool3dImpl::forward_with_indices(const Tensor& input) {
+  return F::adaptive_max_pool3d_with_indices(input, options);
+}
+void AdaptiveMaxPool3dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::AdaptiveMaxPool3d(output_size=" << options.output_size() << ")";
+}
+
+LPPool1dImpl::LPPool1dImpl(const LPPool1dOptions& options_) : Module("tensor::nn::LPPool1d"), options(options_) {}
+Tensor LPPool1dImpl::forward(const Tensor& input) { return F::lp_pool1d(input, options); }
+void LPPool1dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::LPPool1d(norm_type=" << options.norm_type() << ", kernel_size=" << options.kernel_size()
+    << ", stride=" << options.stride() << ", ceil_mode=" << b(options.ceil_mode()) << ")";
+}
+
+LPPool2dImpl::LPPool2dImpl(const LPPool2dOptions& options_) : Module("tensor::nn::LPPool2d"), options(options_) {}
+Tensor LPPool2dImpl::forward(const Tensor& input) { return F::lp_pool2d(input, options); }
+void LPPool2dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::LPPool2d(norm_type=" << options.norm_type() << ", kernel_size=" << options.kernel_size()
+    << ", stride=" << options.stride() << ", ceil_mode=" << b(options.ceil_mode()) << ")";
+}
+
+LPPool3dImpl::LPPool3dImpl(const LPPool3dOptions& options_) : Module("tensor::nn::LPPool3d"), options(options_) {}
+Tensor LPPool3dImpl::forward(const Tensor& input) { return F::lp_pool3d(input, options); }
+void LPPool3dImpl::pretty_print(std::ostream& s) const {
+  s << "tensor::nn::LPPool3d(norm_type=" << options.norm_type() << ", kernel_size=" << options.kernel_size()
+    << ", stride=" << options.stride() << ", ceil_mode=" << b(options.ceil_mode()) << ")";
 }
 
 // ---- BatchNorm ----
@@ -176,6 +320,8 @@ BatchNorm1dImpl::BatchNorm1dImpl(const BatchNormOptions& options_)
     : BatchNormImplBase(options_, "tensor::nn::BatchNorm1d", 2, 3) {}
 BatchNorm2dImpl::BatchNorm2dImpl(const BatchNormOptions& options_)
     : BatchNormImplBase(options_, "tensor::nn::BatchNorm2d", 4, 4) {}
+BatchNorm3dImpl::BatchNorm3dImpl(const BatchNormOptions& options_)
+    : BatchNormImplBase(options_, "tensor::nn::BatchNorm3d", 5, 5) {}
 
 // ---- LayerNorm ----
 

@@ -240,7 +240,154 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
   return {layer_input, tensor::stack(h_n, 0), lstm ? tensor::stack(c_n, 0) : Tensor()};
 }
 
+std::vector<int64_t> RNNImplBase::prepare_packed(const utils::rnn::PackedSequence& packed) const {
+  const char* kind = kind_name();
+  const Tensor& data = packed.data();
+  TENSOR_CHECK(data.defined() && data.dim() == 2,
+               "{}: expected the packed data to be 2-d [sum(lengths), input_size], got {}", kind,
+               data.defined() ? data.describe() : std::string("undefined"));
+  TENSOR_CHECK(data.size(1) == options_base.input_size(),
+               "{}: input.size(-1) must be equal to input_size. Expected {}, got {} (packed data {})", kind,
+               options_base.input_size(), data.size(1), data.describe());
+  TENSOR_CHECK(data.dtype() == flat_weights_.front().dtype(),
+               "{}: packed data {} and parameters ({}) must have the same dtype (convert the module with ->to())",
+               kind, data.describe(), flat_weights_.front().dtype());
+  Tensor bs_t = packed.batch_sizes().contiguous();
+  const int64_t* p = bs_t.data_ptr<int64_t>();
+  std::vector<int64_t> bs(p, p + bs_t.numel());
+  int64_t rows = 0;
+  for (size_t t = 0; t < bs.size(); ++t) {
+    TENSOR_CHECK(bs[t] > 0 && (t == 0 || bs[t] <= bs[t - 1]),
+                 "{}: the packed batch_sizes must be positive and non-increasing, got {}", kind, shape_of(bs_t));
+    rows += bs[t];
+  }
+  TENSOR_CHECK(!bs.empty() && rows == data.size(0), "{}: packed data {} does not hold the {} rows of batch_sizes {}",
+               kind, data.describe(), rows, shape_of(bs_t));
+  return bs;
+}
+
+Tensor RNNImplBase::prepare_packed_hidden(const Tensor& hx, const utils::rnn::PackedSequence& packed, int64_t batch,
+                                          int64_t width, const char* what) const {
+  const int64_t ld = options_base.num_layers() * (options_base.bidirectional() ? 2 : 1);
+  const Tensor& data = packed.data();
+  if (!hx.defined()) return zeros({ld, batch, width}, data.options().requires_grad(false));
+  const std::vector<int64_t> expected = {ld, batch, width};
+  TENSOR_CHECK(hx.sizes() == IntArrayRef(expected), "{}: expected {} size {}, got {}", kind_name(), what,
+               ::tensor::detail::shape_str(expected), shape_of(hx));
+  TENSOR_CHECK(hx.dtype() == data.dtype(), "{}: {} {} must have the input's dtype {}", kind_name(), what,
+               hx.describe(), data.dtype());
+  // libtorch's permute_hidden: the packed columns are in sorted order.
+  const Tensor& sorted = packed.sorted_indices();
+  return sorted.defined() ? hx.index_select(1, sorted) : hx;
+}
+
+// Note [Packed recurrence]
+// At step t only the first batch_sizes[t] columns run. Going forward in time the batch only
+// shrinks: the columns that stop keep their last state, which is set aside, and the final
+// state is the still running rows followed by the set-aside pieces, latest first (a later
+// stop is a lower row). Going backward in time the batch only grows: each newly starting
+// column joins with its initial state. Every step reads and writes rows of the packed data
+// by offset, so the output is packed exactly as the input.
+std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run_packed(const Tensor& data, const std::vector<int64_t>& bs,
+                                                           const Tensor& h0, const Tensor& c0) {
+  const auto& o = options_base;
+  const int64_t dirs = o.bidirectional() ? 2 : 1;
+  const int64_t steps = static_cast<int64_t>(bs.size());
+  const RNNMode mode = o.mode();
+  const bool lstm = mode == kLSTM;
+  std::vector<int64_t> offsets(bs.size(), 0);
+  for (size_t t = 1; t < bs.size(); ++t) offsets[t] = offsets[t - 1] + bs[t - 1];
+  std::vector<Tensor> h_n, c_n;
+  Tensor layer_input = data;
+  size_t w = 0;  // index into flat_weights_names_
+  for (int64_t layer = 0; layer < o.num_layers(); ++layer) {
+    std::vector<Tensor> dir_outputs;
+    for (int64_t d = 0; d < dirs; ++d) {
+      const Tensor& w_ih = parameters_[flat_weights_names_[w++]];
+      const Tensor& w_hh = parameters_[flat_weights_names_[w++]];
+      Tensor b_ih, b_hh, w_hr;
+      if (o.bias()) {
+        b_ih = parameters_[flat_weights_names_[w++]];
+        b_hh = parameters_[flat_weights_names_[w++]];
+      }
+      if (o.proj_size() > 0) w_hr = parameters_[flat_weights_names_[w++]];
+      const int64_t idx = layer * dirs + d;
+      const Tensor h_init = h0.select(0, idx);
+      const Tensor c_init = lstm ? c0.select(0, idx) : Tensor();
+      Tensor xw = F::linear(layer_input, w_ih, b_ih);  // [sum(lengths), G*H]
+      std::vector<Tensor> outs(bs.size());
+      std::vector<Tensor> h_done, c_done;  // forward: states of the columns that stopped
+      Tensor h, c;
+      int64_t running = 0;
+      for (int64_t k = 0; k < steps; ++k) {
+        const int64_t t = d == 0 ? k : steps - 1 - k;
+        const int64_t n = bs[static_cast<size_t>(t)];
+        if (k == 0) {
+          h = h_init.narrow(0, 0, n);
+          if (lstm) c = c_init.narrow(0, 0, n);
+        } else if (n < running) {
+          h_done.push_back(h.narrow(0, n, running - n));
+          h = h.narrow(0, 0, n);
+          if (lstm) {
+            c_done.push_back(c.narrow(0, n, running - n));
+            c = c.narrow(0, 0, n);
+          }
+        } else if (n > running) {
+          h = tensor::cat({h, h_init.narrow(0, running, n - running)}, 0);
+          if (lstm) c = tensor::cat({c, c_init.narrow(0, running, n - running)}, 0);
+        }
+        running = n;
+        Tensor gx = xw.narrow(0, offsets[static_cast<size_t>(t)], n);
+        Tensor gh = F::linear(h, w_hh, b_hh);
+        switch (mode.kind()) {
+          case RNNMode::RNN_TANH: h = tensor::tanh(gx + gh); break;
+          case RNNMode::RNN_RELU: h = tensor::relu(gx + gh); break;
+          case RNNMode::LSTM: {
+            auto g = (gx + gh).chunk(4, 1);
+            c = tensor::sigmoid(g[1]) * c + tensor::sigmoid(g[0]) * tensor::tanh(g[2]);
+            h = tensor::sigmoid(g[3]) * tensor::tanh(c);
+            if (w_hr.defined()) h = F::linear(h, w_hr);
+            break;
+          }
+          case RNNMode::GRU: {
+            auto a = gx.chunk(3, 1), b = gh.chunk(3, 1);
+            Tensor r = tensor::sigmoid(a[0] + b[0]);
+            Tensor z = tensor::sigmoid(a[1] + b[1]);
+            Tensor nn_ = tensor::tanh(a[2] + r * b[2]);
+            h = (1 - z) * nn_ + z * h;
+            break;
+          }
+        }
+        outs[static_cast<size_t>(t)] = h;
+      }
+      // The final state of every column (Note [Packed recurrence]).
+      std::vector<Tensor> h_parts = {h}, c_parts = {c};
+      for (auto it = h_done.rbegin(); it != h_done.rend(); ++it) h_parts.push_back(*it);
+      for (auto it = c_done.rbegin(); it != c_done.rend(); ++it) c_parts.push_back(*it);
+      dir_outputs.push_back(tensor::cat(outs, 0));
+      h_n.push_back(h_parts.size() == 1 ? h : tensor::cat(h_parts, 0));
+      if (lstm) c_n.push_back(c_parts.size() == 1 ? c : tensor::cat(c_parts, 0));
+    }
+    layer_input = dirs == 1 ? dir_outputs[0] : tensor::cat(dir_outputs, 1);
+    if (o.dropout() > 0 && is_training() && layer + 1 < o.num_layers())
+      layer_input = tensor::dropout(layer_input, o.dropout(), true);
+  }
+  return {layer_input, tensor::stack(h_n, 0), lstm ? tensor::stack(c_n, 0) : Tensor()};
+}
+
 }  // namespace detail
+
+namespace {
+// libtorch's permute_hidden back to the original batch order.
+Tensor unpermute(const Tensor& h, const utils::rnn::PackedSequence& packed) {
+  const Tensor& unsorted = packed.unsorted_indices();
+  return unsorted.defined() ? h.index_select(1, unsorted) : h;
+}
+utils::rnn::PackedSequence repack(const Tensor& out, const utils::rnn::PackedSequence& packed) {
+  return utils::rnn::PackedSequence(out, packed.batch_sizes(), packed.sorted_indices(), packed.unsorted_indices());
+}
+int64_t packed_batch(const std::vector<int64_t>& bs) { return bs.front(); }
+}  // namespace
 
 // ---- RNN, LSTM, GRU ----
 
@@ -253,6 +400,15 @@ std::tuple<Tensor, Tensor> RNNImpl::forward(const Tensor& input, Tensor hx) {
   (void)c_n;
   if (unbatched) return {out.squeeze(1), h_n.squeeze(1)};
   return {options.batch_first() ? out.transpose(0, 1) : out, h_n};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> RNNImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, Tensor hx) {
+  const std::vector<int64_t> bs = prepare_packed(packed_input);
+  Tensor h0 = prepare_packed_hidden(hx, packed_input, packed_batch(bs), options.hidden_size(), "hidden");
+  auto [out, h_n, c_n] = run_packed(packed_input.data(), bs, h0, Tensor());
+  (void)c_n;
+  return {repack(out, packed_input), unpermute(h_n, packed_input)};
 }
 
 LSTMImpl::LSTMImpl(const LSTMOptions& options_)
@@ -272,6 +428,19 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
   return {options.batch_first() ? out.transpose(0, 1) : out, {h_n, c_n}};
 }
 
+std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> LSTMImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx_opt) {
+  const std::vector<int64_t> bs = prepare_packed(packed_input);
+  const int64_t real_hidden = options.proj_size() > 0 ? options.proj_size() : options.hidden_size();
+  Tensor hx, cx;
+  if (hx_opt.has_value()) std::tie(hx, cx) = *hx_opt;
+  TENSOR_CHECK(hx.defined() == cx.defined(), "LSTM: give both h_0 and c_0 or neither");
+  Tensor h0 = prepare_packed_hidden(hx, packed_input, packed_batch(bs), real_hidden, "hidden");
+  Tensor c0 = prepare_packed_hidden(cx, packed_input, packed_batch(bs), options.hidden_size(), "cell");
+  auto [out, h_n, c_n] = run_packed(packed_input.data(), bs, h0, c0);
+  return {repack(out, packed_input), {unpermute(h_n, packed_input), unpermute(c_n, packed_input)}};
+}
+
 GRUImpl::GRUImpl(const GRUOptions& options_) : RNNImplBase(base_of(options_), "tensor::nn::GRU"), options(options_) {}
 
 std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, Tensor hx) {
@@ -281,6 +450,15 @@ std::tuple<Tensor, Tensor> GRUImpl::forward(const Tensor& input, Tensor hx) {
   (void)c_n;
   if (unbatched) return {out.squeeze(1), h_n.squeeze(1)};
   return {options.batch_first() ? out.transpose(0, 1) : out, h_n};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> GRUImpl::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, Tensor hx) {
+  const std::vector<int64_t> bs = prepare_packed(packed_input);
+  Tensor h0 = prepare_packed_hidden(hx, packed_input, packed_batch(bs), options.hidden_size(), "hidden");
+  auto [out, h_n, c_n] = run_packed(packed_input.data(), bs, h0, Tensor());
+  (void)c_n;
+  return {repack(out, packed_input), unpermute(h_n, packed_input)};
 }
 
 // ---- cells ----

@@ -1,5 +1,6 @@
 // F::interpolate and nn::Upsample (include/tensor/nn/upsampling.h), following PyTorch's source
-// index rules (aten/src/ATen/native/UpSample.h) dim by dim.
+// index rules (aten/src/ATen/native/UpSample.h) dim by dim; bicubic through the op
+// upsample_bicubic2d (src/ops/UpsampleOps.cpp).
 #include "tensor/nn/upsampling.h"
 
 #include <algorithm>
@@ -79,11 +80,12 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
                "{}: align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
                "trilinear (mode {})",
                op, mode.name());
-  TENSOR_CHECK(mode != kBicubic, "{}: mode bicubic is not implemented yet (use bilinear)", op);
   if (mode == kLinear)
     TENSOR_CHECK(input.dim() == 3, "{}: mode linear expects a 3-d input [N, C, L], got {}", op, input.describe());
   if (mode == kBilinear)
     TENSOR_CHECK(input.dim() == 4, "{}: mode bilinear expects a 4-d input [N, C, H, W], got {}", op, input.describe());
+  if (mode == kBicubic)
+    TENSOR_CHECK(input.dim() == 4, "{}: mode bicubic expects a 4-d input [N, C, H, W], got {}", op, input.describe());
   if (mode == kTrilinear)
     TENSOR_CHECK(input.dim() == 5, "{}: mode trilinear expects a 5-d input [N, C, D, H, W], got {}", op,
                  input.describe());
@@ -126,6 +128,8 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options) {
     return tensor::adaptive_avg_pool2d(input, out_size);
   }
   const bool ac = options.align_corners().value_or(false);
+  // Bicubic mixes 4x4 neighbours, so it is its own op rather than one resize per dim.
+  if (mode == kBicubic) return tensor::upsample_bicubic2d(input, out_size, ac, scales[0], scales[1]);
   Tensor x = input;
   for (int64_t i = 0; i < sd; ++i)
     if (out_size[static_cast<size_t>(i)] != x.size(i + 2) || linear)

@@ -12,13 +12,17 @@
 #include "src/ops/CopyOps.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/FactoryOps.h"
+#include "src/ops/FoldOps.h"
 #include "src/ops/IndexOps.h"
 #include "src/ops/LinalgOps.h"
+#include "src/ops/LossOps.h"
 #include "src/ops/OptimizerOps.h"
 #include "src/ops/PoolNormOps.h"
 #include "src/ops/RearrangeOps.h"
 #include "src/ops/ReduceOps.h"
 #include "src/ops/SortOps.h"
+#include "src/ops/UpsampleOps.h"
+#include "src/ops/UnpoolOps.h"
 #include "src/ops/ViewOps.h"
 
 namespace tensor::ops {
@@ -157,6 +161,8 @@ enum class Recording { Row, Node, Composite, None };
   X(conv_transpose1d_op(), Composite)                       \
   X(conv_transpose2d_op(), Composite)                       \
   X(conv_transpose3d_op(), Composite)                       \
+  X(fold_ops().im2col, Row)                                 \
+  X(fold_ops().col2im, Row)                                 \
   /* pooling and normalization */                           \
   X(pool_norm_ops().max_pool2d, Node)                       \
   X(pool_norm_ops().max_pool2d_with_indices, Node)          \
@@ -171,16 +177,35 @@ enum class Recording { Row, Node, Composite, None };
   X(pool_norm_ops().layer_norm_backward, None)              \
   X(pool_norm_ops().group_norm, Node)                       \
   X(pool_norm_ops().group_norm_backward, None)              \
+  /* upsampling */                                          \
+  X(upsample_ops().upsample_bicubic2d, Row)                 \
+  X(upsample_ops().upsample_bicubic2d_backward, Row)        \
+  X(pool_norm_ops().max_pool3d_with_indices, Node)          \
+  X(pool_norm_ops().adaptive_max_pool3d, Node)              \
+  X(max_pool3d_op(), Composite)                             \
+  X(avg_pool3d_op(), Composite)                             \
+  X(adaptive_avg_pool3d_op(), Composite)                    \
+  X(adaptive_max_pool2d_op(), Composite)                    \
   /* attention (Note [SDPA backend selection]) */           \
   X(attention_ops().flash, Node)                            \
   X(attention_ops().flash_backward, None)                   \
   X(scaled_dot_product_attention_op(), Composite)           \
+  /* max unpooling and fractional max pooling */           \
+  X(unpool_ops().max_unpool2d, Row)                         \
+  X(unpool_ops().max_unpool3d, Row)                         \
+  X(unpool_ops().fractional_max_pool2d, Node)               \
+  X(unpool_ops().fractional_max_pool3d, Node)               \
+  X(unpool_ops().fractional_max_pool2d_backward, Row)       \
+  X(unpool_ops().fractional_max_pool3d_backward, Row)       \
   /* fused optimizer steps */                               \
   X(fused_sgd_op(), None)                                   \
   X(fused_adam_op(), None)                                  \
   /* mixed precision (GradScaler) */                        \
   X(amp_unscale_op(), None)                                 \
-  X(amp_update_scale_op(), None)
+  X(amp_update_scale_op(), None)                            \
+  /* losses with their own kernels */                       \
+  X(loss_ops().ctc_loss, Node)                              \
+  X(loss_ops().ctc_loss_backward, None)
 // NOLINTEND(cppcoreguidelines-macro-usage)
 
 /// Calls f(table, recording) for every built-in dispatcher op: each elementwise op's functional,

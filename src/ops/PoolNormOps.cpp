@@ -12,6 +12,7 @@
 #include "src/core/Check.h"
 #include "src/cpu/Layout.h"
 #include "src/dispatch/BackendKernels.h"
+#include "src/ops/CompositeOps.h"
 #include "tensor/normalization.h"
 #include "tensor/ops.h"
 #include "tensor/pooling.h"
@@ -40,6 +41,8 @@ BackendKernels<LayerNormKernel> g_layer_norm{{&cpu::layer_norm_kernel, nullptr}}
 BackendKernels<LayerNormBwdKernel> g_layer_norm_backward{{&cpu::layer_norm_backward_kernel, nullptr}};
 BackendKernels<GroupNormKernel> g_group_norm{{&cpu::group_norm_kernel, nullptr}};
 BackendKernels<GroupNormBwdKernel> g_group_norm_backward{{&cpu::group_norm_backward_kernel, nullptr}};
+BackendKernels<MaxPool3dIdxKernel> g_max_pool3d_with_indices{{&cpu::max_pool3d_with_indices_kernel, nullptr}};
+BackendKernels<AdaptiveMaxPoolKernel> g_adaptive_max_pool3d{{&cpu::adaptive_max_pool3d_kernel, nullptr}};
 
 void check_floating(const char* op, const Tensor& x) {
   TENSOR_CHECK(x.is_floating_point(), "{}: expected a floating point input, got {}", op, x.describe());
@@ -383,6 +386,105 @@ NormResult group_norm_backward_fn(const Tensor& grad, const Tensor& x, int64_t g
   return {gx, gw, gb};
 }
 
+// ---- 3-d pooling geometry ----
+using cpu::Pool3d;
+
+std::array<int64_t, 3> triple_arg(const char* op, const char* name, IntArrayRef v, IntArrayRef in_sizes) {
+  TENSOR_CHECK(v.size() == 1 || v.size() == 3,
+               "{}: {} must be a single int or three ints (d, h, w), got {} (input shape {})", op, name, shape_str(v),
+               shape_str(in_sizes));
+  if (v.size() == 1) return {v[0], v[0], v[0]};
+  return {v[0], v[1], v[2]};
+}
+
+void check_pool3d_input(const char* op, IntArrayRef sizes) {
+  const size_t nd = sizes.size();
+  TENSOR_CHECK(nd == 4 || nd == 5, "{}: expected a 4-d (C, D, H, W) or 5-d (N, C, D, H, W) input, got shape {}", op,
+               shape_str(sizes));
+  for (size_t d = nd - 4; d < nd; ++d)
+    TENSOR_CHECK(sizes[d] > 0,
+                 "{}: expected an input with non-zero C, D, H and W (only the batch may be empty), got shape {}", op,
+                 shape_str(sizes));
+}
+
+Pool3d pool3d_sizes(IntArrayRef sizes) {
+  Pool3d g;
+  const size_t nd = sizes.size();
+  g.n = nd == 5 ? sizes[0] : 1;
+  g.c = sizes[nd - 4], g.id = sizes[nd - 3], g.ih = sizes[nd - 2], g.iw = sizes[nd - 1];
+  return g;
+}
+
+/// Checks a 3-d pooling call (the 2-d rules per dim) and computes its geometry.
+Pool3d pool3d_geometry(const char* op, IntArrayRef sizes, IntArrayRef kernel, IntArrayRef stride, IntArrayRef padding,
+                       IntArrayRef dilation, bool ceil_mode) {
+  check_pool3d_input(op, sizes);
+  const auto k = triple_arg(op, "kernel_size", kernel, sizes);
+  const auto s = stride.empty() ? k : triple_arg(op, "stride", stride, sizes);
+  const auto p = triple_arg(op, "padding", padding, sizes);
+  const auto d = triple_arg(op, "dilation", dilation, sizes);
+  for (int i = 0; i < 3; ++i) {
+    TENSOR_CHECK(k[i] > 0 && s[i] > 0 && d[i] > 0,
+                 "{}: kernel_size, stride and dilation must be greater than zero, got kernel_size {}, stride {}, "
+                 "dilation {} (input shape {})", op, shape_str(IntArrayRef(k.data(), 3)), shape_str(IntArrayRef(s.data(), 3)), shape_str(IntArrayRef(d.data(), 3)), shape_str(sizes));
+    TENSOR_CHECK(p[i] >= 0 && p[i] <= k[i] / 2,
+                 "{}: pad should be non-negative and at most half of kernel size, but got padding {} for kernel_size {} "
+                 "(input shape {})", op, shape_str(IntArrayRef(p.data(), 3)), shape_str(IntArrayRef(k.data(), 3)), shape_str(sizes));
+  }
+  Pool3d g = pool3d_sizes(sizes);
+  g.kd = k[0], g.kh = k[1], g.kw = k[2], g.sd = s[0], g.sh = s[1], g.sw = s[2];
+  g.pd = p[0], g.ph = p[1], g.pw = p[2], g.dd = d[0], g.dh = d[1], g.dw = d[2];
+  g.od = pool_out(g.id, g.kd, g.pd, g.sd, g.dd, ceil_mode);
+  g.oh = pool_out(g.ih, g.kh, g.ph, g.sh, g.dh, ceil_mode);
+  g.ow = pool_out(g.iw, g.kw, g.pw, g.sw, g.dw, ceil_mode);
+  TENSOR_CHECK(g.od >= 1 && g.oh >= 1 && g.ow >= 1,
+               "{}: given input shape {}, kernel_size {}, stride {}, padding {} and dilation {}, the calculated output "
+               "size ({}x{}x{}) is too small: the kernel is larger than the padded input",
+               op, shape_str(sizes), shape_str(IntArrayRef(k.data(), 3)), shape_str(IntArrayRef(s.data(), 3)), shape_str(IntArrayRef(p.data(), 3)), shape_str(IntArrayRef(d.data(), 3)), g.od, g.oh, g.ow);
+  return g;
+}
+
+DimVector pool3d_out_sizes(IntArrayRef in, const Pool3d& g) {
+  DimVector s(in);
+  const size_t nd = s.size();
+  s[nd - 3] = g.od, s[nd - 2] = g.oh, s[nd - 1] = g.ow;
+  return s;
+}
+
+template <DispatchKey K>
+std::tuple<Tensor, Tensor> max_pool3d_with_indices_fn(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                                      IntArrayRef d, bool ceil_mode) {
+  const MaxPool3dIdxKernel kernel = g_max_pool3d_with_indices.get<K>("max_pool3d_with_indices");
+  check_floating("max_pool3d_with_indices", x);
+  Pool3d g = pool3d_geometry("max_pool3d_with_indices", x.sizes(), k, s, p, d, ceil_mode);
+  DimVector osz = pool3d_out_sizes(x.sizes(), g);
+  if (K == DispatchKey::Meta || x.numel() == 0) return {empty(osz, x.options()), empty(osz, x.options().dtype(kInt64))};
+  return kernel(x, g);
+}
+
+Pool3d adaptive3d_geometry(const char* op, IntArrayRef sizes, IntArrayRef output_size) {
+  check_pool3d_input(op, sizes);
+  TENSOR_CHECK(output_size.size() == 3, "{}: output_size must have 3 elements (od, oh, ow), got {} (input shape {})", op,
+               shape_str(output_size), shape_str(sizes));
+  TENSOR_CHECK(output_size[0] >= 0 && output_size[1] >= 0 && output_size[2] >= 0,
+               "{}: elements of output_size must be greater than or equal to 0, got {} (input shape {})", op,
+               shape_str(output_size), shape_str(sizes));
+  Pool3d g = pool3d_sizes(sizes);
+  g.od = output_size[0], g.oh = output_size[1], g.ow = output_size[2];
+  return g;
+}
+
+template <DispatchKey K>
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_fn(const Tensor& x, IntArrayRef output_size) {
+  const AdaptiveMaxPoolKernel kernel = g_adaptive_max_pool3d.get<K>("adaptive_max_pool3d");
+  check_floating("adaptive_max_pool3d", x);
+  Pool3d g = adaptive3d_geometry("adaptive_max_pool3d", x.sizes(), output_size);
+  DimVector osz = pool3d_out_sizes(x.sizes(), g);
+  if (K == DispatchKey::Meta || x.numel() == 0 || g.out_plane() == 0)
+    return {empty(osz, x.options()), empty(osz, x.options().dtype(kInt64))};
+  return kernel(x, g);
+}
+
 // The dispatcher table (constant-initialized; CUDA slots filled by register_kernels).
 PoolNormOpDefs g_pool_norm = {
     TENSOR_FRONT_END_DEF(MaxPoolFn, "max_pool2d", max_pool2d_fn),
@@ -398,6 +500,8 @@ PoolNormOpDefs g_pool_norm = {
     TENSOR_FRONT_END_DEF(LayerNormBwdFn, "layer_norm_backward", layer_norm_backward_fn),
     TENSOR_FRONT_END_DEF(GroupNormFn, "group_norm", group_norm_fn),
     TENSOR_FRONT_END_DEF(GroupNormBwdFn, "group_norm_backward", group_norm_backward_fn),
+    TENSOR_FRONT_END_DEF(MaxPoolIdxFn, "max_pool3d_with_indices", max_pool3d_with_indices_fn),
+    TENSOR_FRONT_END_DEF(AdaptiveMaxPoolFn, "adaptive_max_pool3d", adaptive_max_pool3d_fn),
 };
 
 }  // namespace
@@ -425,8 +529,87 @@ void register_kernels(DispatchKey backend, const PoolNormKernels& k) {
   TENSOR_REGISTER_POOL_NORM(layer_norm_backward)
   TENSOR_REGISTER_POOL_NORM(group_norm)
   TENSOR_REGISTER_POOL_NORM(group_norm_backward)
+  TENSOR_REGISTER_POOL_NORM(max_pool3d_with_indices)
+  TENSOR_REGISTER_POOL_NORM(adaptive_max_pool3d)
 #undef TENSOR_REGISTER_POOL_NORM
 }
+
+// Note [3-d pooling by composition]
+// Average pooling over a box is separable: the mean over (d, h, w) is the mean over d of the
+// means over (h, w), and libtorch's divisors are products of per-dim counts (the window clipped
+// to the padded input under count_include_pad, to the input otherwise). So avg_pool3d is
+// avg_pool2d over (H, W) of the (N, C * D, H, W) view, then avg_pool2d with a (kd, 1) kernel over
+// (D, oH * oW) of the (N, C, D, oH * oW) view; divisor_override sums both passes (override 1)
+// and divides once. adaptive_avg_pool3d is the same with adaptive windows (a W window of
+// out = in is the identity). Both passes are dispatched 2-d ops with derivative rows, so
+// gradients and double gradients need nothing new. Max pooling is not separable with indices:
+// max_pool3d_with_indices and adaptive_max_pool3d are kernels (the loops), and their backward,
+// a scatter of the gradient to flat plane indices, is max_pool2d_backward on (..., 1, D * H * W)
+// views (src/autograd/nodes/MultiOutput.cpp). max_pool3d drops the indices;
+// adaptive_max_pool2d is adaptive_max_pool3d on a depth-1 view.
+namespace {
+
+struct Dims5 {
+  bool batched;
+  int64_t n, c, d, h, w;
+};
+Dims5 dims5(const Tensor& x) {
+  const bool b = x.dim() == 5;
+  return {b, b ? x.size(0) : 1, x.size(-4), x.size(-3), x.size(-2), x.size(-1)};
+}
+Tensor finish5(const Tensor& t, const Dims5& d, int64_t od, int64_t oh, int64_t ow) {
+  Tensor r = t.reshape({d.n, d.c, od, oh, ow});
+  return d.batched ? r : r.squeeze(0);
+}
+
+Tensor max_pool3d_composite(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d,
+                            bool ceil_mode) {
+  return std::get<0>(pool_norm_ops().max_pool3d_with_indices(x, k, s, p, d, ceil_mode));
+}
+
+Tensor avg_pool3d_composite(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, bool ceil_mode,
+                            bool count_include_pad, std::optional<int64_t> divisor) {
+  const char* op = "avg_pool3d";
+  check_floating(op, x);
+  TENSOR_CHECK(!divisor || *divisor != 0, "{}: divisor_override must be non-zero (input {})", op, x.describe());
+  const Pool3d g = pool3d_geometry(op, x.sizes(), k, s, p, IntArrayRef(int64_t{1}), ceil_mode);
+  const Dims5 d = dims5(x);
+  const std::optional<int64_t> pass_div = divisor ? std::optional<int64_t>(1) : std::nullopt;
+  Tensor hw = avg_pool2d(x.reshape({d.n, d.c * d.d, d.h, d.w}), {g.kh, g.kw}, {g.sh, g.sw}, {g.ph, g.pw}, ceil_mode,
+                         count_include_pad, pass_div);
+  Tensor dhw = avg_pool2d(hw.reshape({d.n, d.c, d.d, g.oh * g.ow}), {g.kd, 1}, {g.sd, 1}, {g.pd, 0}, ceil_mode,
+                          count_include_pad, pass_div);
+  if (divisor) dhw = dhw / Scalar(static_cast<double>(*divisor));
+  return finish5(dhw, d, g.od, g.oh, g.ow);
+}
+
+Tensor adaptive_avg_pool3d_composite(const Tensor& x, IntArrayRef output_size) {
+  const char* op = "adaptive_avg_pool3d";
+  check_floating(op, x);
+  const Pool3d g = adaptive3d_geometry(op, x.sizes(), output_size);
+  const Dims5 d = dims5(x);
+  if (g.out_plane() == 0) return empty(pool3d_out_sizes(x.sizes(), g), x.options());
+  Tensor hw = adaptive_avg_pool2d(x.reshape({d.n, d.c * d.d, d.h, d.w}), {g.oh, g.ow});
+  Tensor dhw = adaptive_avg_pool2d(hw.reshape({d.n, d.c, d.d, g.oh * g.ow}), {g.od, g.oh * g.ow});
+  return finish5(dhw, d, g.od, g.oh, g.ow);
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_composite(const Tensor& x, IntArrayRef output_size) {
+  const char* op = "adaptive_max_pool2d";
+  check_pool_input(op, x.sizes());
+  TENSOR_CHECK(output_size.size() == 2, "{}: output_size must have 2 elements (oh, ow), got {} (input {})", op,
+               shape_str(output_size), x.describe());
+  check_floating(op, x);
+  auto [v, i] = pool_norm_ops().adaptive_max_pool3d(x.unsqueeze(-3), {1, output_size[0], output_size[1]});
+  return {v.squeeze(-3), i.squeeze(-3)};
+}
+
+}  // namespace
+
+TENSOR_COMPOSITE_OP(max_pool3d, MaxPoolFn, max_pool3d_composite)
+TENSOR_COMPOSITE_OP(avg_pool3d, AvgPoolFn, avg_pool3d_composite)
+TENSOR_COMPOSITE_OP(adaptive_avg_pool3d, AdaptivePoolFn, adaptive_avg_pool3d_composite)
+TENSOR_COMPOSITE_OP(adaptive_max_pool2d, AdaptiveMaxPoolFn, adaptive_max_pool2d_composite)
 
 }  // namespace ops
 
@@ -451,6 +634,37 @@ Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stri
 }
 Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
   return pool_norm_ops().adaptive_avg_pool2d(input, output_size);
+}
+
+Tensor max_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return ops::max_pool3d_op()(input, kernel_size, stride, padding, dilation, ceil_mode);
+}
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  return pool_norm_ops().max_pool3d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode);
+}
+Tensor avg_pool3d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return ops::avg_pool3d_op()(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+}
+Tensor adaptive_avg_pool3d(const Tensor& input, IntArrayRef output_size) {
+  return ops::adaptive_avg_pool3d_op()(input, output_size);
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool1d(const Tensor& input, IntArrayRef output_size) {
+  TENSOR_CHECK(input.defined() && (input.dim() == 2 || input.dim() == 3),
+               "adaptive_max_pool1d: expected a 2-d (C, L) or 3-d (N, C, L) input, got {}",
+               input.defined() ? input.describe() : std::string("an undefined tensor"));
+  TENSOR_CHECK(output_size.size() == 1, "adaptive_max_pool1d: output_size must have 1 element, got {} (input {})",
+               detail::shape_str(output_size), input.describe());
+  auto [v, i] = ops::adaptive_max_pool2d_op()(input.unsqueeze(-2), {1, output_size[0]});
+  return {v.squeeze(-2), i.squeeze(-2)};
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size) {
+  return ops::adaptive_max_pool2d_op()(input, output_size);
+}
+std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& input, IntArrayRef output_size) {
+  return pool_norm_ops().adaptive_max_pool3d(input, output_size);
 }
 
 Tensor batch_norm(const Tensor& input, const std::optional<Tensor>& weight, const std::optional<Tensor>& bias,

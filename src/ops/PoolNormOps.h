@@ -25,6 +25,8 @@ using AvgPoolBwdFn = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef
 /// adaptive_avg_pool2d: (input, output_size); its backward: (grad_output, input sizes).
 using AdaptivePoolFn = Tensor(const Tensor&, IntArrayRef);
 using AdaptivePoolBwdFn = Tensor(const Tensor&, IntArrayRef);
+/// adaptive_max_pool3d: (input, output_size) -> (values, int64 indices flat over D * H * W).
+using AdaptiveMaxPoolFn = std::tuple<Tensor, Tensor>(const Tensor&, IntArrayRef);
 /// max_pool2d backward: (grad_output, input sizes, indices): the gradient scattered to the indices.
 using MaxPoolBwdFn = Tensor(const Tensor&, IntArrayRef, const Tensor&);
 
@@ -61,10 +63,20 @@ struct PoolNormOpDefs {
   dispatch::OpDef<LayerNormBwdFn> layer_norm_backward;
   dispatch::OpDef<GroupNormFn> group_norm;
   dispatch::OpDef<GroupNormBwdFn> group_norm_backward;
+  /// (input, kernel, stride, padding, dilation, ceil_mode) on (N, C, D, H, W) or (C, D, H, W).
+  dispatch::OpDef<MaxPoolIdxFn> max_pool3d_with_indices;
+  dispatch::OpDef<AdaptiveMaxPoolFn> adaptive_max_pool3d;
 };
 
 /// The one table of pooling and normalization ops.
 PoolNormOpDefs& pool_norm_ops();
+
+// Composites of the ops above (Note [3-d pooling by composition] in PoolNormOps.cpp): the same
+// function in every backend slot, no Autograd kernel (their pieces record).
+dispatch::OpDef<MaxPoolFn>& max_pool3d_op();
+dispatch::OpDef<AvgPoolFn>& avg_pool3d_op();
+dispatch::OpDef<AdaptivePoolFn>& adaptive_avg_pool3d_op();
+dispatch::OpDef<AdaptiveMaxPoolFn>& adaptive_max_pool2d_op();
 
 // ---- backend kernels (called after the front end's checks; never on meta tensors) ----
 /// A backend's kernels, one per op (undefined Tensor = absent weight or bias). Pooling kernels
@@ -108,6 +120,10 @@ struct PoolNormKernels {
   void (*group_norm_backward)(const Tensor& grad, const Tensor& x, int64_t groups, const Tensor& w,
                               const Tensor& mean, const Tensor& var, double eps, const Tensor& grad_input,
                               const Tensor& grad_weight, const Tensor& grad_bias) = nullptr;
+  /// -> (values, int64 flat D * H * W indices), x's dim (4 or 5), x non-empty.
+  std::tuple<Tensor, Tensor> (*max_pool3d_with_indices)(const Tensor& x, const cpu::Pool3d& g) = nullptr;
+  /// -> (values, int64 flat D * H * W indices), x's dim; x and the output non-empty.
+  std::tuple<Tensor, Tensor> (*adaptive_max_pool3d)(const Tensor& x, const cpu::Pool3d& g) = nullptr;
 };
 using MaxPoolKernel = decltype(PoolNormKernels::max_pool2d);
 using MaxPoolIdxKernel = decltype(PoolNormKernels::max_pool2d_with_indices);
@@ -122,6 +138,8 @@ using LayerNormKernel = decltype(PoolNormKernels::layer_norm);
 using LayerNormBwdKernel = decltype(PoolNormKernels::layer_norm_backward);
 using GroupNormKernel = decltype(PoolNormKernels::group_norm);
 using GroupNormBwdKernel = decltype(PoolNormKernels::group_norm_backward);
+using MaxPool3dIdxKernel = decltype(PoolNormKernels::max_pool3d_with_indices);
+using AdaptiveMaxPoolKernel = decltype(PoolNormKernels::adaptive_max_pool3d);
 
 /// Registers a backend's (CUDA's) kernels: each op whose kernel is given routes to it; the
 /// others keep an empty slot (the dispatcher's "no kernel" error).

@@ -49,6 +49,10 @@ TENSOR_ENUM_TAG(kLSTM)
 TENSOR_ENUM_TAG(kGRU)
 TENSOR_ENUM_TAG(kRNN_TANH)
 TENSOR_ENUM_TAG(kRNN_RELU)
+TENSOR_ENUM_TAG(kZeros)
+TENSOR_ENUM_TAG(kValid)
+TENSOR_ENUM_TAG(kSame)
+TENSOR_ENUM_TAG(kMax)
 #undef TENSOR_ENUM_TAG
 }  // namespace enumtype
 
@@ -85,6 +89,10 @@ inline constexpr enumtype::kLSTM kLSTM{};
 inline constexpr enumtype::kGRU kGRU{};
 inline constexpr enumtype::kRNN_TANH kRNN_TANH{};
 inline constexpr enumtype::kRNN_RELU kRNN_RELU{};
+inline constexpr enumtype::kZeros kZeros{};
+inline constexpr enumtype::kValid kValid{};
+inline constexpr enumtype::kSame kSame{};
+inline constexpr enumtype::kMax kMax{};
 
 /// libtorch's at::Reduction: the integer `reduction` argument of the torch:: loss functions
 /// (`tensor::mse_loss(x, y, tensor::Reduction::Sum)`). The nn::functional losses take the tag
@@ -167,7 +175,7 @@ class RNNMode {
 };
 
 /// The mode of F::interpolate / nn::Upsample: kNearest, kLinear (3-d input), kBilinear (4-d),
-/// kBicubic, kTrilinear (5-d), kArea, kNearestExact. (kBicubic is not implemented yet.)
+/// kBicubic (4-d), kTrilinear (5-d), kArea, kNearestExact.
 class InterpolateMode {
  public:
   enum Kind : int8_t { Nearest, Linear, Bilinear, Bicubic, Trilinear, Area, NearestExact };

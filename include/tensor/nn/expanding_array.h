@@ -1,5 +1,6 @@
 // ExpandingArray<D>: a size option given as one value for every dim or as D values, as
 // libtorch's torch::ExpandingArray (`MaxPool2dOptions(2)` or `MaxPool2dOptions({2, 3})`).
+// ExpandingArray<D, double> holds ratios (FractionalMaxPool2dOptions::output_ratio).
 #pragma once
 
 #include <array>
@@ -13,33 +14,33 @@
 
 namespace tensor::nn {
 
-template <size_t D>
+template <size_t D, typename T = int64_t>
 class ExpandingArray {
  public:
-  /* implicit */ ExpandingArray(int64_t single) { values_.fill(single); }
-  /* implicit */ ExpandingArray(std::initializer_list<int64_t> list) {
+  /* implicit */ ExpandingArray(T single) { values_.fill(single); }
+  /* implicit */ ExpandingArray(std::initializer_list<T> list) {
     if (list.size() != D) ::tensor::detail::throw_error("ExpandingArray: expected one value or exactly D values");
     size_t i = 0;
-    for (int64_t v : list) values_[i++] = v;
+    for (T v : list) values_[i++] = v;
   }
-  /* implicit */ ExpandingArray(IntArrayRef list) {
+  /* implicit */ ExpandingArray(ArrayRef<T> list) {
     if (list.size() != D) ::tensor::detail::throw_error("ExpandingArray: expected one value or exactly D values");
     for (size_t i = 0; i < D; ++i) values_[i] = list[i];
   }
-  /* implicit */ operator IntArrayRef() const { return IntArrayRef(values_.data(), D); }
-  int64_t operator[](size_t i) const { return values_[i]; }
-  int64_t& operator[](size_t i) { return values_[i]; }
+  /* implicit */ operator ArrayRef<T>() const { return ArrayRef<T>(values_.data(), D); }
+  T operator[](size_t i) const { return values_[i]; }
+  T& operator[](size_t i) { return values_[i]; }
   static constexpr size_t size() { return D; }
-  const int64_t* data() const { return values_.data(); }
+  const T* data() const { return values_.data(); }
   bool operator==(const ExpandingArray& o) const { return values_ == o.values_; }
 
  private:
-  std::array<int64_t, D> values_{};
+  std::array<T, D> values_{};
 };
 
 /// Prints as libtorch does: [2, 2].
-template <size_t D>
-std::ostream& operator<<(std::ostream& s, const ExpandingArray<D>& a) {
+template <size_t D, typename T>
+std::ostream& operator<<(std::ostream& s, const ExpandingArray<D, T>& a) {
   s << "[";
   for (size_t i = 0; i < D; ++i) s << (i ? ", " : "") << a[i];
   return s << "]";

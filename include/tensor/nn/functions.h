@@ -138,6 +138,30 @@ TENSOR_API Tensor multi_margin_loss(const Tensor& self, const Tensor& target, co
 /// Multi-label hinge loss; `target` holds class indices per row, ended by the first -1.
 TENSOR_API Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target,
                                          int64_t reduction = Reduction::Mean);
+/// CTC loss of log_probs (T, N, C) or (T, C) against targets (N, S) padded or 1-d
+/// concatenated (int64 or int32), with each sample's input and target lengths; Reduction::Mean
+/// divides each loss by its target length (at least 1) before averaging.
+TENSOR_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
+                           IntArrayRef target_lengths, int64_t blank = 0, int64_t reduction = Reduction::Mean,
+                           bool zero_infinity = false);
+/// ctc_loss with the lengths as integer tensors (1-d, or 0-d for an unbatched input).
+TENSOR_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                           const Tensor& target_lengths, int64_t blank = 0, int64_t reduction = Reduction::Mean,
+                           bool zero_infinity = false);
+/// The CTC op on batched (T, N, C) log_probs: (neg_log_likelihood (N), log_alpha (N, T, 2 * max
+/// target length + 1)). Differentiable in log_probs.
+TENSOR_API std::tuple<Tensor, Tensor> _ctc_loss(const Tensor& log_probs, const Tensor& targets,
+                                                IntArrayRef input_lengths, IntArrayRef target_lengths,
+                                                int64_t blank = 0, bool zero_infinity = false);
+/// _ctc_loss with the lengths as integer tensors.
+TENSOR_API std::tuple<Tensor, Tensor> _ctc_loss(const Tensor& log_probs, const Tensor& targets,
+                                                const Tensor& input_lengths, const Tensor& target_lengths,
+                                                int64_t blank = 0, bool zero_infinity = false);
+/// The gradient of _ctc_loss's neg_log_likelihood with respect to log_probs, given its outputs.
+TENSOR_API Tensor _ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
+                                     IntArrayRef input_lengths, IntArrayRef target_lengths,
+                                     const Tensor& neg_log_likelihood, const Tensor& log_alpha, int64_t blank,
+                                     bool zero_infinity = false);
 
 // ---- distances ----
 /// Cosine of the angle between x1 and x2 along dim (broadcast), each norm clamped at eps.

@@ -129,6 +129,16 @@ struct MarginRankingLossOptions {
   TENSOR_ARG(LossReduction, reduction) = kMean;
 };
 
+/// nn::CTCLoss(CTCLossOptions().blank(0).reduction(kMean).zero_infinity(false)).
+struct CTCLossOptions {
+  /// The blank label's index in [0, C).
+  TENSOR_ARG(int64_t, blank) = 0;
+  /// kMean divides each sample's loss by its target length (at least 1), then averages.
+  TENSOR_ARG(LossReduction, reduction) = kMean;
+  /// Infinite losses (inputs too short to align their targets) and their gradients become zero.
+  TENSOR_ARG(bool, zero_infinity) = false;
+};
+
 #undef TENSOR_REDUCTION_CTORS
 
 namespace functional {
@@ -147,6 +157,7 @@ using TripletMarginWithDistanceLossFuncOptions = TripletMarginWithDistanceLossOp
 using HuberLossFuncOptions = HuberLossOptions;
 using PoissonNLLLossFuncOptions = PoissonNLLLossOptions;
 using MarginRankingLossFuncOptions = MarginRankingLossOptions;
+using CTCLossFuncOptions = CTCLossOptions;
 
 /// KL divergence target * (log(target) - input) of log-probabilities `input`.
 TENSOR_API Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
@@ -179,6 +190,10 @@ TENSOR_API Tensor poisson_nll_loss(const Tensor& input, const Tensor& target,
                                    const PoissonNLLLossFuncOptions& options = {});
 TENSOR_API Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
                                       const MarginRankingLossFuncOptions& options = {});
+/// Connectionist temporal classification loss of log-probabilities (T, N, C) (or unbatched
+/// (T, C)) against padded (N, S) or concatenated 1-d targets; lengths are int64 tensors.
+TENSOR_API Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                           const Tensor& target_lengths, const CTCLossFuncOptions& options = {});
 
 }  // namespace functional
 
@@ -278,5 +293,17 @@ class TENSOR_API TripletMarginWithDistanceLossImpl : public Module {
   TripletMarginWithDistanceLossOptions options;
 };
 TENSOR_MODULE(TripletMarginWithDistanceLoss);
+
+/// The CTC loss; forward(log_probs, targets, input_lengths, target_lengths) is F::ctc_loss.
+class TENSOR_API CTCLossImpl : public Module {
+ public:
+  explicit CTCLossImpl(const CTCLossOptions& options_ = {});
+  void reset() {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths);
+  void pretty_print(std::ostream& stream) const override;
+  CTCLossOptions options;
+};
+TENSOR_MODULE(CTCLoss);
 
 }  // namespace tensor::nn

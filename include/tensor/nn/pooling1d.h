@@ -1,10 +1,11 @@
-// 1-d pooling as libtorch's torch::nn::{MaxPool1d, AvgPool1d, AdaptiveAvgPool1d} and
-// F::{max_pool1d, avg_pool1d, adaptive_avg_pool1d}: the 2-d pooling ops on a (N, C, 1, L) view
-// of an (N, C, L) or (C, L) input.
+// 1-d pooling as libtorch's torch::nn::{MaxPool1d, AvgPool1d, AdaptiveAvgPool1d,
+// AdaptiveMaxPool1d, LPPool1d} and their F:: functions: the 2-d pooling ops on a (N, C, 1, L)
+// view of an (N, C, L) or (C, L) input.
 #pragma once
 
 #include <cstdint>
 #include <ostream>
+#include <tuple>
 
 #include "tensor/core/Tensor.h"
 #include "tensor/nn/arg.h"
@@ -38,16 +39,40 @@ struct AdaptiveAvgPool1dOptions {
   TENSOR_ARG(ExpandingArray<1>, output_size);
 };
 
+struct AdaptiveMaxPool1dOptions {
+  AdaptiveMaxPool1dOptions(ExpandingArray<1> output_size) : output_size_(output_size) {}
+  TENSOR_ARG(ExpandingArray<1>, output_size);
+};
+
+/// Power-average pooling of order norm_type; stride defaults to kernel_size, no padding.
+struct LPPool1dOptions {
+  LPPool1dOptions(double norm_type, ExpandingArray<1> kernel_size)
+      : norm_type_(norm_type), kernel_size_(kernel_size), stride_(kernel_size) {}
+  TENSOR_ARG(double, norm_type);
+  TENSOR_ARG(ExpandingArray<1>, kernel_size);
+  TENSOR_ARG(ExpandingArray<1>, stride);
+  TENSOR_ARG(bool, ceil_mode) = false;
+};
+
 namespace functional {
 using MaxPool1dFuncOptions = MaxPool1dOptions;
 using AvgPool1dFuncOptions = AvgPool1dOptions;
 using AdaptiveAvgPool1dFuncOptions = AdaptiveAvgPool1dOptions;
+using AdaptiveMaxPool1dFuncOptions = AdaptiveMaxPool1dOptions;
+using LPPool1dFuncOptions = LPPool1dOptions;
 /// Max over kernel windows along L of an (N, C, L) or (C, L) input.
 TENSOR_API Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& options);
 /// Mean over kernel windows along L.
 TENSOR_API Tensor avg_pool1d(const Tensor& input, const AvgPool1dFuncOptions& options);
 /// Mean over output_size windows that tile L.
 TENSOR_API Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& options);
+/// Max over output_size windows that tile L.
+TENSOR_API Tensor adaptive_max_pool1d(const Tensor& input, const AdaptiveMaxPool1dFuncOptions& options);
+/// adaptive_max_pool1d and the index in L of each maximum.
+TENSOR_API std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input,
+                                                                       const AdaptiveMaxPool1dFuncOptions& options);
+/// libtorch's lp_pool1d: (sign(out) * relu(|out|) * k)^(1 / p), out = avg_pool1d(input^p).
+TENSOR_API Tensor lp_pool1d(const Tensor& input, const LPPool1dFuncOptions& options);
 }  // namespace functional
 
 class TENSOR_API MaxPool1dImpl : public Module {
@@ -82,5 +107,29 @@ class TENSOR_API AdaptiveAvgPool1dImpl : public Module {
   AdaptiveAvgPool1dOptions options;
 };
 TENSOR_MODULE(AdaptiveAvgPool1d);
+
+class TENSOR_API AdaptiveMaxPool1dImpl : public Module {
+ public:
+  AdaptiveMaxPool1dImpl(ExpandingArray<1> output_size) : AdaptiveMaxPool1dImpl(AdaptiveMaxPool1dOptions(output_size)) {}
+  explicit AdaptiveMaxPool1dImpl(const AdaptiveMaxPool1dOptions& options_);
+  void reset() {}
+  Tensor forward(const Tensor& input);
+  /// The pooled values and the index in L of each maximum.
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  AdaptiveMaxPool1dOptions options;
+};
+TENSOR_MODULE(AdaptiveMaxPool1d);
+
+class TENSOR_API LPPool1dImpl : public Module {
+ public:
+  LPPool1dImpl(double norm_type, ExpandingArray<1> kernel_size) : LPPool1dImpl(LPPool1dOptions(norm_type, kernel_size)) {}
+  explicit LPPool1dImpl(const LPPool1dOptions& options_);
+  void reset() {}
+  Tensor forward(const Tensor& input);
+  void pretty_print(std::ostream& stream) const override;
+  LPPool1dOptions options;
+};
+TENSOR_MODULE(LPPool1d);
 
 }  // namespace tensor::nn

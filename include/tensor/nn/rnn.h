@@ -3,8 +3,8 @@
 // ...), initialization U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), forward signatures and
 // returned tuple shapes. Multi-layer, bidirectional, batch_first, inter-layer dropout and
 // LSTM projections (proj_size). The steps are composed of public differentiable ops (linear,
-// sigmoid, tanh, ...), so autograd supplies the gradients. (PackedSequence inputs are not
-// supported.)
+// sigmoid, tanh, ...), so autograd supplies the gradients. forward_with_packed_input runs a
+// utils::rnn::PackedSequence, each sequence only over its own steps.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,7 @@
 #include "tensor/nn/enum.h"
 #include "tensor/nn/module.h"
 #include "tensor/nn/pimpl.h"
+#include "tensor/nn/utils/rnn.h"
 
 namespace tensor::nn {
 
@@ -146,6 +147,17 @@ class TENSOR_API RNNImplBase : public Module {
   /// Runs the stack. input [T, N, I] (time-major, batched); h0 [L*D, N, H'] and, for LSTM, c0
   /// [L*D, N, H], both defined. Returns (output [T, N, D*H'], h_n, c_n (undefined unless LSTM)).
   std::tuple<Tensor, Tensor, Tensor> run(const Tensor& input, const Tensor& h0, const Tensor& c0);
+  /// Runs the stack over packed steps: data [sum(lengths), I], batch_sizes the packed sequence's
+  /// (non-increasing), h0/c0 as for run in packed column order. Returns (output data
+  /// [sum(lengths), D*H'], h_n, c_n), each sequence's final state in its own row.
+  std::tuple<Tensor, Tensor, Tensor> run_packed(const Tensor& data, const std::vector<int64_t>& batch_sizes,
+                                                const Tensor& h0, const Tensor& c0);
+  /// Checks a packed input and returns its batch sizes.
+  std::vector<int64_t> prepare_packed(const utils::rnn::PackedSequence& packed) const;
+  /// Checks (or creates zeros for) a hidden state [L*D, N, width] of a packed input, permuted
+  /// into packed column order.
+  Tensor prepare_packed_hidden(const Tensor& hx, const utils::rnn::PackedSequence& packed, int64_t batch,
+                               int64_t width, const char* what) const;
   /// Checks the input and returns it time-major and batched, with whether it was unbatched.
   std::pair<Tensor, bool> prepare_input(const Tensor& input) const;
   /// Checks (or, when undefined, creates zeros for) a hidden state of [L*D, N, width].
@@ -168,6 +180,9 @@ class TENSOR_API RNNImpl : public detail::RNNImplBase {
   RNNImpl(int64_t input_size, int64_t hidden_size) : RNNImpl(RNNOptions(input_size, hidden_size)) {}
   explicit RNNImpl(const RNNOptions& options_);
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+  /// The packed form: (output packed as the input, h_n [L*D, N, H] in the original batch order).
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, Tensor hx = {});
   RNNOptions options;
 };
 TENSOR_MODULE(RNN);
@@ -180,6 +195,9 @@ class TENSOR_API LSTMImpl : public detail::RNNImplBase {
   explicit LSTMImpl(const LSTMOptions& options_);
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
                                                          std::optional<std::tuple<Tensor, Tensor>> hx_opt = {});
+  /// The packed form: (output packed as the input, (h_n, c_n) in the original batch order).
+  std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx_opt = {});
   LSTMOptions options;
 };
 TENSOR_MODULE(LSTM);
@@ -190,6 +208,9 @@ class TENSOR_API GRUImpl : public detail::RNNImplBase {
   GRUImpl(int64_t input_size, int64_t hidden_size) : GRUImpl(GRUOptions(input_size, hidden_size)) {}
   explicit GRUImpl(const GRUOptions& options_);
   std::tuple<Tensor, Tensor> forward(const Tensor& input, Tensor hx = {});
+  /// The packed form: (output packed as the input, h_n [L*D, N, H] in the original batch order).
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, Tensor hx = {});
   GRUOptions options;
 };
 TENSOR_MODULE(GRU);

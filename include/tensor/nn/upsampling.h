@@ -1,8 +1,8 @@
 // nn::Upsample and nn::functional::interpolate, as libtorch's: modes kNearest, kNearestExact,
-// kLinear (3-d input), kBilinear (4-d), kTrilinear (5-d) with align_corners, and kArea (3-d
-// or 4-d). Each resized dim is an index_select of the source positions (and, for the linear
-// modes, a weighted sum of two of them), applied dim by dim, so autograd supplies the gradient.
-// kBicubic is not implemented (raises tensor::Error).
+// kLinear (3-d input), kBilinear (4-d), kBicubic (4-d), kTrilinear (5-d) with align_corners,
+// and kArea (3-d or 4-d). Each resized dim of the nearest and linear modes is an index_select
+// of the source positions (and, for the linear modes, a weighted sum of two of them), applied
+// dim by dim, so autograd supplies the gradient; kBicubic is the op upsample_bicubic2d.
 #pragma once
 
 #include <optional>
@@ -14,6 +14,24 @@
 #include "tensor/nn/enum.h"
 #include "tensor/nn/module.h"
 #include "tensor/nn/pimpl.h"
+
+namespace tensor {
+
+/// Bicubic resize of a 4-d input [N, C, H, W] to output_size {OH, OW}, as libtorch's
+/// upsample_bicubic2d: cubic convolution (A = -0.75) over the 4x4 neighbours, clamped at the
+/// borders; without align_corners the source step is 1 / scales_h (scales_w) when given,
+/// else H / OH (W / OW).
+TENSOR_API Tensor upsample_bicubic2d(const Tensor& self, IntArrayRef output_size, bool align_corners,
+                                     std::optional<double> scales_h = std::nullopt,
+                                     std::optional<double> scales_w = std::nullopt);
+/// The gradient of upsample_bicubic2d: grad_output [N, C, OH, OW] -> the gradient of the input
+/// of sizes input_size [N, C, H, W]. Linear in grad_output.
+TENSOR_API Tensor upsample_bicubic2d_backward(const Tensor& grad_output, IntArrayRef output_size,
+                                              IntArrayRef input_size, bool align_corners,
+                                              std::optional<double> scales_h = std::nullopt,
+                                              std::optional<double> scales_w = std::nullopt);
+
+}  // namespace tensor
 
 namespace tensor::nn {
 

@@ -1,10 +1,12 @@
-// nn::utils: gradient clipping and parameter flattening, as libtorch's torch::nn::utils.
+// nn::utils: gradient clipping and parameter flattening, as libtorch's torch::nn::utils, and
+// nn::utils::rnn (tensor/nn/utils/rnn.h).
 #pragma once
 
 #include <initializer_list>
 #include <vector>
 
 #include "tensor/core/Tensor.h"
+#include "tensor/nn/utils/rnn.h"
 
 namespace tensor::nn::utils {
 

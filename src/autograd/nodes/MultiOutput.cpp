@@ -165,6 +165,49 @@ Tensor ag_max_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef 
   return std::get<0>(ag_max_pool2d_with_indices(x, k, s, p, d, ceil_mode));
 }
 
+// ---- max_pool3d_with_indices, adaptive_max_pool3d ----
+// (values, indices) as max_pool2d_with_indices: the values get the gradient scattered to the
+// indices, flat over each plane's D * H * W, which is max_pool2d_backward on (..., 1, D * H * W)
+// views (Note [3-d pooling by composition] in src/ops/PoolNormOps.cpp); that op's row makes
+// the scatter differentiable.
+Tensor max_pool_planes_backward(const Tensor& g, IntArrayRef in_sizes, const Tensor& idx) {
+  const int64_t nd = static_cast<int64_t>(in_sizes.size());
+  const int64_t in_plane = in_sizes[nd - 3] * in_sizes[nd - 2] * in_sizes[nd - 1];
+  DimVector in2, out2;  // the batch dims, if any, and the channels
+  for (int64_t d = 0; d < nd - 3; ++d) in2.push_back(in_sizes[d]), out2.push_back(in_sizes[d]);
+  in2.push_back(1), in2.push_back(in_plane);
+  out2.push_back(1), out2.push_back(idx.size(-3) * idx.size(-2) * idx.size(-1));
+  return pool_norm_ops().max_pool2d_backward(g.reshape(out2), in2, idx.reshape(out2)).reshape(in_sizes);
+}
+
+template <class Run>
+std::tuple<Tensor, Tensor> record_max_pool3d(const char* name, const Tensor& x, Run run) {
+  std::tuple<Tensor, Tensor> r;
+  {
+    BelowAutograd below;
+    r = run();
+  }
+  const Tensor& out = std::get<0>(r);
+  if (!should_record(out, {&x})) return r;
+  auto node = std::make_shared<FormulaNode>(name, TENSOR_GRAD(
+      return {max_pool_planes_backward(g, n.input_meta(0).sizes, n.saved(0))};));
+  node->add_input(x);
+  node->save(std::get<1>(r));
+  set_history(out, node);
+  return r;
+}
+
+std::tuple<Tensor, Tensor> ag_max_pool3d_with_indices(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p,
+                                                      IntArrayRef d, bool ceil_mode) {
+  return record_max_pool3d("MaxPool3DWithIndicesBackward0", x,
+                           [&] { return pool_norm_ops().max_pool3d_with_indices(x, k, s, p, d, ceil_mode); });
+}
+
+std::tuple<Tensor, Tensor> ag_adaptive_max_pool3d(const Tensor& x, IntArrayRef output_size) {
+  return record_max_pool3d("AdaptiveMaxPool3DBackward0", x,
+                           [&] { return pool_norm_ops().adaptive_max_pool3d(x, output_size); });
+}
+
 // ---- normalization: the differentiable composite (Note [Fast and differentiable ...]) ----
 /// gx for statistics over `dims` (keepdim), given gxhat, xhat and invstd (all broadcastable).
 Tensor norm_input_grad(const Tensor& gxhat, const Tensor& xhat, const Tensor& invstd, IntArrayRef dims) {
@@ -328,6 +371,8 @@ static void register_pool_norm_nodes() {
   t.batch_norm.set(DispatchKey::Autograd, &ag_batch_norm);
   t.layer_norm.set(DispatchKey::Autograd, &ag_layer_norm);
   t.group_norm.set(DispatchKey::Autograd, &ag_group_norm);
+  t.max_pool3d_with_indices.set(DispatchKey::Autograd, &ag_max_pool3d_with_indices);
+  t.adaptive_max_pool3d.set(DispatchKey::Autograd, &ag_adaptive_max_pool3d);
 }
 
 

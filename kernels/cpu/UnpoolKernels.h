@@ -1,0 +1,48 @@
+// Internal: the plain-loop kernels of max unpooling and fractional max pooling
+// (kernels/cpu/UnpoolKernels.cpp). Both work plane by plane over N * C planes of a contiguous
+// tensor, with 2-d problems as 3-d ones of depth 1, so one loop serves max_unpool2d/3d and
+// fractional_max_pool2d/3d. Any floating dtype; float64 is the reference the tests use.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "tensor/core/Tensor.h"
+
+namespace tensor::cpu {
+
+/// One fractional max pooling problem, after the front end's checks. Sizes are {t, h, w}
+/// (t = 1, k[0] = 1 in 2-d). sample_of[d]: the index along random_samples' last dim that drives
+/// dim d (2-d: {-, 1, 0}, as libtorch reads (w, h); 3-d: {0, 1, 2}).
+struct FractionalPool {
+  int64_t n = 1, c = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, out{1, 1, 1}, k{1, 1, 1};
+  std::array<int64_t, 3> sample_of{0, 1, 2};
+  int64_t samples_per_plane = 2;  // random_samples.size(2)
+  int64_t planes() const { return n * c; }
+  int64_t in_plane() const { return in[0] * in[1] * in[2]; }
+  int64_t out_plane() const { return out[0] * out[1] * out[2]; }
+};
+
+namespace loops {
+/// out (planes * out_plane, zeroed here): out[p][idx[p][i]] = x[p][i] for each of in_plane
+/// elements of each plane. x, indices: contiguous. Returns -1, or an index outside
+/// [0, out_plane) (nothing of that plane past it is written), for the front end's error.
+int64_t max_unpool(const Tensor& x, const Tensor& indices, int64_t planes, int64_t in_plane, int64_t out_plane,
+                   const Tensor& out);
+/// grad_in (planes * in_plane, zeroed here) += grad[p][i] at idx[p][i], i < out_plane: the
+/// fractional pooling's backward (windows overlap, so sums). Returns -1 or an invalid index.
+int64_t fractional_max_pool_backward(const Tensor& grad, const Tensor& indices, int64_t planes, int64_t out_plane,
+                                     int64_t in_plane, const Tensor& grad_in);
+/// Fills out and indices (contiguous, g.planes() * g.out_plane()) from x (contiguous) and
+/// samples (contiguous (>= n, c, samples_per_plane), x's dtype).
+void fractional_max_pool(const Tensor& x, const Tensor& samples, const FractionalPool& g, const Tensor& out,
+                         const Tensor& indices);
+/// libtorch's window starts for one dim: alpha = (in - k) / (out - 1) and
+/// start[i] = int((i + u) * alpha) - int(u * alpha), the last = in - k, computed in the
+/// arithmetic of `dtype` (float32 in float, float64 in double; the half types round each step,
+/// as c10's operators do), so that the windows are libtorch's for the same samples.
+void fractional_intervals(ScalarType dtype, double u, int64_t in, int64_t out, int64_t k, int64_t* starts);
+}  // namespace loops
+
+}  // namespace tensor::cpu

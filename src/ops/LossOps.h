@@ -1,0 +1,43 @@
+// Internal: dispatcher table of the loss ops with their own kernels (_ctc_loss and its
+// backward), so that wrapping layers (autograd) can fill their slots and backends can register
+// kernels. CPU and Meta slots: the front ends of src/ops/LossOps.cpp (Note [Front ends and
+// backend kernels]), whose CPU kernels are in kernels/cpu/LossKernels.cpp.
+#pragma once
+
+#include <tuple>
+
+#include "kernels/cpu/LossKernels.h"
+#include "src/dispatch/Dispatcher.h"
+
+namespace tensor::ops {
+
+/// _ctc_loss: (log_probs (T, N, C), targets (N, S) or 1-d concatenated, input_lengths,
+/// target_lengths, blank, zero_infinity) -> (neg_log_likelihood (N), log_alpha (N, T, 2 S + 1)).
+using CtcLossFn = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, int64_t, bool);
+/// _ctc_loss_backward: (grad (N), log_probs, targets, input_lengths, target_lengths,
+/// neg_log_likelihood, log_alpha, blank, zero_infinity) -> the gradient of log_probs.
+using CtcLossBwdFn = Tensor(const Tensor&, const Tensor&, const Tensor&, IntArrayRef, IntArrayRef, const Tensor&,
+                            const Tensor&, int64_t, bool);
+
+/// A backend's kernels (called after the front end's checks; never on meta tensors). targets is
+/// contiguous int64; the outputs are allocated (contiguous) by the front end.
+struct LossKernels {
+  void (*ctc_loss)(const Tensor& log_probs, const Tensor& targets, const cpu::CtcArgs& a,
+                   const Tensor& neg_log_likelihood, const Tensor& log_alpha) = nullptr;
+  void (*ctc_loss_backward)(const Tensor& grad, const Tensor& log_probs, const Tensor& targets, const cpu::CtcArgs& a,
+                            const Tensor& neg_log_likelihood, const Tensor& log_alpha,
+                            const Tensor& grad_input) = nullptr;
+};
+
+struct LossOpDefs {
+  dispatch::OpDef<CtcLossFn> ctc_loss;
+  dispatch::OpDef<CtcLossBwdFn> ctc_loss_backward;
+};
+
+/// The one table of the loss ops with kernels.
+LossOpDefs& loss_ops();
+
+/// Registers a backend's (CUDA's) kernels of the loss ops.
+void register_kernel(DispatchKey backend, const LossKernels& kernels);
+
+}  // namespace tensor::ops
