@@ -32,6 +32,8 @@ TENSOR_API Tensor eye(int64_t n, int64_t m, const TensorOptions& o = {});
 TENSOR_API Tensor rand(IntArrayRef sizes, const TensorOptions& o = {});
 /// Standard normal from the global generator.
 TENSOR_API Tensor randn(IntArrayRef sizes, const TensorOptions& o = {});
+/// 1 with probability p[i], else 0, in p's shape and dtype (p floating, values in [0, 1]).
+TENSOR_API Tensor bernoulli(const Tensor& p);
 /// Integers uniform in [low, high); int64 unless given.
 TENSOR_API Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& o = {});
 TENSOR_API Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& o = {});

@@ -274,6 +274,32 @@ class TENSOR_API Tensor {
   /// Copies src into this tensor (broadcasting src; any dtype and device).
   Tensor& copy_(const Tensor& src, bool non_blocking = false) const;
 
+  // ---- in-place random fills (libtorch's; drawn from the global generator, tensor::manual_seed) ----
+  /// Uniform on [from, to) (floating dtypes).
+  Tensor& uniform_(double from = 0, double to = 1) const;
+  /// Normal with this mean and standard deviation (floating dtypes).
+  Tensor& normal_(double mean = 0, double std = 1) const;
+  /// 1 with probability p, else 0 (any dtype but complex).
+  Tensor& bernoulli_(double p = 0.5) const;
+  /// 1 with probability p[i] (p broadcasts to this tensor's shape, values in [0, 1]), else 0.
+  Tensor& bernoulli_(const Tensor& p) const;
+  /// Integers uniform on [from, to - 1]; with `to` absent, up to the largest integer the dtype
+  /// holds exactly (2^mantissa for floating dtypes), as libtorch.
+  Tensor& random_(int64_t from, std::optional<int64_t> to) const;
+  /// Integers uniform on [0, to - 1].
+  Tensor& random_(int64_t to) const;
+  /// Integers uniform on [0, the largest integer the dtype holds exactly].
+  Tensor& random_() const;
+  /// Exponential with rate lambd > 0 (floating dtypes).
+  Tensor& exponential_(double lambd = 1) const;
+  /// exp of a normal with this mean and standard deviation (floating dtypes).
+  Tensor& log_normal_(double mean = 1, double std = 2) const;
+  /// Cauchy with this median and scale (floating dtypes).
+  Tensor& cauchy_(double median = 0, double sigma = 1) const;
+  /// Geometric with success probability 0 < p < 1: the number of trials to the first success
+  /// (1, 2, ...).
+  Tensor& geometric_(double p) const;
+
   // ---- reductions ----
   Tensor sum(std::optional<ScalarType> dtype = std::nullopt) const;
   Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<ScalarType> dtype = std::nullopt) const;
