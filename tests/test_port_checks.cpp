@@ -18,6 +18,16 @@ std::string message_of(void (*f)(int), int arg) {
 }
 void check_two_dims(int dims) { TENSOR_CHECK(dims == 2, "expected a 2-d input, got ", dims, "-d (", 1.5, ")"); }
 void check_positive(int v) { TENSOR_CHECK(v > 0); }
+// libtorch's own macro names, as a ported program writes them (Note [libtorch's macro spellings]).
+void torch_check_two_dims(int dims) { TORCH_CHECK(dims == 2, "expected a 2-d input, got ", dims, "-d"); }
+void at_assert_not_nan(int v) { AT_ASSERT(v != 7); }
+void internal_assert_with_message(int v) { TORCH_INTERNAL_ASSERT(v < 3, "v was ", v); }
+struct TinyImpl : tensor::nn::Module {
+  TinyImpl() : fc(register_module("fc", tensor::nn::Linear(2, 1))) {}
+  Tensor forward(const Tensor& x) { return fc(x); }
+  tensor::nn::Linear fc;
+};
+TORCH_MODULE(Tiny);
 }  // namespace
 
 TEST(PortChecks, TensorCheckStreamsItsArguments) {
@@ -76,4 +86,19 @@ TEST(PortChecks, RemoveHookOnANonLeaf) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("remove_hook"), std::string::npos) << e.what();
   }
+}
+
+TEST(PortChecks, LibtorchMacroSpellings) {
+  EXPECT_EQ(message_of(torch_check_two_dims, 3), "expected a 2-d input, got 3-d");
+  EXPECT_EQ(message_of(torch_check_two_dims, 2), "<no error>");
+  const std::string a = message_of(at_assert_not_nan, 7);
+  EXPECT_NE(a.find("assertion failed: v != 7 ("), std::string::npos) << a;
+  EXPECT_NE(a.find("test_port_checks.cpp:"), std::string::npos) << a;
+  EXPECT_EQ(message_of(at_assert_not_nan, 6), "<no error>");
+  const std::string b = message_of(internal_assert_with_message, 5);
+  EXPECT_NE(b.find("assertion failed: v < 3"), std::string::npos) << b;
+  EXPECT_NE(b.find(") v was 5"), std::string::npos) << b;
+  Tiny tiny;  // TORCH_MODULE made the holder
+  EXPECT_EQ(tiny->forward(tensor::ones({4, 2})).sizes().vec(), (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ(tiny->named_parameters().size(), 2u);
 }

@@ -33,3 +33,27 @@ std::string check_message(const char*, const Args&... args) {
       ::tensor::detail::throw_error(::tensor::detail::check_message(#cond, ##__VA_ARGS__).c_str()); \
   } while (0)
 #endif
+
+// Note [libtorch's macro spellings]
+// A libtorch program ports by renaming `torch::` to `tensor::`, but its macros carry no
+// namespace: TORCH_CHECK, TORCH_INTERNAL_ASSERT and AT_ASSERT (pytorch/examples' MNIST asserts
+// with it), and TORCH_MODULE (tensor/nn/pimpl.h). They are defined here under libtorch's names
+// as well, unless something defined them first.
+#ifndef TORCH_CHECK
+/// libtorch's spelling of TENSOR_CHECK.
+#define TORCH_CHECK(...) TENSOR_CHECK(__VA_ARGS__)
+#endif
+#ifndef TORCH_INTERNAL_ASSERT
+/// Throws tensor::Error "assertion failed: <cond> (<file>:<line>)" and the streamed arguments
+/// when `cond` is false, as libtorch's TORCH_INTERNAL_ASSERT in a user's program.
+#define TORCH_INTERNAL_ASSERT(cond, ...)                                                            \
+  do {                                                                                              \
+    if (__builtin_expect(!(cond), 0))                                                               \
+      ::tensor::detail::throw_error(                                                                \
+          ::tensor::str("assertion failed: ", #cond, " (", __FILE__, ":", __LINE__, ") ", ##__VA_ARGS__).c_str()); \
+  } while (0)
+#endif
+#ifndef AT_ASSERT
+/// libtorch's older spelling of TORCH_INTERNAL_ASSERT.
+#define AT_ASSERT(...) TORCH_INTERNAL_ASSERT(__VA_ARGS__)
+#endif

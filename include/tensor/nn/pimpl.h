@@ -97,3 +97,8 @@ class ModuleHolder {
     using ::tensor::nn::ModuleHolder<Name##Impl>::ModuleHolder;  \
     using Impl = Name##Impl;                                     \
   }
+
+#ifndef TORCH_MODULE
+/// libtorch's spelling of TENSOR_MODULE (Note [libtorch's macro spellings] in tensor/core/Exception.h).
+#define TORCH_MODULE(Name) TENSOR_MODULE(Name)
+#endif
