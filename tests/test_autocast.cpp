@@ -118,6 +118,23 @@ TEST(Autocast, OutputDtypesFollowThePolicy) {
     EXPECT_EQ(x16.sum().dtype(), kFloat32);
     EXPECT_EQ(x16.cumsum(1).dtype(), kFloat32);
     EXPECT_EQ(layer_norm(x16, {8}).dtype(), kFloat32);
+    // 3-d pools, unpooling, fractional pools and CTC run in float32, as libtorch's CPU list has them
+    Tensor vol16 = randn({1, 2, 4, 4, 4}).to(kBFloat16);
+    EXPECT_EQ(max_pool3d(vol16, {2, 2, 2}).dtype(), kFloat32);
+    EXPECT_EQ(avg_pool3d(vol16, {2, 2, 2}).dtype(), kFloat32);
+    EXPECT_EQ(adaptive_avg_pool3d(vol16, {2, 2, 2}).dtype(), kFloat32);
+    EXPECT_EQ(std::get<0>(adaptive_max_pool3d(vol16, {2, 2, 2})).dtype(), kFloat32);
+    auto [pooled, idx] = max_pool2d_with_indices(img.to(kBFloat16), {2, 2});
+    EXPECT_EQ(max_unpool2d(pooled, idx, {5, 5}).dtype(), kFloat32);
+    EXPECT_EQ(std::get<0>(fractional_max_pool2d(img.to(kBFloat16), {2, 2}, {3, 3},
+                                                tensor::full({1, 2, 2}, 0.5, TensorOptions(kBFloat16))))
+                  .dtype(),
+              kFloat32);
+    Tensor lp16 = log_softmax(randn({6, 1, 3}), 2).to(kBFloat16);
+    EXPECT_EQ(ctc_loss(lp16, tensor::tensor({{1, 2}}, TensorOptions(kInt64)), std::vector<int64_t>{6},
+                       std::vector<int64_t>{2})
+                  .dtype(),
+              kFloat32);
     // a composite loss runs its pieces under the policy: log_softmax makes it float32
     EXPECT_EQ(nn::functional::cross_entropy(x16, tensor::tensor({0, 1, 2, 3}, TensorOptions(kInt64))).dtype(), kFloat32);
     // the whole chain: bf16 logits from linear, float32 softmax

@@ -104,6 +104,16 @@ constexpr PolicyRow kPolicy[] = {
     {"kl_div", F, F},
     {"binary_cross_entropy", F, B},
     {"binary_cross_entropy_with_logits", F, F},
+    {"_ctc_loss", F, N},  // libtorch's CPU row is ctc_loss, the composite over this op
+    // pools that libtorch's CPU list runs in float32
+    {"max_pool3d", F, N},
+    {"avg_pool3d", F, N},
+    {"adaptive_avg_pool3d", F, N},
+    {"adaptive_max_pool3d", F, N},
+    {"max_unpool2d", F, N},
+    {"max_unpool3d", F, N},
+    {"fractional_max_pool2d", F, N},
+    {"fractional_max_pool3d", F, N},
     // ---- promote ----
     {"cat", P, P},
     {"stack", P, P},
