@@ -59,6 +59,30 @@ detail::RNNOptionsBase base_of(const GRUOptions& o) {
       .bidirectional(o.bidirectional());
 }
 
+// One step of the recurrence from the input's and the hidden state's projections gx and gh
+// (PyTorch's gate order: LSTM i, f, g, o; GRU r, z, n), updating h (and c for an LSTM).
+void cell_step(const RNNMode& mode, const Tensor& gx, const Tensor& gh, const Tensor& w_hr, Tensor& h, Tensor& c) {
+  switch (mode.kind()) {
+    case RNNMode::RNN_TANH: h = tensor::tanh(gx + gh); break;
+    case RNNMode::RNN_RELU: h = tensor::relu(gx + gh); break;
+    case RNNMode::LSTM: {
+      auto g = (gx + gh).chunk(4, 1);
+      c = tensor::sigmoid(g[1]) * c + tensor::sigmoid(g[0]) * tensor::tanh(g[2]);
+      h = tensor::sigmoid(g[3]) * tensor::tanh(c);
+      if (w_hr.defined()) h = F::linear(h, w_hr);
+      break;
+    }
+    case RNNMode::GRU: {
+      auto a = gx.chunk(3, 1), b = gh.chunk(3, 1);
+      Tensor r = tensor::sigmoid(a[0] + b[0]);
+      Tensor z = tensor::sigmoid(a[1] + b[1]);
+      Tensor n = tensor::tanh(a[2] + r * b[2]);
+      h = (1 - z) * n + z * h;
+      break;
+    }
+  }
+}
+
 }  // namespace
 
 // ---- RNNImplBase ----
@@ -208,25 +232,7 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
         const int64_t t = d == 0 ? k : steps - 1 - k;
         Tensor gx = xw.select(0, t);
         Tensor gh = F::linear(h, w_hh, b_hh);
-        switch (mode.kind()) {
-          case RNNMode::RNN_TANH: h = tensor::tanh(gx + gh); break;
-          case RNNMode::RNN_RELU: h = tensor::relu(gx + gh); break;
-          case RNNMode::LSTM: {
-            auto g = (gx + gh).chunk(4, 1);
-            c = tensor::sigmoid(g[1]) * c + tensor::sigmoid(g[0]) * tensor::tanh(g[2]);
-            h = tensor::sigmoid(g[3]) * tensor::tanh(c);
-            if (w_hr.defined()) h = F::linear(h, w_hr);
-            break;
-          }
-          case RNNMode::GRU: {
-            auto a = gx.chunk(3, 1), b = gh.chunk(3, 1);
-            Tensor r = tensor::sigmoid(a[0] + b[0]);
-            Tensor z = tensor::sigmoid(a[1] + b[1]);
-            Tensor nn_ = tensor::tanh(a[2] + r * b[2]);
-            h = (1 - z) * nn_ + z * h;
-            break;
-          }
-        }
+        cell_step(mode, gx, gh, w_hr, h, c);
         outs[static_cast<size_t>(t)] = h;
       }
       dir_outputs.push_back(steps > 0 ? tensor::stack(outs, 0) : zeros({0, h.size(0), h.size(1)}, h.options()));
@@ -339,25 +345,7 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run_packed(const Tensor& data, c
         running = n;
         Tensor gx = xw.narrow(0, offsets[static_cast<size_t>(t)], n);
         Tensor gh = F::linear(h, w_hh, b_hh);
-        switch (mode.kind()) {
-          case RNNMode::RNN_TANH: h = tensor::tanh(gx + gh); break;
-          case RNNMode::RNN_RELU: h = tensor::relu(gx + gh); break;
-          case RNNMode::LSTM: {
-            auto g = (gx + gh).chunk(4, 1);
-            c = tensor::sigmoid(g[1]) * c + tensor::sigmoid(g[0]) * tensor::tanh(g[2]);
-            h = tensor::sigmoid(g[3]) * tensor::tanh(c);
-            if (w_hr.defined()) h = F::linear(h, w_hr);
-            break;
-          }
-          case RNNMode::GRU: {
-            auto a = gx.chunk(3, 1), b = gh.chunk(3, 1);
-            Tensor r = tensor::sigmoid(a[0] + b[0]);
-            Tensor z = tensor::sigmoid(a[1] + b[1]);
-            Tensor nn_ = tensor::tanh(a[2] + r * b[2]);
-            h = (1 - z) * nn_ + z * h;
-            break;
-          }
-        }
+        cell_step(mode, gx, gh, w_hr, h, c);
         outs[static_cast<size_t>(t)] = h;
       }
       // The final state of every column (Note [Packed recurrence]).
