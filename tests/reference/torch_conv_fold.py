@@ -9,24 +9,18 @@ order (the test computes the same numbers). Module parameter k (named_parameters
 det(shape, 100 + k, -0.5, 0.5). Every case prints the output and the gradients of
 sum(output * det(output.shape, 7, -1, 1)) with respect to the float inputs and the parameters.
 """
-import math
 import warnings
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from torch_ref_common import det, emit, fill_params  # noqa: E402
+
 torch.set_default_dtype(torch.float64)
 warnings.filterwarnings("ignore")
 D = torch.float64
 
-
-def det(shape, seed, lo=-1.0, hi=1.0):
-    n = 1
-    for s in shape:
-        n *= s
-    v = [lo + (hi - lo) * (((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101 for i in range(n)]
-    return torch.tensor(v, dtype=D).reshape(shape)
 
 
 def fmt(v):
@@ -37,15 +31,6 @@ def fmt(v):
     return s
 
 
-def emit(name, t):
-    vals = t.detach().reshape(-1).tolist()
-    print("const std::vector<double> %s = {%s};" % (name, ", ".join(fmt(v) for v in vals)))
-
-
-def fill_params(module):
-    with torch.no_grad():
-        for k, (n, p) in enumerate(module.named_parameters()):
-            p.copy_(det(list(p.shape), 100 + k, -0.5, 0.5))
 
 
 def case(name, f, inputs, params=()):

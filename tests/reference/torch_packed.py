@@ -5,52 +5,26 @@
 
 Inputs are not random: det(shape, seed, lo, hi) fills a float64 tensor with
 lo + (hi - lo) * (((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101 for i = 0, 1, ... in row-major
-order (the same fill as torch_nn_port.py); module parameters are filled the same way,
+order (det() of torch_ref_common.py); module parameters are filled the same way,
 parameter k (in named_parameters() order) with seed 100 + k. Gradients are of
 sum(out * det(out.shape, 7)) (plus sum(h_n * det(h_n.shape, 8)) and sum(c_n * det(c_n.shape, 9))
 for the recurrent layers).
 """
-import math
 import warnings
 
 import torch
 import torch.nn.functional as F
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence, pad_sequence, pack_sequence
 
+from torch_ref_common import det, fmt, emit, fill_params  # noqa: E402
+
 torch.set_default_dtype(torch.float64)
 warnings.filterwarnings("ignore")
 D = torch.float64
 
 
-def det(shape, seed, lo=-1.0, hi=1.0):
-    n = 1
-    for s in shape:
-        n *= s
-    v = [lo + (hi - lo) * (((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101 for i in range(n)]
-    return torch.tensor(v, dtype=D).reshape(shape)
 
 
-def fmt(v):
-    v = float(v)
-    if math.isnan(v):
-        return "NAN"
-    if math.isinf(v):
-        return "INFINITY" if v > 0 else "-INFINITY"
-    s = "%.17g" % v
-    if "e" not in s and "." not in s and "n" not in s:
-        s += ".0"
-    return s
-
-
-def emit(name, t):
-    vals = t.detach().reshape(-1).tolist()
-    print("const std::vector<double> %s = {%s};" % (name, ", ".join(fmt(v) for v in vals)))
-
-
-def fill_params(module):
-    with torch.no_grad():
-        for k, (n, p) in enumerate(module.named_parameters()):
-            p.copy_(det(list(p.shape), 100 + k, -0.5, 0.5))
 
 
 def wsum(t, seed):

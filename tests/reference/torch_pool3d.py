@@ -3,47 +3,26 @@
 
     python3 tests/reference/torch_pool3d.py > tests/reference/torch_pool3d_ref.h
 
-Inputs use det() of tests/reference/torch_nn_port.py: a float64 tensor filled with
+Inputs use det() of tests/reference/torch_ref_common.py: a float64 tensor filled with
 lo + (hi - lo) * (((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101 in row-major order, which the test
 recomputes in C++. Every case prints the output (and the indices, for max pooling) and the
 gradient of sum(output * det(output.shape, 7, -1, 1)) with respect to the input (and the
 module's parameters).
 """
-import math
 import warnings
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from torch_ref_common import det, fmt, emit  # noqa: E402
+
 torch.set_default_dtype(torch.float64)
 warnings.filterwarnings("ignore")
 D = torch.float64
 
 
-def det(shape, seed, lo=-1.0, hi=1.0):
-    n = 1
-    for s in shape:
-        n *= s
-    v = [lo + (hi - lo) * (((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101 for i in range(n)]
-    return torch.tensor(v, dtype=D).reshape(shape)
 
-
-def fmt(v):
-    v = float(v)
-    if math.isnan(v):
-        return "NAN"
-    if math.isinf(v):
-        return "INFINITY" if v > 0 else "-INFINITY"
-    s = "%.17g" % v
-    if "e" not in s and "." not in s and "n" not in s:
-        s += ".0"
-    return s
-
-
-def emit(name, t):
-    vals = t.detach().reshape(-1).tolist()
-    print("const std::vector<double> %s = {%s};" % (name, ", ".join(fmt(v) for v in vals)))
 
 
 def case(name, f, x, params=()):

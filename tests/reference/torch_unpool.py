@@ -10,11 +10,12 @@ Hand-built indices are hand_indices(shape, out_plane, dims): element i of plane 
 (i * 7 + p * 3) % out_plane (distinct within a plane while 7 is prime to out_plane). Every case
 prints the output and the gradient of sum(output * det(output.shape, 7, -1, 1)).
 """
-import math
 import warnings
 
 import torch
 import torch.nn.functional as F
+
+from torch_ref_common import fmt, emit  # noqa: E402
 
 warnings.filterwarnings("ignore")
 D = torch.float64
@@ -39,21 +40,6 @@ def hand_indices(shape, out_plane, dims):
     return torch.tensor(v, dtype=torch.int64).reshape(shape)
 
 
-def fmt(v):
-    v = float(v)
-    if math.isnan(v):
-        return "NAN"
-    if math.isinf(v):
-        return "INFINITY" if v > 0 else "-INFINITY"
-    s = "%.17g" % v
-    if "e" not in s and "." not in s and "n" not in s:
-        s += ".0"
-    return s
-
-
-def emit(name, t):
-    vals = t.detach().reshape(-1).tolist()
-    print("const std::vector<double> %s = {%s};" % (name, ", ".join(fmt(v) for v in vals)))
 
 
 def emit_int(name, t):
