@@ -16,9 +16,12 @@
 
 #include "tests/grad_test_util.h"
 #include "tests/reference/torch_nn_port_ref.h"
+#include "tests/port_util.h"
 #include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::det;
+using tensor::testing::strided;
 namespace nn = tensor::nn;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
@@ -28,28 +31,6 @@ using tensor::testing::expect_near;
 using tensor::testing::vals;
 
 namespace {
-
-// The deterministic fill of tests/reference/torch_nn_port.py.
-Tensor det(const std::vector<int64_t>& shape, int seed, double lo = -1.0, double hi = 1.0) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] = lo + (hi - lo) * (static_cast<double>((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101;
-  return tensor::tensor(v, kFloat64).reshape(shape);
-}
-
-// The same values as x, in a non-contiguous view (every other column of a wider tensor).
-Tensor strided(const Tensor& x) {
-  std::vector<int64_t> shape = x.sizes().vec();
-  if (shape.empty()) return x;
-  shape.back() *= 2;
-  Tensor big = zeros(shape, kFloat64);
-  Tensor view = big.slice(-1, 0, shape.back(), 2);
-  view.copy_(x);
-  EXPECT_FALSE(view.is_contiguous());
-  return view;
-}
 
 using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
 

@@ -15,9 +15,12 @@
 
 #include "tests/grad_test_util.h"
 #include "tests/reference/torch_conv_fold_ref.h"
+#include "tests/port_util.h"
 #include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::det;
+using tensor::testing::strided;
 namespace nn = tensor::nn;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
@@ -29,30 +32,6 @@ using tensor::testing::vals;
 using namespace torch_conv_fold_ref;
 
 namespace {
-
-// The deterministic fill of tests/reference/torch_conv_fold.py.
-Tensor det(const std::vector<int64_t>& shape, int seed, double lo = -1.0, double hi = 1.0) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] = lo + (hi - lo) * (static_cast<double>((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101;
-  return tensor::tensor(v, kFloat64).reshape(shape);
-}
-
-// The same values as x, in a non-contiguous view (every other element of the last dim).
-Tensor strided(const Tensor& x) {
-  std::vector<int64_t> shape = x.sizes().vec();
-  shape.back() *= 2;
-  Tensor big = zeros(shape, x.options());
-  Tensor view = big.slice(-1, 0, shape.back(), 2);
-  {
-    NoGradGuard g;
-    view.copy_(x);
-  }
-  EXPECT_FALSE(view.is_contiguous());
-  return view;
-}
 
 // The script's fill_params: parameter k (named_parameters() order) = det(shape, 100 + k, -0.5, 0.5).
 void fill_params(nn::Module& m) {

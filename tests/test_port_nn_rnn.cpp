@@ -13,9 +13,11 @@
 
 #include "tests/grad_test_util.h"
 #include "tests/reference/torch_nn_port_ref.h"
+#include "tests/port_util.h"
 #include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::det;
 namespace nn = tensor::nn;
 using autograd::variable_list;
 using tensor::testing::check;
@@ -24,16 +26,6 @@ using tensor::testing::expect_near;
 using tensor::testing::vals;
 
 namespace {
-
-// The deterministic fill of tests/reference/torch_nn_port.py.
-Tensor det(const std::vector<int64_t>& shape, int seed, double lo = -1.0, double hi = 1.0) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] = lo + (hi - lo) * (static_cast<double>((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101;
-  return tensor::tensor(v, kFloat64).reshape(shape);
-}
 
 // Converts the module to float64 and fills parameter k (named_parameters order) with
 // det(shape, 100 + k, -0.5, 0.5), as the reference script; returns the names joined by ','.

@@ -12,24 +12,17 @@
 #include <vector>
 
 #include "tests/reference/torch_nn_port_ref.h"
+#include "tests/port_util.h"
 #include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::det;
 namespace nn = tensor::nn;
 using tensor::testing::expect_error;
 using tensor::testing::expect_near;
 using tensor::testing::vals;
 
 namespace {
-
-Tensor det(const std::vector<int64_t>& shape, int seed, double lo = -1.0, double hi = 1.0) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] = lo + (hi - lo) * (static_cast<double>((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101;
-  return tensor::tensor(v, kFloat64).reshape(shape);
-}
 
 // float64, then parameter k of the sorted names gets det(shape, 200 + k, -0.5, 0.5); returns
 // the sorted names joined by ','.

@@ -15,9 +15,12 @@
 
 #include "tests/grad_test_util.h"
 #include "tests/reference/torch_unpool_ref.h"
+#include "tests/port_util.h"
 #include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::det;
+using tensor::testing::strided;
 namespace nn = tensor::nn;
 namespace F = tensor::nn::functional;
 using autograd::variable_list;
@@ -27,17 +30,6 @@ using tensor::testing::expect_near;
 using tensor::testing::vals;
 
 namespace {
-
-// The deterministic fill of tests/reference/torch_unpool.py.
-Tensor det(const std::vector<int64_t>& shape, int seed, double lo = -1.0, double hi = 1.0,
-           ScalarType dtype = kFloat64) {
-  int64_t n = 1;
-  for (int64_t s : shape) n *= s;
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    v[static_cast<size_t>(i)] = lo + (hi - lo) * (static_cast<double>((i * 37 + seed * 11 + 5) % 101) + 0.5) / 101;
-  return tensor::tensor(v, kFloat64).reshape(shape).to(dtype);
-}
 
 // The script's hand_indices: element i of plane p goes to (i * 7 + p * 3) % out_plane.
 Tensor hand_indices(const std::vector<int64_t>& shape, int64_t out_plane, size_t dims) {
@@ -54,17 +46,6 @@ std::vector<int64_t> ints(const Tensor& t) {
   std::vector<int64_t> v(static_cast<size_t>(c.numel()));
   for (int64_t i = 0; i < c.numel(); ++i) v[static_cast<size_t>(i)] = c[i].item<int64_t>();
   return v;
-}
-
-// The same values as x, in a non-contiguous view (every other column of a wider tensor).
-Tensor strided(const Tensor& x) {
-  std::vector<int64_t> shape = x.sizes().vec();
-  shape.back() *= 2;
-  Tensor big = zeros(shape, x.options());
-  Tensor view = big.slice(-1, 0, shape.back(), 2);
-  view.copy_(x);
-  EXPECT_FALSE(view.is_contiguous());
-  return view;
 }
 
 using Fn = std::function<Tensor(const Tensor&)>;
