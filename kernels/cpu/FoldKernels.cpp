@@ -5,6 +5,8 @@
 // written by one thread, and results do not depend on the thread count.
 #include "kernels/cpu/FoldKernels.h"
 
+#include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "src/core/DtypeVisit.h"
@@ -57,25 +59,43 @@ void col2im(const Tensor& cols, const FoldGeometry& g, const Tensor& out) {
     const int64_t s_n = batched ? cols.stride(0) : 0, s_r = cols.stride(batched ? 1 : 0),
                   s_l = cols.stride(batched ? 2 : 1);
     const int64_t kk = g.kh * g.kw, hw = g.h * g.w;
+    // The columns x of kernel column j that land inside the image, 0 <= x * sw + off < w with
+    // off = j * dw - pw, as one range, so the inner loop has no test (and is a plain vector add
+    // for unit strides).
+    auto x_range = [&](int64_t off, int64_t& x0, int64_t& x1) {
+      x0 = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
+      x1 = g.w - off <= 0 ? 0 : std::min(g.ow, (g.w - off + g.sw - 1) / g.sw);
+      x1 = std::max(x1, x0);
+    };
     detail::parallel_range(g.n * g.c, [&](int64_t b, int64_t e) {
-      std::vector<O> acc(static_cast<size_t>(hw));
+      // float and double accumulate in the output plane itself; the half types in a float plane.
+      std::vector<O> scratch(std::is_same_v<O, T> ? 0 : static_cast<size_t>(hw));
       for (int64_t p = b; p < e; ++p) {
         const int64_t bn = p / g.c, c = p % g.c;
-        std::fill(acc.begin(), acc.end(), O(0));
+        T* plane = o + p * hw;
+        O* acc = nullptr;
+        if constexpr (std::is_same_v<O, T>) acc = plane;
+        else acc = scratch.data();
+        std::fill(acc, acc + hw, O(0));
         for (int64_t k = 0; k < kk; ++k) {
-          const int64_t i = k / g.kw, j = k % g.kw;
+          const int64_t i = k / g.kw, j = k % g.kw, off = j * g.dw - g.pw;
+          int64_t x0, x1;
+          x_range(off, x0, x1);
           const T* row = in + bn * s_n + (c * kk + k) * s_r;
           for (int64_t y = 0; y < g.oh; ++y) {
             const int64_t iy = y * g.sh - g.ph + i * g.dh;
             if (iy < 0 || iy >= g.h) continue;
-            for (int64_t x = 0; x < g.ow; ++x) {
-              const int64_t ix = x * g.sw - g.pw + j * g.dw;
-              if (ix >= 0 && ix < g.w) acc[iy * g.w + ix] += static_cast<O>(row[(y * g.ow + x) * s_l]);
+            O* dst = acc + iy * g.w + off;  // dst[x * sw] is image column x * sw + off
+            const T* src = row + y * g.ow * s_l;
+            if (s_l == 1 && g.sw == 1) {
+              for (int64_t x = x0; x < x1; ++x) dst[x] += static_cast<O>(src[x]);
+            } else {
+              for (int64_t x = x0; x < x1; ++x) dst[x * g.sw] += static_cast<O>(src[x * s_l]);
             }
           }
         }
-        T* plane = o + p * hw;
-        for (int64_t q = 0; q < hw; ++q) plane[q] = static_cast<T>(acc[q]);
+        if constexpr (!std::is_same_v<O, T>)
+          for (int64_t q = 0; q < hw; ++q) plane[q] = static_cast<T>(acc[q]);
       }
     });
   });
