@@ -397,6 +397,31 @@ TEST(Autocast, AnMlpTrainedWithBf16AutocastReachesTheFloat32Loss) {
   EXPECT_NEAR(bf16, f32, 0.25 * f32 + 5e-3) << "float32 " << f32 << ", bf16 autocast " << bf16;
 }
 
+// A recurrent layer after an autocast layer gets bf16 input while its weights stay float32: it
+// runs (its projections are autocast's linear), in bf16, close to the float32 result, and its
+// gradients reach the float32 parameters.
+TEST(Autocast, RecurrentLayersTakeLowerPrecisionInputInARegion) {
+  manual_seed(3);
+  nn::LSTM lstm(nn::LSTMOptions(8, 16).num_layers(2));
+  nn::GRU gru(nn::GRUOptions(8, 16));
+  Tensor x = randn({5, 3, 8});
+  auto [ref_lstm, ref_state] = lstm->forward(x);
+  auto [ref_gru, ref_h] = gru->forward(x);
+  AutocastGuard ac(kCPU, kBFloat16);
+  Tensor x16 = x.to(kBFloat16);
+  auto [out, state] = lstm->forward(x16);
+  EXPECT_EQ(out.dtype(), kBFloat16);
+  EXPECT_LT((out.to(kFloat32) - ref_lstm).abs().max().item<double>(), 0.05);
+  auto [g, h] = gru->forward(x16, tensor::zeros({1, 3, 16}));  // a float32 h0 is cast to the input's dtype
+  EXPECT_EQ(g.dtype(), kBFloat16);
+  EXPECT_LT((g.to(kFloat32) - ref_gru).abs().max().item<double>(), 0.05);
+  out.to(kFloat32).sum().backward();
+  for (const auto& p : lstm->parameters()) {
+    ASSERT_TRUE(p.grad().defined());
+    EXPECT_EQ(p.grad().dtype(), kFloat32);
+  }
+}
+
 // ---- what passes through ----
 
 TEST(Autocast, MetaTensorsAndCustomOpsPassThrough) {

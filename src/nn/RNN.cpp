@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "src/core/Check.h"
+#include "tensor/amp/autocast.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/nn/functional.h"
 #include "tensor/nn/functions.h"
@@ -182,7 +183,10 @@ std::pair<Tensor, bool> RNNImplBase::prepare_input(const Tensor& input) const {
                kind, options_base.input_size(), input.size(-1), input.describe());
   TENSOR_CHECK(input.is_floating_point(), "{}: input must be floating point, got {}", kind, input.describe());
   const Tensor& w = flat_weights_.front();
-  TENSOR_CHECK(input.dtype() == w.dtype(),
+  // In an autocast region the projections cast their operands themselves (linear is a
+  // lower-precision op), so bf16 input from an earlier autocast layer meets float32 weights, as
+  // libtorch's CPU LSTM accepts it there.
+  TENSOR_CHECK(input.dtype() == w.dtype() || autocast::is_autocast_enabled(input.device().type()),
                "{}: input {} and parameters ({}) must have the same dtype (convert the module with ->to())", kind,
                input.describe(), w.dtype());
   if (input.dim() == 2) return {input.unsqueeze(1), true};
@@ -197,9 +201,11 @@ Tensor RNNImplBase::prepare_hidden(const Tensor& hx, const Tensor& input, bool u
   std::vector<int64_t> expected = unbatched ? std::vector<int64_t>{ld, width} : std::vector<int64_t>{ld, n, width};
   TENSOR_CHECK(hx.sizes() == IntArrayRef(expected), "{}: expected {} size {}, got {}", kind_name(), what,
                ::tensor::detail::shape_str(expected), shape_of(hx));
-  TENSOR_CHECK(hx.dtype() == input.dtype(), "{}: {} {} must have the input's dtype {}", kind_name(), what,
+  const bool autocast = autocast::is_autocast_enabled(input.device().type());
+  TENSOR_CHECK(hx.dtype() == input.dtype() || autocast, "{}: {} {} must have the input's dtype {}", kind_name(), what,
                hx.describe(), input.dtype());
-  return unbatched ? hx.unsqueeze(1) : hx;
+  Tensor h = hx.dtype() == input.dtype() ? hx : hx.to(input.dtype());
+  return unbatched ? h.unsqueeze(1) : h;
 }
 
 std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const Tensor& h0, const Tensor& c0) {
