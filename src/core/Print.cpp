@@ -148,6 +148,26 @@ void print_complex_matrix(std::ostream& os, const Tensor& m, const ComplexFormat
     os << "\n";
   }
 }
+// Calls print(m) for each trailing 2-D slice m of t (3 dims or more), after its header
+// "(i,j,.,.) = ": numbered from 1 with the first index fastest, libtorch's order. The slices of a
+// contiguous t are contiguous.
+template <class F>
+void for_each_slice(std::ostream& os, const Tensor& t, const F& print) {
+  std::vector<int64_t> counter(static_cast<size_t>(t.dim() - 2), 0);
+  const int64_t n = t.numel() / std::max<int64_t>(1, t.size(-2) * t.size(-1));
+  for (int64_t k = 0; k < n; ++k) {
+    if (k) os << "\n";
+    os << "(";
+    Tensor m = t;
+    for (int64_t i : counter) {
+      os << i + 1 << ",";
+      m = m.select(0, i);
+    }
+    os << ".,.) = \n";
+    print(m);
+    for (size_t d = 0; d < counter.size() && ++counter[d] == t.size(static_cast<int64_t>(d)); ++d) counter[d] = 0;
+  }
+}
 }  // namespace
 
 namespace detail {
@@ -186,21 +206,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     } else if (t.dim() == 2) {
       print_real_matrix(os, p, c.size(0), c.size(1), 0);
     } else {
-      // Each trailing 2-D slice, numbered from 1 with the first index fastest (libtorch's order).
-      const int64_t lead_dims = t.dim() - 2, rows = c.size(-2), cols = c.size(-1);
-      std::vector<int64_t> counter(lead_dims, 0);
-      for (int64_t k = 0, n = c.numel() / std::max<int64_t>(1, rows * cols); k < n; ++k) {
-        if (k) os << "\n";
-        os << "(";
-        int64_t offset = 0;
-        for (int64_t d = 0; d < lead_dims; ++d) {
-          os << counter[d] + 1 << ",";
-          offset += counter[d] * c.stride(d);
-        }
-        os << ".,.) = \n";
-        print_real_matrix(os, p + offset, rows, cols, 1);
-        for (int64_t d = 0; d < lead_dims && ++counter[d] == c.size(d); ++d) counter[d] = 0;
-      }
+      for_each_slice(os, c, [&](const Tensor& m) { print_real_matrix(os, m.data_ptr<double>(), m.size(0), m.size(1), 1); });
     }
     return os << "[ " << tag << "{" << shape << "} ]";
   }
@@ -221,20 +227,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (t.dim() <= 2) {
     print_complex_matrix(os, t.dim() == 1 ? v.unsqueeze(1) : v, cf);
   } else {
-    // Numbered as the real slices are.
-    std::vector<int64_t> counter(t.dim() - 2, 0);
-    for (int64_t k = 0, n = v.numel() / std::max<int64_t>(1, v.size(-2) * v.size(-1)); k < n; ++k) {
-      if (k) os << "\n";
-      os << "(";
-      Tensor slice = v;
-      for (int64_t i : counter) {
-        os << i + 1 << ",";
-        slice = slice.select(0, i);
-      }
-      os << ".,.) = \n";
-      print_complex_matrix(os, slice, cf);
-      for (size_t d = 0; d < counter.size() && ++counter[d] == v.size(static_cast<int64_t>(d)); ++d) counter[d] = 0;
-    }
+    for_each_slice(os, v, [&](const Tensor& m) { print_complex_matrix(os, m, cf); });
   }
   return os << "[ " << tag << "{" << shape << "} ]";
 }
