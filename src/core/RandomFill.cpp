@@ -28,13 +28,13 @@ void check_floating(const Tensor& t, const char* op) {
   check_target(t, op);
   TENSOR_CHECK(t.is_floating_point(), "{}: expected a floating point tensor, got {}", op, t.describe());
 }
-// Uniform [0, 1) draws for t: float64 for float64 tensors, float32 for the others.
-Tensor u01(const Tensor& t) {
-  return rand(t.sizes(), TensorOptions(t.dtype() == kFloat64 ? kFloat64 : kFloat32).device(t.device()));
+// Draws for t are float64 for a float64 tensor, float32 for the others.
+TensorOptions draw_options(const Tensor& t) {
+  return TensorOptions(t.dtype() == kFloat64 ? kFloat64 : kFloat32).device(t.device());
 }
-Tensor normal01(const Tensor& t) {
-  return randn(t.sizes(), TensorOptions(t.dtype() == kFloat64 ? kFloat64 : kFloat32).device(t.device()));
-}
+// Uniform on [0, 1), and standard normal, in t's shape.
+Tensor u01(const Tensor& t) { return rand(t.sizes(), draw_options(t)); }
+Tensor normal01(const Tensor& t) { return randn(t.sizes(), draw_options(t)); }
 // The largest integer the dtype holds, and every integer below it, exactly.
 int64_t exact_max(ScalarType d) {
   switch (d) {
@@ -95,7 +95,7 @@ Tensor& Tensor::bernoulli_(const Tensor& p) const {
                  "bernoulli_: expected all probabilities in [0, 1], got {} with min {} and max {}", p.describe(),
                  probs.min().item<double>(), probs.max().item<double>());
   }
-  return copy_(u01(*this).lt(probs.to(u01(*this).dtype())));
+  return copy_(u01(*this).lt(probs.to(draw_options(*this).dtype())));
 }
 
 Tensor& Tensor::random_(int64_t from, std::optional<int64_t> to) const {
