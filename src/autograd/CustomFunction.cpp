@@ -8,9 +8,6 @@ namespace tensor::autograd {
 
 namespace detail {
 Edge gradient_edge(const Tensor& t) { return autograd::gradient_edge(t); }
-void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t nr) {
-  autograd::set_history(t, node, nr);
-}
 }  // namespace detail
 
 void AutogradContext::save_for_backward(variable_list to_save) {

@@ -21,12 +21,6 @@ class AutogradContext;
 namespace detail {
 /// The gradient edge of t (its grad_fn, or its AccumulateGrad for a leaf requiring grad).
 TENSOR_API Edge gradient_edge(const Tensor& t);
-/// Makes `node` the history of t (output number nr).
-TENSOR_API void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t nr);
-/// Checks what a custom Function's backward returned, with libtorch's rules, and returns the
-/// tensor arguments' gradients: one entry per forward argument (extra entries only if
-/// undefined), none for a non-tensor argument, each gradient of its input's shape (a
-/// broadcast one is summed down), dtype (cast) and device. Errors name `fn` and the index.
 /// What a custom Function's apply does once forward has returned, for the tensors forward marked
 /// dirty and saved (Note [Custom Function in-place semantics]): bumps the version of a dirty
 /// input that forward changed without bumping it, and when the call is recorded rejects a dirty
@@ -42,6 +36,10 @@ TENSOR_API void finish_custom_forward(AutogradContext& ctx, const variable_list&
 TENSOR_API void set_output_history(AutogradContext& ctx, const std::shared_ptr<Node>& node,
                                    const variable_list& inputs, const Tensor& o, uint32_t nr, size_t num_outputs,
                                    bool dirty);
+/// Checks what a custom Function's backward returned, with libtorch's rules, and returns the
+/// tensor arguments' gradients: one entry per forward argument (extra entries only if
+/// undefined), none for a non-tensor argument, each gradient of its input's shape (a
+/// broadcast one is summed down), dtype (cast) and device. Errors name `fn` and the index.
 TENSOR_API variable_list conform_custom_grads(const char* fn, variable_list all, size_t num_args,
                                               const std::vector<size_t>& tensor_arg_pos,
                                               const std::vector<std::vector<int64_t>>& input_sizes,
