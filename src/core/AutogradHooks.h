@@ -15,8 +15,9 @@ namespace tensor::autograd_hooks {
 // Note [Copy through the dispatcher]) whose Autograd slots autograd fills, so the one thing the
 // core still asks autograd is whether a meta requires grad.
 // So that src/core never includes src/autograd, this header names that entry point and autograd
-// defines it (src/autograd/AutogradHooks.cpp), the way src/cuda/CUDAHooks.h names what the core
-// needs from the CUDA backend. libtorch's c10 installs a table of function pointers at load time
+// defines it (src/autograd/AutogradHooks.cpp). (The CUDA backend is the opposite case: it is a
+// separate library, so src/core/CUDAHooks.h is an interface it implements; Note [CUDA hooks].)
+// libtorch's c10 installs a table of function pointers at load time
 // instead, because c10 is a separate library that cannot link against autograd; libtensor is one
 // library, so a plain declaration does the same job with no registration order to get wrong and
 // no indirect call. Tensor::requires_grad calls meta_requires_grad only when a tensor has a meta.

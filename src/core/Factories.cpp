@@ -3,7 +3,7 @@
 
 #include "src/core/Check.h"
 #include "src/core/Sizes.h"
-#include "src/cuda/CUDAHooks.h"
+#include "src/core/CUDAHooks.h"
 #include "src/core/FactoryImpls.h"
 #include "src/core/FactoryOptions.h"
 #include "tensor/cuda/cuda.h"

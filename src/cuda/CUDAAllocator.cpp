@@ -9,9 +9,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
-#include "src/cuda/CUDAHooks.h"
-#include "src/cuda/CUDAKernels.h"
-#include "tensor/cuda/cuda.h"
+#include "src/cuda/CUDARuntime.h"
 
 namespace tensor {
 
@@ -127,6 +125,12 @@ class DeviceCachingAllocator {
     return stats_;
   }
 
+  void reset_peak() {
+    std::lock_guard<std::mutex> g(mu_);
+    stats_.peak_allocated_bytes = stats_.allocated_bytes;
+    stats_.peak_reserved_bytes = stats_.reserved_bytes;
+  }
+
  private:
   Block* take_cached(BlockPool& pool, size_t size, cudaStream_t stream) {
     Block key{device_, stream, size, nullptr, &pool};
@@ -144,12 +148,14 @@ class DeviceCachingAllocator {
     cudaError_t err = cudaMalloc(&ptr, seg);
     if (err == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();
+      ++stats_.num_ooms;
       release_cached();
       err = cudaMalloc(&ptr, seg);
     }
     if (err == cudaErrorMemoryAllocation) throw_oom(requested, err);
     if (err != cudaSuccess) cuda_detail::throw_cuda_error("cudaMalloc", err);
     stats_.reserved_bytes += seg;
+    if (stats_.reserved_bytes > stats_.peak_reserved_bytes) stats_.peak_reserved_bytes = stats_.reserved_bytes;
     return new Block{device_, stream, seg, ptr, &pool};
   }
 
@@ -226,7 +232,7 @@ class CUDACachingAllocator final : public Allocator {
  public:
   // One allocator per visible device, built once: the deleter indexes it without locking.
   CUDACachingAllocator() {
-    int n = cuda::device_count();
+    int n = cuda_detail::device_count();
     for (int d = 0; d < n; ++d) devices_.push_back(std::make_unique<DeviceCachingAllocator>(d));
   }
 
@@ -259,27 +265,54 @@ void CUDACachingAllocator::free_block(void*, void* ctx) {
 
 }  // namespace
 
-Allocator* cuda_allocator() { return &caching_allocator(); }
+namespace cuda_detail {
 
-namespace cuda {
+Allocator* device_allocator() { return &caching_allocator(); }
 
-MemoryStats memory_stats(int device) {
-  if (!is_available()) return {};
-  int d = device < 0 ? current_device() : device;
+cuda::MemoryStats memory_stats(int device) {
+  if (device_count() == 0) return {};
+  int d = device < 0 ? get_device() : device;
   TENSOR_CHECK(d < device_count(), "cuda::memory_stats: CUDA device index {} is out of range ({} devices visible)", d,
                device_count());
   return caching_allocator().device(d).stats();
+}
+
+void reset_peak_memory_stats(int device) {
+  if (device_count() == 0) return;
+  int d = device < 0 ? get_device() : device;
+  TENSOR_CHECK(d < device_count(),
+               "cuda::reset_peak_memory_stats: CUDA device index {} is out of range ({} devices visible)", d,
+               device_count());
+  caching_allocator().device(d).reset_peak();
 }
 
 void empty_cache() {
   CUDACachingAllocator& a = caching_allocator();
   for (int d = 0; d < a.num_devices(); ++d) {
     if (!a.device(d).has_cached()) continue;  // do not create a context on an unused device
-    CUDAGuard guard(d);
+    cuda::CUDAGuard guard(d);
     a.device(d).empty_cache();
   }
 }
 
-}  // namespace cuda
+// Placeholders until the stream-aware allocator lands (issue 21, runtime part).
+Allocator* pinned_host_allocator() {
+  struct Pinned final : Allocator {
+    DataPtr allocate(size_t nbytes, Device) override {
+      if (nbytes == 0) return {};
+      void* p = nullptr;
+      TENSOR_CUDA_CHECK(cudaHostAlloc(&p, nbytes, cudaHostAllocDefault));
+      return {p, nullptr, [](void* d, void*) {
+                if (cudaFreeHost(d) != cudaSuccess) (void)cudaGetLastError();
+              }};
+    }
+  };
+  static Pinned a;
+  return &a;
+}
+
+void record_stream(void*, int, cudaStream_t) { TENSOR_ERROR("record_stream: not implemented yet"); }
+
+}  // namespace cuda_detail
 
 }  // namespace tensor

@@ -1,4 +1,4 @@
-// CUDA device queries, guards and error conversion. Without a GPU (or driver) every query
+// CUDA device queries and error conversion. Without a GPU (or driver) every query
 // reports zero devices and everything that needs one throws a clear tensor::Error.
 #include <cuda_runtime_api.h>
 
@@ -6,9 +6,7 @@
 #include <string>
 
 #include "src/core/Check.h"
-#include "src/cuda/CUDAHooks.h"
-#include "src/cuda/CUDAKernels.h"
-#include "tensor/cuda/cuda.h"
+#include "src/cuda/CUDARuntime.h"
 
 namespace tensor {
 
@@ -43,6 +41,10 @@ const DeviceQuery& device_query() {
                why);
 }
 
+}  // namespace
+
+namespace cuda_detail {
+
 void check_index(const char* op, int index) {
   int n = device_query().count;
   if (n == 0) throw_unavailable(op);
@@ -55,9 +57,6 @@ int get_device() {
   TENSOR_CUDA_CHECK(cudaGetDevice(&d));
   return d;
 }
-}  // namespace
-
-namespace cuda_detail {
 
 void throw_cuda_error(const char* api, cudaError_t err) {
   (void)cudaGetLastError();  // clear the non-sticky error so later calls do not report it again
@@ -76,18 +75,8 @@ int resolve_device(const char* op, Device device) {
   return device.has_index() ? device.index() : get_device();
 }
 
-}  // namespace cuda_detail
-
-namespace cuda {
-
-bool is_available() { return device_query().count > 0; }
-
 int device_count() { return device_query().count; }
-
-int current_device() {
-  check_index("cuda::current_device", -1);
-  return get_device();
-}
+cudaError_t device_query_error() { return device_query().err; }
 
 void set_device(int index) {
   check_index("cuda::set_device", index);
@@ -95,27 +84,20 @@ void set_device(int index) {
   if (get_device() != index) TENSOR_CUDA_CHECK(cudaSetDevice(index));
 }
 
-void synchronize() {
-  check_index("cuda::synchronize", -1);
-  TENSOR_CUDA_CHECK(cudaDeviceSynchronize());
-}
-
-// index -1 keeps the current device. prev_ stays -1 unless the device was changed, so the
-// destructor only undoes what the constructor did.
-CUDAGuard::CUDAGuard(int index) {
-  check_index("cuda::CUDAGuard", index);
-  if (index < 0) return;
-  int cur = get_device();
-  if (cur != index) {
-    TENSOR_CUDA_CHECK(cudaSetDevice(index));
-    prev_ = cur;
+void synchronize(int device) {
+  check_index("cuda::synchronize", device);
+  if (device < 0) {
+    TENSOR_CUDA_CHECK(cudaDeviceSynchronize());
+    return;
   }
+  int cur = get_device();
+  if (cur != device) TENSOR_CUDA_CHECK(cudaSetDevice(device));
+  cudaError_t err = cudaDeviceSynchronize();
+  if (cur != device) (void)cudaSetDevice(cur);
+  if (err != cudaSuccess) throw_cuda_error("cudaDeviceSynchronize", err);
 }
 
-CUDAGuard::~CUDAGuard() {
-  if (prev_ >= 0 && cudaSetDevice(prev_) != cudaSuccess) (void)cudaGetLastError();  // never throw from a destructor
-}
+}  // namespace cuda_detail
 
-}  // namespace cuda
 
 }  // namespace tensor

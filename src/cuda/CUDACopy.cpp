@@ -6,9 +6,7 @@
 #include <cstring>
 
 #include "src/core/Check.h"
-#include "src/cuda/CUDAHooks.h"
-#include "src/cuda/CUDAKernels.h"
-#include "tensor/cuda/cuda.h"
+#include "src/cuda/CUDARuntime.h"
 #include "tensor/ops.h"
 
 namespace tensor::cuda_detail {

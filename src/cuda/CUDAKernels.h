@@ -26,9 +26,9 @@ namespace tensor::cuda_detail {
 /// device is available or the index is out of range.
 int resolve_device(const char* op, Device device);
 
-/// The stream that work for `device` is ordered on. Only the legacy default stream exists for
-/// now; the allocator and copies already key on it so real streams can slot in later.
-inline cudaStream_t current_stream(int /*device*/) { return nullptr; }
+/// The stream that work for `device` is ordered on: this thread's current stream there
+/// (src/cuda/CUDAStream.cpp; the legacy default stream unless a StreamGuard set another).
+cudaStream_t current_stream(int device);
 
 /// Fills nbytes at dst with `pattern` (elem_size bytes, elem_size in {1, 2, 4, 8, 16}) repeated,
 /// on `stream` of the current device. dst needs no alignment. Returns the launch status.

@@ -24,7 +24,7 @@
 #include "kernels/cpu/CopyKernels.h"
 #include "src/core/Check.h"
 #include "src/core/TensorIterator.h"
-#include "src/cuda/CUDAHooks.h"
+#include "src/core/CUDAHooks.h"
 #include "src/dispatch/BackendKernels.h"
 #include "src/ops/ElementwiseOps.h"
 #include "tensor/ops.h"
@@ -35,9 +35,10 @@ namespace {
 using detail::shape_str;
 using dispatch::BackendKernels;
 
-// The per-backend kernels, both built in (CUDA's raise a clear error in a build without CUDA).
-BackendKernels<CopyKernel> g_copy_kernels{{&cpu::copy, &cuda_detail::copy_kernel}};
-BackendKernels<FillKernel> g_fill_kernels{{&cpu::fill, &cuda_detail::fill_kernel}};
+// The per-backend kernels, both built in: CUDA's go through the CUDA hooks (Note [CUDA hooks]),
+// which raise a clear error where the CUDA backend is absent.
+BackendKernels<CopyKernel> g_copy_kernels{{&cpu::copy, &cuda_detail::hooked_copy_kernel}};
+BackendKernels<FillKernel> g_fill_kernels{{&cpu::fill, &cuda_detail::hooked_fill_kernel}};
 
 template <DispatchKey K>
 Tensor& copy_fn(Tensor& self, const Tensor& src, bool non_blocking) {

@@ -37,7 +37,7 @@ struct CopyOpDefs {
 TENSOR_API CopyOpDefs& copy_ops();
 
 /// Registers a backend's copy_ and fill_ kernels (CPU's are built in; CUDA's too, through
-/// src/cuda/CUDAHooks.h, since cross-device copies are part of the core).
+/// src/core/CUDAHooks.h, since cross-device copies are part of the core).
 void register_kernel(DispatchKey backend, CopyKernel kernel);
 void register_kernel(DispatchKey backend, FillKernel kernel);
 

@@ -37,6 +37,8 @@ class TENSOR_API StorageImpl : public RefCounted {
   void* data() const { return data_.data; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  /// The allocator the memory came from (null for external memory).
+  Allocator* allocator() const { return allocator_; }
   /// Frees the memory; tensors keep their sizes and fail clearly on data access.
   void free_data();
   /// Reallocates to `nbytes` (contents up to the old size are copied on CPU).

@@ -19,6 +19,7 @@ namespace tensor {
 
 namespace indexing { class TensorIndex; }
 namespace autograd { class Node; }
+namespace cuda { class Stream; }
 class Tensor;
 using TensorList = ArrayRef<Tensor>;
 
@@ -104,7 +105,14 @@ class TENSOR_API Tensor {
   Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
   Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
   Tensor cpu() const { return to(Device(kCPU)); }
-  Tensor cuda() const { return to(Device(kCUDA)); }
+  Tensor cuda(bool non_blocking = false) const { return to(Device(kCUDA), non_blocking); }
+  /// A copy in page-locked host memory (a CPU tensor), so that copies to CUDA can overlap.
+  Tensor pin_memory() const;
+  /// True for a CPU tensor in page-locked memory (pin_memory, or pinned_memory(true) options).
+  bool is_pinned() const;
+  /// This CUDA tensor's memory is not reused before the work queued on `stream` so far finishes
+  /// (for a tensor used on a stream other than the one that allocated it).
+  void record_stream(const cuda::Stream& stream) const;
   Tensor toType(ScalarType t) const { return to(t); }
 
   // ---- views and shape ----

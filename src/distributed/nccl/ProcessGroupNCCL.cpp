@@ -1,5 +1,5 @@
-// ProcessGroupNCCL: collectives on CUDA tensors through NCCL (compiled when CUDA and NCCL are
-// found; src/distributed/nccl/ProcessGroupNCCLStub.cpp otherwise).
+// NCCLGroup, the NCCL process group behind ProcessGroupNCCL: collectives on CUDA tensors
+// (part of libtensor_cuda when NCCL is found; Note [NCCL in the CUDA library]).
 //
 // Note [NCCL streams and Work]
 // Each group owns one non-blocking stream. A collective first makes that stream wait for an
@@ -19,7 +19,7 @@
 #include "src/core/Check.h"
 #include "src/cuda/CUDAKernels.h"
 #include "tensor/core/TensorImpl.h"
-#include "tensor/distributed/process_group_nccl.h"
+#include "src/distributed/nccl/NCCLGroup.h"
 #include "tensor/ops.h"
 
 namespace tensor::distributed {
@@ -145,7 +145,7 @@ class NCCLWork : public Work {
 
 }  // namespace
 
-struct ProcessGroupNCCL::Impl {
+struct NCCLGroup::Impl {
   int rank = 0, size = 0, device = 0;
   ms timeout{};
   std::shared_ptr<Comm> comm;
@@ -192,9 +192,7 @@ struct ProcessGroupNCCL::Impl {
   }
 };
 
-bool ProcessGroupNCCL::is_available() { return true; }
-
-ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int size, ProcessGroupNCCLOptions opts)
+NCCLGroup::NCCLGroup(std::shared_ptr<Store> store, int rank, int size, ProcessGroupNCCLOptions opts)
     : ProcessGroup(rank, size), impl_(std::make_unique<Impl>()) {
   TENSOR_CHECK(store != nullptr, "ProcessGroupNCCL: the store is null");
   TENSOR_CHECK(size >= 1 && rank >= 0 && rank < size, "ProcessGroupNCCL: rank {} is not in [0, world_size = {})", rank, size);
@@ -235,16 +233,16 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int s
   cudaSetDevice(prev);
 }
 
-ProcessGroupNCCL::~ProcessGroupNCCL() {
+NCCLGroup::~NCCLGroup() {
   if (impl_->stream) {
     if (!impl_->comm->aborted) cudaStreamSynchronize(impl_->stream);
     cudaStreamDestroy(impl_->stream);
   }
 }
 
-int ProcessGroupNCCL::device() const { return impl_->device; }
+int NCCLGroup::device() const { return impl_->device; }
 
-std::shared_ptr<Work> ProcessGroupNCCL::allreduce(const Tensor& tensor, const AllreduceOptions& opts) {
+std::shared_ptr<Work> NCCLGroup::allreduce(const Tensor& tensor, const AllreduceOptions& opts) {
   impl_->check(tensor, "allreduce", "the tensor");
   ncclDataType_t dt = nccl_dtype(tensor.scalar_type(), "allreduce");
   mark_written(tensor);
@@ -257,7 +255,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::allreduce(const Tensor& tensor, const Al
                 });
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::broadcast(const Tensor& tensor, const BroadcastOptions& opts) {
+std::shared_ptr<Work> NCCLGroup::broadcast(const Tensor& tensor, const BroadcastOptions& opts) {
   impl_->check(tensor, "broadcast", "the tensor");
   int root = opts.root_rank();
   TENSOR_CHECK(root >= 0 && root < size_, "ProcessGroupNCCL::broadcast: root_rank {} is not in [0, {})", root, size_);
@@ -271,7 +269,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::broadcast(const Tensor& tensor, const Br
                 });
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::allgather(const std::vector<Tensor>& outputs, const Tensor& input,
+std::shared_ptr<Work> NCCLGroup::allgather(const std::vector<Tensor>& outputs, const Tensor& input,
                                                   const AllgatherOptions& opts) {
   impl_->check(input, "allgather", "the input");
   TENSOR_CHECK(static_cast<int>(outputs.size()) == size_,
@@ -294,7 +292,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::allgather(const std::vector<Tensor>& out
   });
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
+std::shared_ptr<Work> NCCLGroup::reduce_scatter(const Tensor& output, const std::vector<Tensor>& inputs,
                                                        const ReduceScatterOptions& opts) {
   impl_->check(output, "reduce_scatter", "the output");
   TENSOR_CHECK(static_cast<int>(inputs.size()) == size_,
@@ -324,7 +322,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(const Tensor& output, con
                 });
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::all_to_all(const Tensor& output, const Tensor& input, const AllToAllOptions& opts) {
+std::shared_ptr<Work> NCCLGroup::all_to_all(const Tensor& output, const Tensor& input, const AllToAllOptions& opts) {
   impl_->check(input, "all_to_all", "the input");
   impl_->check(output, "all_to_all", "the output");
   TENSOR_CHECK(input.sizes() == output.sizes() && input.scalar_type() == output.scalar_type(),
@@ -349,7 +347,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::all_to_all(const Tensor& output, const T
   });
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::barrier(const BarrierOptions& opts) {
+std::shared_ptr<Work> NCCLGroup::barrier(const BarrierOptions& opts) {
   // NCCL has no barrier: an allreduce of one element, as c10d.
   Tensor one = zeros({1}, TensorOptions().dtype(kFloat32).device(Device(kCUDA, static_cast<int8_t>(impl_->device))));
   auto* c = impl_.get();
@@ -359,7 +357,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::barrier(const BarrierOptions& opts) {
   });
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::send(const Tensor& tensor, int dst, int tag) {
+std::shared_ptr<Work> NCCLGroup::send(const Tensor& tensor, int dst, int tag) {
   impl_->check(tensor, "send", "the tensor");
   TENSOR_CHECK(dst >= 0 && dst < size_ && dst != rank_, "ProcessGroupNCCL::send: dst {} must be another rank in [0, {}) (this is rank {})",
                dst, size_, rank_);
@@ -370,7 +368,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::send(const Tensor& tensor, int dst, int 
   });
 }
 
-std::shared_ptr<Work> ProcessGroupNCCL::recv(const Tensor& tensor, int src, int tag) {
+std::shared_ptr<Work> NCCLGroup::recv(const Tensor& tensor, int src, int tag) {
   impl_->check(tensor, "recv", "the tensor");
   TENSOR_CHECK(src >= 0 && src < size_ && src != rank_, "ProcessGroupNCCL::recv: src {} must be another rank in [0, {}) (this is rank {})",
                src, size_, rank_);
@@ -379,6 +377,12 @@ std::shared_ptr<Work> ProcessGroupNCCL::recv(const Tensor& tensor, int src, int 
   return c->run("recv", fmt::format("from rank {}, {}", src, describe(tensor)), c->timeout, {tensor}, {}, [&] {
     TENSOR_NCCL_CHECK(ncclRecv(tensor.data_ptr(), static_cast<size_t>(tensor.nbytes()), ncclUint8, src, c->comm->comm, c->stream),
                       "recv");
+  });
+}
+
+void register_nccl() {
+  set_nccl_factory([](std::shared_ptr<Store> store, int rank, int size, ProcessGroupNCCLOptions opts) {
+    return std::make_unique<NCCLGroup>(std::move(store), rank, size, opts);
   });
 }
 

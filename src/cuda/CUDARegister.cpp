@@ -1,0 +1,8 @@
+// The CUDA backend's kernels enter the dispatcher here, once, when libtensor_cuda loads.
+#include "src/cuda/CUDARuntime.h"
+
+namespace tensor::cuda_detail {
+
+void register_cuda_kernels() {}
+
+}  // namespace tensor::cuda_detail
