@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "kernels/cpu/Elementwise.h"
+#include "kernels/math/Unary.h"
 #include "src/cpu/OneDNNEltwise.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -16,83 +17,11 @@ HWY_BEFORE_NAMESPACE();
 namespace tensor::cpu::HWY_NAMESPACE {
 namespace {
 
-template <class T>
-HWY_INLINE T sigmoid_s(T x) {
-  return T(1) / (T(1) + std::exp(-x));
-}
-
-// Scalar formula of each op on opmath values.
+// The scalar formula of each op is kernels/math/Unary.h's unary_op, shared with the CUDA
+// kernels; the Highway vector paths below are tested against it (tests/test_kernel_bodies.cpp).
 template <UnaryOp Op, class T>
 HWY_INLINE auto scalar_fn(T x) {
-  if constexpr (Op == UnaryOp::Neg) return static_cast<T>(-x);
-  else if constexpr (Op == UnaryOp::Abs) {
-    if constexpr (std::is_unsigned_v<T>) return x;
-    else if constexpr (is_complex_v<T>) return std::abs(x);
-    else return static_cast<T>(x < 0 ? -x : x);
-  } else if constexpr (Op == UnaryOp::Exp) return std::exp(x);
-  else if constexpr (Op == UnaryOp::Exp2) {
-    if constexpr (is_complex_v<T>) return std::pow(T(2), x);
-    else return std::exp2(x);
-  } else if constexpr (Op == UnaryOp::Log) return std::log(x);
-  else if constexpr (Op == UnaryOp::Log2) {
-    if constexpr (is_complex_v<T>) return std::log(x) / std::log(typename T::value_type(2));
-    else return std::log2(x);
-  } else if constexpr (Op == UnaryOp::Log10) return std::log10(x);
-  else if constexpr (Op == UnaryOp::Log1p) {
-    if constexpr (is_complex_v<T>) return std::log(T(1) + x);
-    else return std::log1p(x);
-  } else if constexpr (Op == UnaryOp::Expm1) {
-    if constexpr (is_complex_v<T>) return std::exp(x) - T(1);
-    else return std::expm1(x);
-  } else if constexpr (Op == UnaryOp::Sqrt) return std::sqrt(x);
-  else if constexpr (Op == UnaryOp::Rsqrt) return T(1) / std::sqrt(x);
-  else if constexpr (Op == UnaryOp::Sin) return std::sin(x);
-  else if constexpr (Op == UnaryOp::Cos) return std::cos(x);
-  else if constexpr (Op == UnaryOp::Tan) return std::tan(x);
-  else if constexpr (Op == UnaryOp::Asin) return std::asin(x);
-  else if constexpr (Op == UnaryOp::Acos) return std::acos(x);
-  else if constexpr (Op == UnaryOp::Atan) return std::atan(x);
-  else if constexpr (Op == UnaryOp::Sinh) return std::sinh(x);
-  else if constexpr (Op == UnaryOp::Cosh) return std::cosh(x);
-  else if constexpr (Op == UnaryOp::Tanh) return std::tanh(x);
-  else if constexpr (Op == UnaryOp::Sigmoid) return sigmoid_s(x);
-  else if constexpr (Op == UnaryOp::Relu) {
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(x) || x > T(0) ? x : T(0);  // NaN propagates
-    else return static_cast<T>(x > T(0) ? x : T(0));
-  }
-  else if constexpr (Op == UnaryOp::Gelu) return static_cast<T>(T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))));
-  else if constexpr (Op == UnaryOp::GeluTanh) {
-    // PyTorch's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-    const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);
-    return static_cast<T>(T(0.5) * x * (T(1) + std::tanh(inner)));
-  }
-  else if constexpr (Op == UnaryOp::Silu) return static_cast<T>(x * sigmoid_s(x));
-  else if constexpr (Op == UnaryOp::Erf) return std::erf(x);
-  else if constexpr (Op == UnaryOp::Floor) {
-    if constexpr (std::is_integral_v<T>) return x; else return std::floor(x);
-  } else if constexpr (Op == UnaryOp::Ceil) {
-    if constexpr (std::is_integral_v<T>) return x; else return std::ceil(x);
-  } else if constexpr (Op == UnaryOp::Round) {
-    if constexpr (std::is_integral_v<T>) return x; else return std::nearbyint(x);
-  } else if constexpr (Op == UnaryOp::Trunc) {
-    if constexpr (std::is_integral_v<T>) return x; else return std::trunc(x);
-  } else if constexpr (Op == UnaryOp::Sign) {
-    if constexpr (is_complex_v<T>) return x == T(0) ? T(0) : x / std::abs(x);
-    else if constexpr (std::is_same_v<T, bool>) return x;
-    // NaN gives 0, as PyTorch's (0 < x) - (x < 0).
-    else return static_cast<T>((T(0) < x) - (x < T(0)));
-  } else if constexpr (Op == UnaryOp::Reciprocal) return static_cast<T>(T(1) / x);
-  else if constexpr (Op == UnaryOp::Square) return static_cast<T>(x * x);
-  else if constexpr (Op == UnaryOp::LogicalNot) return !(x != T(0));
-  else if constexpr (Op == UnaryOp::BitNot) {
-    if constexpr (std::is_same_v<T, bool>) return !x; else return static_cast<T>(~x);
-  } else if constexpr (Op == UnaryOp::IsNan) {
-    if constexpr (is_complex_v<T>) return std::isnan(x.real()) || std::isnan(x.imag());
-    else if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
-    else return false;
-  } else if constexpr (Op == UnaryOp::Conj) {
-    if constexpr (is_complex_v<T>) return std::conj(x); else return x;
-  }
+  return math::unary_op<Op>(x);
 }
 
 // Note [Vector math at the edges]

@@ -234,11 +234,14 @@ void TensorIterator::allocate_outputs() {
     Operand& o = ops_[op];
     const Tensor& t = *o.tensor;
     bool cast = !o.no_cast && t.dtype() != common_;
-    bool move = t.device() != device_ && !device_.is_meta();  // a CPU scalar joining a CUDA op
-    if (!t.is_conj() && !cast && !move) continue;
+    // Note [CPU scalars in CUDA ops]
+    // A 0-dim CPU tensor may join an op on another device (x + 2, as PyTorch). It stays on the
+    // host, cast there if needed: the backend's kernel reads its value and passes it as a kernel
+    // argument, where moving it would cost a blocking host-to-device copy per call.
+    o.cpu_scalar = t.device() != device_ && !device_.is_meta();
+    if (!t.is_conj() && !cast) continue;
     Tensor c = t.is_conj() ? t.resolve_conj() : t;
     if (cast) c = c.to(common_);
-    if (move) c = c.to(device_);
     o.temp = std::move(c);
   }
 }

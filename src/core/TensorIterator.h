@@ -70,6 +70,9 @@ class TensorIterator {
   bool is_contiguous() const;
   /// True when operand `op` has stride 0 everywhere (a broadcast scalar).
   bool is_scalar(int op) const;
+  /// True when input `op` is a 0-dim CPU tensor in an op on another device: data(op) is host
+  /// memory, which the backend's kernel reads on the host and passes by value.
+  bool is_cpu_scalar(int op) const { return ops_[op].cpu_scalar; }
   bool is_meta() const { return device_.is_meta(); }
 
   /// Calls loop(data, strides, size0, size1): data[op] points at the first element,
@@ -97,6 +100,7 @@ class TensorIterator {
     char* data = nullptr;
     int64_t stride[8] = {};
     bool no_cast = false;
+    bool cpu_scalar = false;  // a 0-dim CPU input of a CUDA op (Note [CPU scalars in CUDA ops])
     const Tensor& user() const { return tensor ? *tensor : owned; }
     const Tensor& compute() const { return temp.defined() ? temp : user(); }
   };

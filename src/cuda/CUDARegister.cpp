@@ -3,6 +3,8 @@
 
 namespace tensor::cuda_detail {
 
-void register_cuda_kernels() {}
+void register_elementwise_kernels();  // src/cuda/CUDAElementwise.cpp
+
+void register_cuda_kernels() { register_elementwise_kernels(); }
 
 }  // namespace tensor::cuda_detail

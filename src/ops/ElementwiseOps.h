@@ -41,8 +41,8 @@ inline const char* unary_name(UnaryOp op) { return info(op).name; }
 /// Registers a backend's kernel for one op (Note [Front ends and backend kernels]): the op's
 /// backend slots then run the shared front end and this kernel. `backend` is CUDA; the CPU
 /// kernels are built in (kernels/cpu).
-void register_kernel(DispatchKey backend, UnaryOp op, UnaryKernel kernel);
-void register_kernel(DispatchKey backend, BinaryOp op, BinaryKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, UnaryOp op, UnaryKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, BinaryOp op, BinaryKernel kernel);
 
 using WhereFn = Tensor(const Tensor&, const Tensor&, const Tensor&);
 using ClampFn = Tensor(const Tensor&, const std::optional<Scalar>&, const std::optional<Scalar>&);
@@ -63,8 +63,8 @@ dispatch::OpDef<ClampInplaceFn>& clamp_inplace_op();
 using WhereKernel = void (*)(const TensorIterator& iter);
 using ClampKernel = void (*)(const TensorIterator& iter, const Scalar* lo, const Scalar* hi);
 /// Registers a backend's (CUDA's) kernel of where, or of clamp and clamp_out.
-void register_kernel(DispatchKey backend, WhereKernel kernel);
-void register_kernel(DispatchKey backend, ClampKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, WhereKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, ClampKernel kernel);
 
 /// libtorch's threshold_backward: self <= threshold ? 0 : grad, in one pass (CPU, floating
 /// dtypes; not recorded by autograd). ReluBackward0 uses it when no graph is being built.
