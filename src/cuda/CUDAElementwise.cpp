@@ -15,6 +15,8 @@ namespace tensor::cuda_detail {
 
 namespace {
 
+using cpu::BinaryOp;
+using cpu::UnaryOp;
 using cuda_kernels::ElementwiseLaunch;
 using cuda_kernels::LaunchStatus;
 using cuda_kernels::ScalarArg;

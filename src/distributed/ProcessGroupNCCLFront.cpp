@@ -20,7 +20,7 @@ NCCLFactory factory() {
 void set_nccl_factory(NCCLFactory f) { g_factory.store(f, std::memory_order_release); }
 
 struct ProcessGroupNCCL::Impl {
-  std::unique_ptr<NCCLGroup> group;
+  std::unique_ptr<NCCLBackend> group;
 };
 
 bool ProcessGroupNCCL::is_available() { return factory() != nullptr; }

@@ -9,5 +9,5 @@
 #define TENSOR_HD_INLINE __host__ __device__ __forceinline__
 #else
 #define TENSOR_HOST_DEVICE
-#define TENSOR_HD_INLINE inline
+#define TENSOR_HD_INLINE inline __attribute__((always_inline))
 #endif

@@ -14,7 +14,16 @@ namespace tensor::distributed {
 // (Note [CUDA hooks]). The public ProcessGroupNCCL stays in libtensor, so that a program that
 // names it links against libtensor alone; constructing one loads the CUDA backend, whose entry
 // point installed a factory here, and every member forwards to the NCCLGroup it made.
-class NCCLGroup final : public ProcessGroup {
+/// What libtensor's ProcessGroupNCCL sees: virtual calls only, so libtensor needs no symbol of
+/// libtensor_cuda.
+class NCCLBackend : public ProcessGroup {
+ public:
+  using ProcessGroup::ProcessGroup;
+  /// The CUDA device of this rank.
+  virtual int device() const = 0;
+};
+
+class NCCLGroup final : public NCCLBackend {
  public:
   NCCLGroup(std::shared_ptr<Store> store, int rank, int size, ProcessGroupNCCLOptions opts);
   ~NCCLGroup() override;
@@ -29,7 +38,7 @@ class NCCLGroup final : public ProcessGroup {
   std::shared_ptr<Work> barrier(const BarrierOptions& opts = {}) override;
   std::shared_ptr<Work> send(const Tensor& tensor, int dst, int tag = 0) override;
   std::shared_ptr<Work> recv(const Tensor& tensor, int src, int tag = 0) override;
-  int device() const;
+  int device() const override;
 
   struct Impl;
 
@@ -37,7 +46,7 @@ class NCCLGroup final : public ProcessGroup {
   std::unique_ptr<Impl> impl_;
 };
 
-using NCCLFactory = std::unique_ptr<NCCLGroup> (*)(std::shared_ptr<Store> store, int rank, int size,
+using NCCLFactory = std::unique_ptr<NCCLBackend> (*)(std::shared_ptr<Store> store, int rank, int size,
                                                    ProcessGroupNCCLOptions opts);
 /// Installed by libtensor_cuda when it loads with NCCL (null otherwise).
 TENSOR_API void set_nccl_factory(NCCLFactory f);

@@ -193,7 +193,7 @@ struct NCCLGroup::Impl {
 };
 
 NCCLGroup::NCCLGroup(std::shared_ptr<Store> store, int rank, int size, ProcessGroupNCCLOptions opts)
-    : ProcessGroup(rank, size), impl_(std::make_unique<Impl>()) {
+    : NCCLBackend(rank, size), impl_(std::make_unique<Impl>()) {
   TENSOR_CHECK(store != nullptr, "ProcessGroupNCCL: the store is null");
   TENSOR_CHECK(size >= 1 && rank >= 0 && rank < size, "ProcessGroupNCCL: rank {} is not in [0, world_size = {})", rank, size);
   TENSOR_CHECK(opts.timeout().count() > 0, "ProcessGroupNCCL: the timeout must be positive (got {} ms)", opts.timeout().count());
@@ -382,7 +382,7 @@ std::shared_ptr<Work> NCCLGroup::recv(const Tensor& tensor, int src, int tag) {
 
 void register_nccl() {
   set_nccl_factory([](std::shared_ptr<Store> store, int rank, int size, ProcessGroupNCCLOptions opts) {
-    return std::make_unique<NCCLGroup>(std::move(store), rank, size, opts);
+    return std::unique_ptr<NCCLBackend>(std::make_unique<NCCLGroup>(std::move(store), rank, size, opts));
   });
 }
 
