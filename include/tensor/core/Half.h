@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tensor/core/HostDevice.h"
+
 namespace tensor {
 
 // Note [Half types compute in float]
@@ -13,8 +15,27 @@ namespace tensor {
 // rounding per op and lets the float SIMD loops serve them.
 
 namespace detail {
-inline uint32_t f32_bits(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
-inline float f32_from_bits(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+// The device has bit-cast intrinsics; the host's memcpy compiles to a register move.
+/// The bits of `f`.
+TENSOR_HD_INLINE uint32_t f32_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+#endif
+}
+/// The float whose bits are `u`.
+TENSOR_HD_INLINE float f32_from_bits(uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+#endif
+}
 }  // namespace detail
 
 /// IEEE 754 binary16.
@@ -22,11 +43,13 @@ struct Half {
   uint16_t x = 0;
   Half() = default;
   /// Rounds to nearest even.
-  Half(float f) : x(from_float(f)) {}
-  operator float() const { return to_float(x); }
-  static Half from_bits(uint16_t b) { Half h; h.x = b; return h; }
+  TENSOR_HOST_DEVICE Half(float f) : x(from_float(f)) {}
+  TENSOR_HOST_DEVICE operator float() const { return to_float(x); }
+  /// The Half whose bits are `b`.
+  TENSOR_HOST_DEVICE static Half from_bits(uint16_t b) { Half h; h.x = b; return h; }
 
-  static uint16_t from_float(float f) {
+  /// The bits of `f` rounded to nearest even (NaN gives a quiet NaN, overflow gives inf).
+  TENSOR_HOST_DEVICE static uint16_t from_float(float f) {
     uint32_t u = detail::f32_bits(f);
     uint32_t sign = (u >> 16) & 0x8000u;
     uint32_t a = u & 0x7fffffffu;
@@ -40,7 +63,8 @@ struct Half {
     a += 0xc8000fffu + mant_odd;  // rebias exponent and round to nearest even
     return static_cast<uint16_t>(sign | (a >> 13));
   }
-  static float to_float(uint16_t h) {
+  /// The float that the bits `h` encode (exact: every half is a float).
+  TENSOR_HOST_DEVICE static float to_float(uint16_t h) {
     uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
     uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
     if (exp == 0x1f) return detail::f32_from_bits(sign | 0x7f800000u | (mant << 13));
@@ -57,15 +81,19 @@ struct BFloat16 {
   uint16_t x = 0;
   BFloat16() = default;
   /// Rounds to nearest even; NaN stays NaN.
-  BFloat16(float f) : x(from_float(f)) {}
-  operator float() const { return detail::f32_from_bits(static_cast<uint32_t>(x) << 16); }
-  static BFloat16 from_bits(uint16_t b) { BFloat16 h; h.x = b; return h; }
-  static uint16_t from_float(float f) {
+  TENSOR_HOST_DEVICE BFloat16(float f) : x(from_float(f)) {}
+  TENSOR_HOST_DEVICE operator float() const { return to_float(x); }
+  /// The BFloat16 whose bits are `b`.
+  TENSOR_HOST_DEVICE static BFloat16 from_bits(uint16_t b) { BFloat16 h; h.x = b; return h; }
+  /// The bits of `f` rounded to nearest even; NaN gives the quiet NaN 0x7fc0.
+  TENSOR_HOST_DEVICE static uint16_t from_float(float f) {
     uint32_t u = detail::f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0;
     u += 0x7fffu + ((u >> 16) & 1u);
     return static_cast<uint16_t>(u >> 16);
   }
+  /// The float that the bits `b` encode (exact).
+  TENSOR_HOST_DEVICE static float to_float(uint16_t b) { return detail::f32_from_bits(static_cast<uint32_t>(b) << 16); }
 };
 
 }  // namespace tensor

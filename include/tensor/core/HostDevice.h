@@ -1,0 +1,13 @@
+// The one host/device annotation: code marked with it compiles as ordinary C++ under a host
+// compiler and as __host__ __device__ under nvcc, so CPU and CUDA kernels share one definition.
+#pragma once
+
+#if defined(__CUDACC__)
+/// Callable from host and device code (nvcc); nothing under a host compiler.
+#define TENSOR_HOST_DEVICE __host__ __device__
+/// An inline host/device function; forced inline on the device, where a call costs registers.
+#define TENSOR_HD_INLINE __host__ __device__ __forceinline__
+#else
+#define TENSOR_HOST_DEVICE
+#define TENSOR_HD_INLINE inline
+#endif
