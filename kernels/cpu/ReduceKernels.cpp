@@ -12,6 +12,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "kernels/math/Reduce.h"
 #include "src/core/DtypeVisit.h"
 #include "src/core/Parallel.h"
 
@@ -115,9 +116,8 @@ T MinMaxRun(const T* HWY_RESTRICT p, int64_t n) {
     best = kMax ? hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1))) : hn::GetLane(hn::MinOfLanes(d, hn::Min(m0, m1)));
   }
   for (; i < n; ++i) {
-    const T v = p[i];
-    if (v != v) return v;
-    if (kMax ? v > best : v < best) best = v;
+    best = math::minmax_propagate_nan<kMax>(best, p[i]);
+    if (best != best) return best;  // a NaN is final
   }
   return best;
 }
@@ -146,10 +146,7 @@ void ColMinMax(T* HWY_RESTRICT acc, const T* HWY_RESTRICT p, int64_t n) {
     const auto take = hn::Or(kMax ? hn::Gt(v, a) : hn::Lt(v, a), hn::IsNaN(v));
     hn::StoreU(hn::IfThenElse(take, v, a), d, acc + i);
   }
-  for (; i < n; ++i) {
-    const T v = p[i];
-    if ((kMax ? v > acc[i] : v < acc[i]) || v != v) acc[i] = v;
-  }
+  for (; i < n; ++i) acc[i] = math::minmax_propagate_nan<kMax>(acc[i], p[i]);
 }
 
 // One softmax row: max, exp(x - max) summed (stored unless kLog), then scale or shift.
@@ -263,8 +260,8 @@ void ColArg(T* HWY_RESTRICT best, I* HWY_RESTRICT idx, const T* HWY_RESTRICT p, 
     hn::StoreU(hn::IfThenElse(hn::RebindMask(di, take), vr, hn::LoadU(di, idx + i)), di, idx + i);
   }
   for (; i < n; ++i) {
-    const T v = p[i], b = best[i];
-    if ((kMax ? v > b : v < b) || (v != v && b == b)) best[i] = v, idx[i] = r;
+    const T v = p[i];
+    if (math::arg_better<kMax>(v, best[i])) best[i] = v, idx[i] = r;
   }
 }
 
@@ -480,11 +477,7 @@ struct MinMaxOp {
     else return kMax ? L::lowest() : L::max();
   }
   static acc_t acc_identity() { return identity(); }
-  // b replaces a when better, or when b is NaN (NaN propagates and then stays).
-  static wide_t combine(wide_t a, wide_t b) {
-    if constexpr (kFloating) return ((kMax ? b > a : b < a) || b != b) ? b : a;
-    else return (kMax ? b > a : b < a) ? b : a;
-  }
+  static wide_t combine(wide_t a, wide_t b) { return math::minmax_propagate_nan<kMax>(a, b); }
   static wide_t row(const Tin* p, int64_t n) {
     if constexpr (kIsFloat<Tin>) {
       if (n >= 16) return kMax ? FloatPrims<Tin>::max(p, n) : FloatPrims<Tin>::min(p, n);
@@ -818,19 +811,11 @@ void run_reduce(const RDims& dims, const Tensor& in, const Tensor& out) {
 }
 
 // ---- max/min with indices ----
-template <class T, bool kMax>
-struct ArgOp {
-  using V = opmath_t<T>;
-  static bool better(V v, V best) {
-    if constexpr (std::is_floating_point_v<V>) return (kMax ? v > best : v < best) || (v != v && best == best);
-    else return kMax ? v > best : v < best;
-  }
-};
-
+// A later element replaces the best when math::arg_better says so: strictly better, or the
+// first NaN; so ties keep the lowest index.
 template <class T, bool kMax>
 void arg_reduce_impl(const RDims& dims, const T* in, T* vals, int64_t* idx) {
   using V = opmath_t<T>;
-  using Arg = ArgOp<T, kMax>;
   int64_t R = 1, rs = 0;
   DimSet kept;
   for (const RDim& d : dims) {
@@ -865,10 +850,10 @@ void arg_reduce_impl(const RDims& dims, const T* in, T* vals, int64_t* idx) {
         int64_t bi = 0;
         if (rs == 1) {
           for (int64_t r = 1; r < R; ++r)
-            if (Arg::better(static_cast<V>(p[r]), best)) best = static_cast<V>(p[r]), bi = r;
+            if (math::arg_better<kMax>(static_cast<V>(p[r]), best)) best = static_cast<V>(p[r]), bi = r;
         } else {
           for (int64_t r = 1; r < R; ++r)
-            if (Arg::better(static_cast<V>(p[r * rs]), best)) best = static_cast<V>(p[r * rs]), bi = r;
+            if (math::arg_better<kMax>(static_cast<V>(p[r * rs]), best)) best = static_cast<V>(p[r * rs]), bi = r;
         }
         if (vals) vals[kc.off1] = convert<T>(best);
         idx[kc.off1] = bi;
@@ -922,7 +907,7 @@ void arg_reduce_impl(const RDims& dims, const T* in, T* vals, int64_t* idx) {
         const T* p = base + r * rs;
         for (int64_t j = 0; j < w; ++j) {
           const V v = static_cast<V>(p[j]);
-          if (Arg::better(v, best[j])) best[j] = v, bi[j] = r;
+          if (math::arg_better<kMax>(v, best[j])) best[j] = v, bi[j] = r;
         }
       }
       for (int64_t j = 0; j < w; ++j) {

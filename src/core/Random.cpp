@@ -1,7 +1,8 @@
-// The global generator: Philox4x32-10, counter-based (Note [Counter-based RNG]).
-#include <cmath>
+// The global generator: Philox4x32-10, counter-based (Note [Counter-based RNG]). The generator
+// and its transforms live in kernels/math/Philox.h, shared with the CUDA kernels.
 #include <mutex>
 
+#include "kernels/math/Philox.h"
 #include "src/core/FactoryImpls.h"
 #include "src/core/RandomState.h"
 #include "src/core/Check.h"
@@ -17,28 +18,6 @@ namespace tensor {
 // are identical for any thread count, and the generator only advances its offset per call.
 // CUDA kernels can use the same scheme (and graph-safe RNG needs exactly this).
 namespace {
-struct Philox {
-  static void round(uint32_t c[4], uint32_t k[2]) {
-    const uint64_t p0 = uint64_t(0xD2511F53) * c[0], p1 = uint64_t(0xCD9E8D57) * c[2];
-    uint32_t n0 = static_cast<uint32_t>(p1 >> 32) ^ c[1] ^ k[0];
-    uint32_t n2 = static_cast<uint32_t>(p0 >> 32) ^ c[3] ^ k[1];
-    c[0] = n0;
-    c[1] = static_cast<uint32_t>(p1);
-    c[2] = n2;
-    c[3] = static_cast<uint32_t>(p0);
-  }
-  static void draw(uint64_t seed, uint64_t counter, uint32_t out[4]) {
-    uint32_t c[4] = {static_cast<uint32_t>(counter), static_cast<uint32_t>(counter >> 32), 0, 0};
-    uint32_t k[2] = {static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)};
-    for (int r = 0; r < 10; ++r) {
-      round(c, k);
-      k[0] += 0x9E3779B9u;
-      k[1] += 0xBB67AE85u;
-    }
-    for (int i = 0; i < 4; ++i) out[i] = c[i];
-  }
-};
-
 struct Generator {
   std::mutex mu;
   uint64_t seed = 67280421310721ull;
@@ -56,10 +35,6 @@ Generator& gen() {
   return g;
 }
 
-inline double u01_53(uint32_t hi, uint32_t lo) {
-  return static_cast<double>((static_cast<uint64_t>(hi) << 21) ^ (lo >> 11)) * (1.0 / 9007199254740992.0);
-}
-
 // Fills a contiguous float64 buffer of n values, 2 per counter (uniform) via `f(u1, u2, out2)`.
 template <class F>
 void fill_pairs(double* p, int64_t n, uint64_t seed, uint64_t base, const F& f) {
@@ -67,9 +42,9 @@ void fill_pairs(double* p, int64_t n, uint64_t seed, uint64_t base, const F& f) 
 #pragma omp parallel for if (n > 65536)
   for (int64_t i = 0; i < pairs; ++i) {
     uint32_t r[4];
-    Philox::draw(seed, base + static_cast<uint64_t>(i), r);
+    math::philox::draw(seed, base + static_cast<uint64_t>(i), r);
     double out2[2];
-    f(u01_53(r[0], r[1]), u01_53(r[2], r[3]), out2);
+    f(math::philox::u01_53(r[0], r[1]), math::philox::u01_53(r[2], r[3]), out2);
     p[2 * i] = out2[0];
     if (2 * i + 1 < n) p[2 * i + 1] = out2[1];
   }
@@ -88,11 +63,7 @@ Tensor random_impl(IntArrayRef sizes, const TensorOptions& o, bool normal, const
   }
   double* p = buf.data_ptr<double>();
   if (normal) {
-    fill_pairs(p, n, seed, base, [](double u1, double u2, double* out) {
-      double r = std::sqrt(-2.0 * std::log(1.0 - u1)), th = 2.0 * M_PI * u2;
-      out[0] = r * std::cos(th);
-      out[1] = r * std::sin(th);
-    });
+    fill_pairs(p, n, seed, base, [](double u1, double u2, double* out) { math::philox::box_muller(u1, u2, out); });
   } else {
     fill_pairs(p, n, seed, base, [](double u1, double u2, double* out) {
       out[0] = u1;
@@ -149,9 +120,8 @@ Tensor detail::randint_impl(int64_t low, int64_t high, IntArrayRef sizes, const 
 #pragma omp parallel for if (n > 65536)
   for (int64_t i = 0; i < n; ++i) {
     uint32_t r[4];
-    Philox::draw(seed, base + static_cast<uint64_t>(i), r);
-    uint64_t v = (static_cast<uint64_t>(r[0]) << 32) | r[1];
-    p[i] = static_cast<int64_t>(static_cast<uint64_t>(low) + v % range);  // < high: no wrap past it
+    math::philox::draw(seed, base + static_cast<uint64_t>(i), r);
+    p[i] = math::philox::uniform_int(r[0], r[1], low, range);  // < high: no wrap past it
   }
   TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
   return buf.view(sizes).to(TensorOptions().dtype(opts.dtype()).device(opts.device()));

@@ -9,5 +9,7 @@
 #define TENSOR_HD_INLINE __host__ __device__ __forceinline__
 #else
 #define TENSOR_HOST_DEVICE
+// Forced on the host too: the CPU kernels call these functors from Highway's per-ISA regions
+// (Note [Per-ISA loops]), where an out-of-line copy would be compiled for the baseline ISA only.
 #define TENSOR_HD_INLINE inline __attribute__((always_inline))
 #endif
