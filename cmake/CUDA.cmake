@@ -49,7 +49,7 @@ else()
 endif()
 add_library(libtensor::tensor_cuda ALIAS tensor_cuda)
 target_include_directories(tensor_cuda PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(tensor_cuda PUBLIC tensor PRIVATE CUDA::cudart fmt::fmt-header-only)
+target_link_libraries(tensor_cuda PUBLIC tensor PRIVATE CUDA::cudart fmt::fmt)
 target_compile_options(tensor_cuda PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -fno-math-errno>
   # Warnings are errors in .cu files (issue 21); -Xcompiler passes the host compiler's.
@@ -69,6 +69,13 @@ if(TENSOR_NCCL_INCLUDE_DIR AND TENSOR_NCCL_LIBRARY)
 else()
   message(STATUS "libtensor: NCCL backend OFF")
 endif()
+
+# kernels/math compiled as device code: every shared header builds under nvcc with warnings
+# as errors (tests/test_math_shared.cpp runs them on the CPU).
+add_library(tensor_math_device_check OBJECT tests/cuda/math_device_check.cu)
+target_include_directories(tensor_math_device_check PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/include)
+target_compile_options(tensor_math_device_check PRIVATE --Werror=all-warnings)
+set_target_properties(tensor_math_device_check PROPERTIES CUDA_STANDARD 17 CUDA_ARCHITECTURES "${CMAKE_CUDA_ARCHITECTURES}")
 
 set(TENSOR_CUDA_INSTALL_TARGETS tensor_cuda)
 message(STATUS "libtensor: CUDA backend ON (libtensor_cuda, architectures ${CMAKE_CUDA_ARCHITECTURES})")
