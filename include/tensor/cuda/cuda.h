@@ -23,7 +23,8 @@ TENSOR_API void set_device(int index);
 /// Waits for all work on `device` (-1: the current device).
 TENSOR_API void synchronize(int device = -1);
 
-/// Sets the current device for a scope and restores the previous one on exit.
+/// Sets the current device for a scope (-1: keeps it) and restores the device that was current
+/// at construction on exit.
 class TENSOR_API CUDAGuard {
  public:
   explicit CUDAGuard(int index);
@@ -78,7 +79,8 @@ inline Stream get_stream_from_pool(bool high_priority = false, int device = -1) 
   return getStreamFromPool(high_priority, device);
 }
 
-/// Makes a stream (and its device) current for a scope; restores both on exit.
+/// Makes a stream (and its device) current for a scope; on exit restores that device's previous
+/// stream, then the previous device (libtorch's CUDAStreamGuard).
 class TENSOR_API StreamGuard {
  public:
   explicit StreamGuard(Stream stream);
@@ -88,8 +90,7 @@ class TENSOR_API StreamGuard {
 
  private:
   int prev_device_;
-  Stream prev_stream_;       // the previous current stream of the guarded stream's device
-  Stream prev_on_original_;  // the previous current stream of the device that was current
+  Stream prev_stream_;  // the previous current stream of the guarded stream's device
 };
 
 /// A CUDA event (libtorch's CUDAEvent): created on first record, on the recording stream's device.
