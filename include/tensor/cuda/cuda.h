@@ -134,13 +134,14 @@ struct MemoryStats {
   size_t peak_reserved_bytes = 0;
   size_t num_alloc_calls = 0;        ///< requests served
   size_t num_cuda_malloc_calls = 0;  ///< requests that reached cudaMalloc
-  size_t num_ooms = 0;               ///< cudaMalloc out-of-memory failures (each retried once)
+  size_t num_ooms = 0;               ///< out-of-memory errors raised (after freeing the cache and retrying)
 };
 /// Statistics of the caching allocator on `device` (-1: the current device).
 TENSOR_API MemoryStats memory_stats(int device = -1);
 /// Resets the peak statistics of `device` to the current values.
 TENSOR_API void reset_peak_memory_stats(int device = -1);
-/// Returns cached, unused blocks to the driver.
+/// Returns cached, unused device blocks (and cached pinned host blocks) to the driver, after
+/// waiting for the work that blocks freed with record_stream were waiting for.
 TENSOR_API void empty_cache();
 
 }  // namespace tensor::cuda
