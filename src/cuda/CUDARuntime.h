@@ -30,8 +30,8 @@ cuda::MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);
 void empty_cache();
 
-/// Copies nbytes of contiguous memory between any two of CPU and CUDA devices. Synchronous
-/// unless non_blocking (then ordered on the current stream of the CUDA side).
+/// Copies nbytes of contiguous memory between any two of CPU and CUDA devices, ordered on the
+/// current stream of the CUDA side (Note [non_blocking copies] in src/cuda/CUDACopy.cpp).
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes, bool non_blocking);
 /// Fills nbytes on a CUDA device with a repeated element pattern of elem_size bytes.
 void fill_bytes(void* dst, Device device, const void* pattern, size_t elem_size, size_t count);
