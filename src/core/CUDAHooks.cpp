@@ -136,28 +136,27 @@ int current_device() { return hooks().current_device(); }
 void set_device(int index) { hooks().set_device(index); }
 void synchronize(int device) { hooks().synchronize(device); }
 
-// index -1 keeps the current device. prev_ stays -1 unless the device was changed, so the
-// destructor only undoes what the constructor did.
+// As libtorch's CUDAGuard: index -1 keeps the current device, and the destructor restores the
+// device that was current at construction even if the scope changed it again.
 CUDAGuard::CUDAGuard(int index) {
   hooks().check_available("cuda::CUDAGuard", Device(kCUDA, static_cast<int8_t>(index)));
-  if (index < 0) return;
-  int cur = hooks().current_device();
-  if (cur != index) {
-    hooks().set_device(index);
-    prev_ = cur;
-  }
+  prev_ = hooks().current_device();
+  if (index >= 0 && index != prev_) hooks().set_device(index);
 }
 
 CUDAGuard::~CUDAGuard() {
-  if (prev_ < 0) return;
   try {
-    hooks().set_device(prev_);
+    if (hooks().current_device() != prev_) hooks().set_device(prev_);
   } catch (...) {  // never throw from a destructor
   }
 }
 
 namespace {
-int resolve(int device) { return device < 0 ? hooks().current_device() : device; }
+// The concrete device index; an error names `op` when there is no such device.
+int resolve(const char* op, int device) {
+  hooks().check_available(op, Device(kCUDA, static_cast<int8_t>(device)));
+  return device < 0 ? hooks().current_device() : device;
+}
 }  // namespace
 
 bool Stream::query() const { return hooks().stream_query(device_, id_); }
@@ -165,34 +164,45 @@ void Stream::synchronize() const { hooks().stream_synchronize(device_, id_); }
 int Stream::priority() const { return hooks().stream_priority(device_, id_); }
 
 Stream getCurrentCUDAStream(int device) {
-  int d = resolve(device);
+  int d = resolve("cuda::getCurrentCUDAStream", device);
   return Stream(d, hooks().current_stream(d));
 }
 Stream getDefaultCUDAStream(int device) {
-  int d = resolve(device);
-  hooks().check_available("cuda::getDefaultCUDAStream", Device(kCUDA, static_cast<int8_t>(d)));
+  int d = resolve("cuda::getDefaultCUDAStream", device);
   return Stream(d, 0);
 }
 Stream getStreamFromPool(bool high_priority, int device) {
-  int d = resolve(device);
+  int d = resolve("cuda::getStreamFromPool", device);
   return Stream(d, hooks().stream_from_pool(d, high_priority));
 }
 void setCurrentCUDAStream(Stream stream) { hooks().set_current_stream(stream.device_index(), stream.id()); }
 
+// As libtorch's CUDAStreamGuard: makes the stream's device current and the stream current on
+// it; the destructor restores that device's previous stream, then the previous device. The
+// current stream of the previously current device is left alone (it was never changed here).
 StreamGuard::StreamGuard(Stream stream)
-    : prev_device_(hooks().current_device()),
-      prev_stream_(getCurrentCUDAStream(stream.device_index())),
-      prev_on_original_(getCurrentCUDAStream(prev_device_)) {
+    : prev_device_((hooks().check_available("cuda::StreamGuard", stream.device()), hooks().current_device())),
+      prev_stream_(getCurrentCUDAStream(stream.device_index())) {
   if (stream.device_index() != prev_device_) hooks().set_device(stream.device_index());
-  hooks().set_current_stream(stream.device_index(), stream.id());
+  try {
+    hooks().set_current_stream(stream.device_index(), stream.id());
+  } catch (...) {  // no destructor runs: undo the device change
+    try {
+      hooks().set_device(prev_device_);
+    } catch (...) {
+    }
+    throw;
+  }
 }
 
 StreamGuard::~StreamGuard() {
   try {
     hooks().set_current_stream(prev_stream_.device_index(), prev_stream_.id());
-    hooks().set_current_stream(prev_on_original_.device_index(), prev_on_original_.id());
-    if (hooks().current_device() != prev_device_) hooks().set_device(prev_device_);
   } catch (...) {  // never throw from a destructor
+  }
+  try {
+    if (hooks().current_device() != prev_device_) hooks().set_device(prev_device_);
+  } catch (...) {
   }
 }
 
@@ -211,7 +221,10 @@ Event& Event::operator=(Event&& o) noexcept {
   }
   return *this;
 }
-void Event::record() { record(getCurrentCUDAStream()); }
+void Event::record() {
+  hooks().check_available("cuda::Event::record", Device(kCUDA));
+  record(getCurrentCUDAStream());
+}
 void Event::record(const Stream& stream) {
   if (!event_) {
     event_ = hooks().event_create(stream.device_index(), timing_, blocking_);
@@ -222,8 +235,10 @@ void Event::record(const Stream& stream) {
                stream.device_index());
   hooks().event_record(event_, device_, stream.id());
 }
+// The stream's device, not the event's, is current for the wait: stream id 0 names the default
+// stream of the current device, and a stream may wait for an event of another device.
 void Event::block(const Stream& stream) {
-  if (event_) hooks().event_block(event_, device_, stream.id());
+  if (event_) hooks().event_block(event_, stream.device_index(), stream.id());
 }
 bool Event::query() const { return event_ ? hooks().event_query(event_, device_) : true; }
 void Event::synchronize() const {
@@ -232,6 +247,8 @@ void Event::synchronize() const {
 float Event::elapsed_time(const Event& end) const {
   TENSOR_CHECK(event_ && end.event_, "cuda::Event::elapsed_time: both events must be recorded first");
   TENSOR_CHECK(timing_ && end.timing_, "cuda::Event::elapsed_time: both events need enable_timing=true");
+  TENSOR_CHECK(device_ == end.device_, "cuda::Event::elapsed_time: the events were recorded on cuda:{} and cuda:{}",
+               device_, end.device_);
   return hooks().event_elapsed_ms(event_, end.event_, device_);
 }
 
@@ -250,6 +267,7 @@ Tensor Tensor::pin_memory() const {
   TENSOR_CHECK(defined() && is_cpu(), "pin_memory: only CPU tensors can be pinned, got {}",
                defined() ? device().str() : std::string("an undefined tensor"));
   if (is_pinned()) return *this;
+  hooks().check_available("pin_memory", Device(kCUDA));  // page-locking needs the CUDA driver
   const size_t nbytes = static_cast<size_t>(numel() * element_size());
   auto storage = make_intrusive<StorageImpl>(nbytes, Device(kCPU), hooks().host_allocator());
   auto impl = make_intrusive<TensorImpl>(std::move(storage), dtype(), Device(kCPU));

@@ -66,8 +66,9 @@ class CUDAHooks {
   virtual void event_record(void* event, int device, cuda::StreamId stream) = 0;
   virtual bool event_query(void* event, int device) = 0;
   virtual void event_synchronize(void* event, int device) = 0;
-  /// `stream` waits (on the device, the host does not block) for the work `event` recorded.
-  virtual void event_block(void* event, int device, cuda::StreamId stream) = 0;
+  /// `stream` (of `stream_device`, which may differ from the event's) waits on the device, the
+  /// host does not block, for the work `event` recorded.
+  virtual void event_block(void* event, int stream_device, cuda::StreamId stream) = 0;
   virtual float event_elapsed_ms(void* start, void* end, int device) = 0;
 };
 

@@ -1,5 +1,6 @@
 // Raw byte copies between CPU and CUDA devices, and device fills. Everything is ordered on the
-// current stream of the CUDA side (Note [CUDA caching allocator] keys blocks on it too).
+// current stream of the CUDA side (Note [non_blocking copies]; Note [CUDA caching allocator]
+// keys blocks on it too).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -31,8 +32,9 @@ class ScopedEvent {
 
 // Copies between two devices on the source device's stream. Events make the copy wait for
 // earlier work on the destination's stream (which may still read dst), and make later work
-// there wait for the copy, since streams of different devices are not ordered otherwise.
-void peer_copy(void* dst, int dst_dev, const void* src, int src_dev, size_t nbytes, bool non_blocking) {
+// there wait for the copy, since streams of different devices are not ordered otherwise. As any
+// device-to-device copy, it is asynchronous to the host (Note [non_blocking copies]).
+void peer_copy(void* dst, int dst_dev, const void* src, int src_dev, size_t nbytes) {
   cudaStream_t ds = current_stream(dst_dev);
   cudaStream_t ss = current_stream(src_dev);
   cuda::CUDAGuard to_dst(dst_dev);
@@ -44,10 +46,20 @@ void peer_copy(void* dst, int dst_dev, const void* src, int src_dev, size_t nbyt
     TENSOR_CUDA_CHECK(cudaStreamWaitEvent(ss, dst_ready.get(), 0));
     TENSOR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dst_dev, src, src_dev, nbytes, ss));
     TENSOR_CUDA_CHECK(cudaEventRecord(copied.get(), ss));
-    if (!non_blocking) TENSOR_CUDA_CHECK(cudaStreamSynchronize(ss));
     cuda::CUDAGuard back(dst_dev);
     TENSOR_CUDA_CHECK(cudaStreamWaitEvent(ds, copied.get(), 0));
   }
+}
+
+// Page-locked host memory that libtensor did not allocate (cudaHostRegister, a foreign
+// cudaHostAlloc): the driver knows it. Its owner keeps it alive, as with from_blob.
+bool foreign_pinned(const void* p) {
+  cudaPointerAttributes attr{};
+  if (cudaPointerGetAttributes(&attr, p) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
 }
 
 bool all_bytes_equal(const unsigned char* p, size_t n) {
@@ -58,6 +70,24 @@ bool all_bytes_equal(const unsigned char* p, size_t n) {
 
 }  // namespace
 
+// Note [non_blocking copies]
+// Every copy is queued on the current stream of its CUDA side, so it is ordered after the work
+// that produced its source and before the work that reads its destination, on that stream.
+// - Device to device: asynchronous to the host whatever non_blocking says, as in libtorch; the
+//   host sees the data only through a later copy to the host, which is ordered after it.
+// - Blocking host copies wait for the stream (not the device, as cudaMemcpy would): the host
+//   buffer is complete, or free to change, on return.
+// - non_blocking with pinned host memory: no wait. The copy reads or writes the host block after
+//   copy_ returns, so a block of the pinned allocator is noted as used on the stream
+//   (record_host_use) and not reused before the copy is done (Note [Pinned host memory]).
+// - non_blocking from pageable memory to a device: no wait either. The driver reads the source
+//   into its own staging buffer before cudaMemcpyAsync returns, so the caller may change or free
+//   it at once; only the device side is stream-ordered, which is what non_blocking promises.
+// - non_blocking from a device into pageable memory: the host could read the destination before
+//   the DMA lands (nothing records the use, and the memory may be freed or reused), so the
+//   stream is synchronized, as if blocking. CUDA documents such a copy as complete when
+//   cudaMemcpyAsync returns, which makes the wait nearly free; it keeps this correct without
+//   relying on that.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes, bool non_blocking) {
   TENSOR_CHECK(!dst_device.is_meta() && !src_device.is_meta(), "copy: meta tensors have no data to copy ({} -> {})",
                src_device.str(), dst_device.str());
@@ -71,24 +101,27 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
     int sd = resolve_device("copy between CUDA devices", src_device);
     if (nbytes == 0) return;
     if (dd != sd) {
-      peer_copy(dst, dd, src, sd, nbytes, non_blocking);
+      peer_copy(dst, dd, src, sd, nbytes);
       return;
     }
     cuda::CUDAGuard guard(dd);
-    cudaStream_t s = current_stream(dd);
-    TENSOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, s));
-    if (!non_blocking) TENSOR_CUDA_CHECK(cudaStreamSynchronize(s));
+    TENSOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, current_stream(dd)));
     return;
   }
   int d = resolve_device(to_cuda ? "copy to CUDA" : "copy from CUDA", to_cuda ? dst_device : src_device);
   if (nbytes == 0) return;
   cuda::CUDAGuard guard(d);
   cudaStream_t s = current_stream(d);
-  // Async plus a stream sync rather than cudaMemcpy: blocking copies then wait only for this
-  // stream, which stays correct once side streams exist. From pageable host memory the driver
-  // stages the copy, so non_blocking only overlaps for pinned memory.
-  TENSOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, to_cuda ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost, s));
-  if (!non_blocking) TENSOR_CUDA_CHECK(cudaStreamSynchronize(s));
+  const cudaMemcpyKind kind = to_cuda ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+  if (!non_blocking) {
+    TENSOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, kind, s));
+    TENSOR_CUDA_CHECK(cudaStreamSynchronize(s));
+    return;
+  }
+  const void* host = to_cuda ? src : dst;
+  const bool ours = record_host_use(host, d, s);
+  TENSOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, nbytes, kind, s));
+  if (from_cuda && !ours && !foreign_pinned(dst)) TENSOR_CUDA_CHECK(cudaStreamSynchronize(s));
 }
 
 // Stream-ordered and asynchronous, like any kernel: the pattern is passed by value, so the

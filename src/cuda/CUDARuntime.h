@@ -30,8 +30,8 @@ cuda::MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);
 void empty_cache();
 
-/// Copies nbytes of contiguous memory between any two of CPU and CUDA devices. Synchronous
-/// unless non_blocking (then ordered on the current stream of the CUDA side).
+/// Copies nbytes of contiguous memory between any two of CPU and CUDA devices, ordered on the
+/// current stream of the CUDA side (Note [non_blocking copies] in src/cuda/CUDACopy.cpp).
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, size_t nbytes, bool non_blocking);
 /// Fills nbytes on a CUDA device with a repeated element pattern of elem_size bytes.
 void fill_bytes(void* dst, Device device, const void* pattern, size_t elem_size, size_t count);
@@ -45,10 +45,16 @@ void fill_kernel(const Tensor& self, const Scalar& value);
 
 namespace tensor::cuda_detail {
 
-/// The pinned (page-locked) host allocator: CPU tensors whose copies to and from CUDA overlap.
+/// The caching pinned (page-locked) host allocator: CPU tensors whose copies to and from CUDA
+/// can run asynchronously (Note [Pinned host memory] in src/cuda/CUDAAllocator.cpp).
 Allocator* pinned_host_allocator();
-/// Defers reuse of the device block holding `ptr` until the work queued on `stream` so far is
-/// done (Tensor::record_stream).
+/// Says that work queued on `stream` (of `device`) uses the host memory at `ptr` (anywhere in a
+/// block): a pinned block is not reused until that work has finished. Returns whether `ptr` is
+/// in a live block of pinned_host_allocator (false: pageable or foreign memory, nothing noted).
+bool record_host_use(const void* ptr, int device, cudaStream_t stream);
+/// Defers reuse of the device block starting at `ptr` until the work queued on `stream` so far
+/// is done (Tensor::record_stream; Note [record_stream]). Memory the caching allocator did not
+/// hand out is ignored, as in libtorch.
 void record_stream(void* ptr, int device, cudaStream_t stream);
 
 /// Registers every CUDA kernel into the dispatcher (once, when the backend loads).

@@ -68,7 +68,15 @@ cuda::StreamId current_stream_id(int device) {
 }
 
 void set_current_stream(int device, cuda::StreamId stream) {
-  t_current[checked_device("cuda::setCurrentCUDAStream", device)] = stream;
+  int d = checked_device("cuda::setCurrentCUDAStream", device);
+  // A Stream built by hand may pair a handle with the wrong device; every launch on it would
+  // then fail far from here. Id 0 means the default stream of whichever device is current.
+  if (stream != 0) {
+    int owner = -1;
+    TENSOR_CUDA_CHECK(cudaStreamGetDevice(as_stream(stream), &owner));
+    TENSOR_CHECK(owner == d, "cuda::setCurrentCUDAStream: the stream belongs to cuda:{}, not cuda:{}", owner, d);
+  }
+  t_current[d] = stream;
 }
 
 cuda::StreamId stream_from_pool(int device, bool high_priority) {
@@ -164,8 +172,8 @@ void event_synchronize(void* event, int device) {
   });
 }
 
-void event_block(void* event, int device, cuda::StreamId stream) {
-  on_device(device, [&] {
+void event_block(void* event, int stream_device, cuda::StreamId stream) {
+  on_device(checked_device("cuda::Event::block", stream_device), [&] {
     TENSOR_CUDA_CHECK(cudaStreamWaitEvent(as_stream(stream), static_cast<cudaEvent_t>(event), 0));
     return 0;
   });
@@ -174,7 +182,12 @@ void event_block(void* event, int device, cuda::StreamId stream) {
 float event_elapsed_ms(void* start, void* end, int device) {
   return on_device(device, [&] {
     float ms = 0;
-    TENSOR_CUDA_CHECK(cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)));
+    cudaError_t err = cudaEventElapsedTime(&ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end));
+    if (err == cudaErrorNotReady) {
+      (void)cudaGetLastError();
+      TENSOR_ERROR("cuda::Event::elapsed_time: both events must have completed (synchronize the later one first)");
+    }
+    TENSOR_CUDA_CHECK(err);
     return ms;
   });
 }

@@ -23,7 +23,8 @@ void event_destroy(void* event, int device);
 void event_record(void* event, int device, cuda::StreamId stream);
 bool event_query(void* event, int device);
 void event_synchronize(void* event, int device);
-void event_block(void* event, int device, cuda::StreamId stream);
+/// `stream_device`: the device of `stream` (made current for the wait), not the event's.
+void event_block(void* event, int stream_device, cuda::StreamId stream);
 float event_elapsed_ms(void* start, void* end, int device);
 
 }  // namespace tensor::cuda_detail

@@ -23,7 +23,8 @@ TENSOR_API void set_device(int index);
 /// Waits for all work on `device` (-1: the current device).
 TENSOR_API void synchronize(int device = -1);
 
-/// Sets the current device for a scope and restores the previous one on exit.
+/// Sets the current device for a scope (-1: keeps it) and restores the device that was current
+/// at construction on exit.
 class TENSOR_API CUDAGuard {
  public:
   explicit CUDAGuard(int index);
@@ -78,7 +79,8 @@ inline Stream get_stream_from_pool(bool high_priority = false, int device = -1) 
   return getStreamFromPool(high_priority, device);
 }
 
-/// Makes a stream (and its device) current for a scope; restores both on exit.
+/// Makes a stream (and its device) current for a scope; on exit restores that device's previous
+/// stream, then the previous device (libtorch's CUDAStreamGuard).
 class TENSOR_API StreamGuard {
  public:
   explicit StreamGuard(Stream stream);
@@ -88,8 +90,7 @@ class TENSOR_API StreamGuard {
 
  private:
   int prev_device_;
-  Stream prev_stream_;       // the previous current stream of the guarded stream's device
-  Stream prev_on_original_;  // the previous current stream of the device that was current
+  Stream prev_stream_;  // the previous current stream of the guarded stream's device
 };
 
 /// A CUDA event (libtorch's CUDAEvent): created on first record, on the recording stream's device.
@@ -133,13 +134,14 @@ struct MemoryStats {
   size_t peak_reserved_bytes = 0;
   size_t num_alloc_calls = 0;        ///< requests served
   size_t num_cuda_malloc_calls = 0;  ///< requests that reached cudaMalloc
-  size_t num_ooms = 0;               ///< cudaMalloc out-of-memory failures (each retried once)
+  size_t num_ooms = 0;               ///< out-of-memory errors raised (after freeing the cache and retrying)
 };
 /// Statistics of the caching allocator on `device` (-1: the current device).
 TENSOR_API MemoryStats memory_stats(int device = -1);
 /// Resets the peak statistics of `device` to the current values.
 TENSOR_API void reset_peak_memory_stats(int device = -1);
-/// Returns cached, unused blocks to the driver.
+/// Returns cached, unused device blocks (and cached pinned host blocks) to the driver, after
+/// waiting for the work that blocks freed with record_stream were waiting for.
 TENSOR_API void empty_cache();
 
 }  // namespace tensor::cuda
