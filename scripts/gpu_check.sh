@@ -113,7 +113,7 @@ env_info() {
   fi
   echo "cmake: $(cmake --version | head -1)"
   echo "ninja: $(ninja --version 2>/dev/null || echo absent)"
-  echo "nvcc: $(nvcc --version 2>/dev/null | tail -2 | head -1 || echo absent)"
+  echo "nvcc: $( (command -v nvcc >/dev/null && nvcc --version | tail -2 | head -1) || echo absent)"
   if command -v nvidia-smi >/dev/null; then
     echo "nvidia-smi: $(nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader 2>&1 | head -4 | paste -sd';')"
   else
@@ -146,7 +146,10 @@ while pos + 60 <= len(blob):
     name, size = blob[pos:pos + 16].decode().strip().rstrip("/"), int(blob[pos + 48:pos + 58])
     if name.startswith("data.tar"):
         with tarfile.open(fileobj=io.BytesIO(blob[pos + 60:pos + 60 + size])) as t:
-            t.extractall(dest)
+            # Debian's own archive: keep its absolute symlinks (fixed below), which the
+            # "data" filter (the default from Python 3.14) would refuse.
+            trusted = {"filter": "fully_trusted"} if hasattr(tarfile, "fully_trusted_filter") else {}
+            t.extractall(dest, **trusted)
         break
     pos += 60 + size + (size & 1)
 else:
@@ -358,8 +361,12 @@ step unpack 120 bash -c unpack_bundle && have_prefix=1
 # The twin builds in the background while libtensor configures and builds (it needs neither).
 twin_pid=
 if [[ $until_step == all ]]; then
-  twin_t0=$SECONDS
-  timeout --kill-after=10 300 bash -c build_twin >"$OUT/twin_build.log" 2>&1 </dev/null &
+  rm -f "$OUT/twin_build.rc"
+  (
+    t0=$SECONDS rc=0
+    timeout --kill-after=10 300 bash -c build_twin >"$OUT/twin_build.log" 2>&1 </dev/null || rc=$?
+    echo "$rc $((SECONDS - t0))" >"$OUT/twin_build.rc"
+  ) &
   twin_pid=$!
 fi
 
@@ -376,14 +383,16 @@ if ((have_build)) && wanted build; then
 fi
 
 if [[ -n $twin_pid ]]; then
-  twin_rc=0
-  wait "$twin_pid" || twin_rc=$?
+  wait "$twin_pid" || true
+  read -r twin_rc twin_sec <"$OUT/twin_build.rc" || { twin_rc=1 twin_sec=0; }
   status=ok
-  if ((twin_rc == 124 || twin_rc == 137)); then status="TIMEOUT (300s)"; elif ((twin_rc)); then status="FAILED (rc=$twin_rc)"; fi
-  printf '%s\t%s\t%d\n' twin_build "$status" $((SECONDS - twin_t0)) >>"$steps_tsv"
+  if grep -qs '^absent' "$OUT/twin_kind"; then status="SKIPPED (no PyTorch)"
+  elif ((twin_rc == 124 || twin_rc == 137)); then status="TIMEOUT (300s)"
+  elif ((twin_rc)); then status="FAILED (rc=$twin_rc)"; fi
+  printf '%s\t%s\t%d\n' twin_build "$status" "$twin_sec" >>"$steps_tsv"
   # No PyTorch here is expected in a dry run; on the device it is a failure.
   [[ $dry_run == 1 ]] || ((twin_rc == 0)) || failed=1
-  if [[ -s $OUT/twin_kind ]] && ! grep -q '^absent' "$OUT/twin_kind"; then
+  if [[ -s $OUT/twin_kind ]] && ! grep -qs '^absent' "$OUT/twin_kind"; then
     step twin 120 bash -c run_twin || true
   fi
 fi
