@@ -379,7 +379,10 @@ fi
 if ((have_build)) && wanted build; then
   step build 420 bash -c build_targets || true
   if wanted ctest; then step ctest 180 bash -c run_ctest || true; fi
-  if wanted bench && [[ -x $build/benchmarks/bench_ops ]]; then step bench 120 bash -c run_bench || true; fi
+  if wanted bench; then
+    if [[ -x $build/benchmarks/bench_ops ]]; then step bench 120 bash -c run_bench || true
+    else printf 'bench\tSKIPPED (bench_ops not built)\t0\n' >>"$steps_tsv"; fi
+  fi
 fi
 
 if [[ -n $twin_pid ]]; then
@@ -418,7 +421,7 @@ if os.path.exists(manifest):
 L += ["", "steps:"]
 for row in read("steps.tsv").splitlines():
     name, status, sec = row.split("\t")
-    L.append(f"  {name:<12} {status:<22} {sec:>5} s")
+    L.append(f"  {name:<12} {status:<30} {sec:>5} s")
 for line in read("unpack.log").splitlines():
     if line.startswith(("does not load", "error", "warning")):
         L.append("  unpack: " + line)
