@@ -218,7 +218,10 @@ constexpr const char* kUsage =
     "  --list        print every case (area and name) and exit without running any\n"
     "  --json FILE   also write every case run, with the same-run hardware limits, as JSON\n"
     "                (scripts/bench_report.py turns it into a Markdown table and an SVG chart)\n"
-    "  -h, --help    print this help and exit\n";
+    "  -h, --help    print this help and exit\n"
+    "\n"
+    "A case that cannot run here (a GPU case without a device) prints why and is skipped; one\n"
+    "that raises prints the error and the run goes on, then exits 3.\n";
 
 struct Options {
   bool list = false;
@@ -318,9 +321,34 @@ int main(int argc, char** argv) {
                 fma.flops_per_s / 1e9, "-", "-", "-", fma.isa);
 
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  int errors = 0;
+  double device_bps = 0;  // the device copy bandwidth, once a GPU case has measured it
   for (const bench::Case* cp : todo) {
     const bench::Case& c = *cp;
-    const double ours = c.ours();
+    // A case that cannot run (no GPU) or raises (an op not yet on this device) reports it in
+    // its row; the other cases still run.
+    double ours = 0;
+    std::string skipped, error;
+    try {
+      ours = c.ours();
+    } catch (const bench::Skipped& e) {
+      skipped = e.what();
+    } catch (const std::exception& e) {
+      error = e.what();
+      ++errors;
+    }
+    if (!skipped.empty() || !error.empty()) {
+      std::string shown = skipped.empty() ? "error: " + error : skipped;
+      shown = shown.substr(0, shown.find('\n'));
+      if (shown.size() > 100) shown = shown.substr(0, 97) + "...";
+      std::printf("%-22s %14s\n", c.name.c_str(), shown.c_str());
+      std::fflush(stdout);
+      nlohmann::ordered_json row = {{"name", c.name}, {"area", c.area}, {"goal", c.goal}, {"ours", nullptr}};
+      if (!skipped.empty()) row["skipped"] = skipped;
+      else row["error"] = error;
+      rows.push_back(std::move(row));
+      continue;
+    }
     auto it = twins.find(c.name);
     const double theirs = it == twins.end() ? 0 : it->second();
     // Share of the same-run limit (Note [Case work] in harness.h): compute-bound cases against
@@ -331,7 +359,15 @@ int main(int argc, char** argv) {
       share = c.flops_per_call() / ours / fma.flops_per_s;
       limit = "fma_peak";
     }
-    if (c.bytes_per_call() > 0) {
+    if (c.bytes_per_call() > 0 && c.device_bandwidth) {
+      try {
+        device_bps = c.device_bandwidth();
+        share = c.bytes_per_call() / ours / device_bps;
+        limit = "device_copy";
+      } catch (const std::exception&) {
+        // The copy itself failed on this device: the case keeps its figure, without a share.
+      }
+    } else if (c.bytes_per_call() > 0) {
       const double s = c.bytes_per_call() / ours / stream_bps;
       if (s > share) share = s, limit = "stream_bandwidth";
     }
@@ -359,7 +395,8 @@ int main(int argc, char** argv) {
         {"hardware",
          {{"fma_peak_gflops", fma.flops_per_s > 0 ? nlohmann::ordered_json(fma.flops_per_s / 1e9) : nlohmann::ordered_json()},
           {"fma_isa", fma.isa ? nlohmann::ordered_json(fma.isa) : nlohmann::ordered_json()},
-          {"stream_triad_gbytes_per_s", stream_bps / 1e9}}},
+          {"stream_triad_gbytes_per_s", stream_bps / 1e9},
+          {"device_copy_gbytes_per_s", device_bps > 0 ? nlohmann::ordered_json(device_bps / 1e9) : nlohmann::ordered_json()}}},
         {"cases", rows}};
     json_out << doc.dump(2) << "\n";
     json_out.close();
@@ -368,5 +405,5 @@ int main(int argc, char** argv) {
       return 1;
     }
   }
-  return 0;
+  return errors ? 3 : 0;
 }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -38,6 +39,9 @@ struct Case {
   double bytes = 0;   // bytes read + written per call: share of the streaming bandwidth
   std::string area;   // empty: AddCases names it after the file, bench_<area>.cpp
   bool no_limit = false;  // its limit is not measured (file I/O, bf16 math): no share
+  // Bytes/s that the case's bytes are held against instead of the CPU streaming bandwidth:
+  // the GPU cases give the device copy bandwidth, measured once in the run (bench_cuda.cpp).
+  std::function<double()> device_bandwidth;
 
   /// Declares the FLOPs of one call (a compute-bound case).
   Case with_flops(double f) && { flops = f; return std::move(*this); }
@@ -45,6 +49,11 @@ struct Case {
   Case with_bytes(double b) && { bytes = b; return std::move(*this); }
   /// Marks a case whose limit the run does not measure: no share (Note [Case work]).
   Case without_limit() && { no_limit = true; return std::move(*this); }
+  /// Holds the case's bytes against `bps()` (bytes/s, limit "device_copy") instead of the stream.
+  Case with_device_bandwidth(std::function<double()> bps) && {
+    device_bandwidth = std::move(bps);
+    return std::move(*this);
+  }
 
   /// FLOPs per call, declared or implied by a GFLOP/s unit; 0 when not declared.
   double flops_per_call() const { return no_limit ? 0 : flops > 0 ? flops : unit == "GFLOP/s" ? work : 0; }
@@ -63,6 +72,12 @@ struct Case {
 // right for mixed workloads such as data loading. A case whose figure is work but whose limit
 // the run does not measure says `.without_limit()`: files written or read (the disk and the
 // kernel, not memory, bound them) and bf16 math (AMX or AVX-512 BF16 units, not fp32 FMAs).
+
+/// Thrown by a case that cannot run on this machine (a GPU case without a device): bench_ops
+/// prints the reason in the case's row and goes on; nothing failed.
+struct Skipped : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // Note [Benchmark registry]
 // Each area keeps its cases in its own bench_<area>.cpp and its libtorch twins in

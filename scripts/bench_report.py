@@ -19,7 +19,7 @@ RATIO_CLIP = 8.0   # the ratio axis spans 1/8 .. 8
 SHARE_CLIP = 2.0   # the share axis spans 0 .. 200%
 SHARE_LEGEND = ("blue: compute-bound (FMA peak); orange: memory-bound (streaming bandwidth); "
                 "above 100%: the data stayed in cache")
-LIMIT_NAMES = {"fma_peak": "FMA peak", "stream_bandwidth": "stream"}
+LIMIT_NAMES = {"fma_peak": "FMA peak", "stream_bandwidth": "stream", "device_copy": "device copy"}
 
 
 def fmt_figure(fig):
@@ -57,6 +57,8 @@ def hardware_line(doc):
         parts.append(f"FMA peak {hw['fma_peak_gflops']:.1f} GFLOP/s ({hw.get('fma_isa') or '?'})")
     if hw.get("stream_triad_gbytes_per_s") is not None:
         parts.append(f"STREAM triad {hw['stream_triad_gbytes_per_s']:.1f} GB/s")
+    if hw.get("device_copy_gbytes_per_s") is not None:
+        parts.append(f"device copy {hw['device_copy_gbytes_per_s']:.0f} GB/s")
     peer = doc.get("libtorch") or "not installed"
     return (f"{doc.get('threads', '?')} threads; same-run limits: {', '.join(parts) or 'none'}; "
             f"libtorch: {peer}")
@@ -67,7 +69,9 @@ def markdown(doc):
              "| case | area | ours | libtorch | ratio | share of limit |",
              "|---|---|---|---|---|---|"]
     for c in doc["cases"]:
-        cells = [c["name"], c.get("area", ""), fmt_figure(c.get("ours")), fmt_figure(c.get("libtorch")),
+        # A case that did not run (bench_ops: skipped without a GPU, or raised) says which.
+        ours = fmt_figure(c.get("ours")) if c.get("ours") else c.get("skipped") or ("error" if c.get("error") else "-")
+        cells = [c["name"], c.get("area", ""), ours, fmt_figure(c.get("libtorch")),
                  fmt_ratio(c.get("ratio")), fmt_share(c)]
         lines.append("| " + " | ".join(md_cell(x) for x in cells) + " |")
     return "\n".join(lines) + "\n"
