@@ -108,7 +108,7 @@ class TENSOR_API Tensor {
   Tensor cuda(bool non_blocking = false) const { return to(Device(kCUDA), non_blocking); }
   /// A copy in page-locked host memory (a CPU tensor), so that copies to CUDA can overlap.
   Tensor pin_memory() const;
-  /// True for a CPU tensor in page-locked memory (pin_memory, or pinned_memory(true) options).
+  /// True for a CPU tensor in page-locked memory (made by pin_memory).
   bool is_pinned() const;
   /// This CUDA tensor's memory is not reused before the work queued on `stream` so far finishes
   /// (for a tensor used on a stream other than the one that allocated it).
