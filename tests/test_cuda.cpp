@@ -34,16 +34,6 @@ class Buffer {
   DataPtr p_;
 };
 
-#define REQUIRE_CUDA()                                         \
-  do {                                                         \
-    if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device"; \
-  } while (0)
-
-#define REQUIRE_NO_CUDA()                                                   \
-  do {                                                                      \
-    if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is available"; \
-  } while (0)
-
 constexpr size_t kMiB = size_t(1) << 20;
 
 }  // namespace

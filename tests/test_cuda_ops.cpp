@@ -10,27 +10,12 @@
 #include <tuple>
 
 #include "tests/op_table.h"
+#include "tests/test_util.h"
 
 using namespace tensor;
+using tensor::testing::random_input;
 
 namespace {
-
-#define REQUIRE_CUDA()                                                 \
-  do {                                                                 \
-    if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";       \
-  } while (0)
-
-Tensor random_input(IntArrayRef shape, ScalarType dt, double lo, double hi, uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  Tensor t = tensor::empty(shape, TensorOptions(kFloat64));
-  double* p = t.data_ptr<double>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    double v = u(g);
-    p[i] = is_floating_point(dt) ? v : std::round(v);
-  }
-  return t.to(dt);
-}
 
 // CUDA's math library and the CPU's SIMD paths differ by a few ulps in the transcendental
 // functions; the half types round once from float on both, but a float ulp apart before rounding

@@ -24,16 +24,6 @@ using tensor::testing::error_of;
 
 namespace {
 
-#define REQUIRE_CUDA()                                              \
-  do {                                                              \
-    if (!cuda::is_available()) GTEST_SKIP() << "no CUDA device";    \
-  } while (0)
-
-#define REQUIRE_NO_CUDA()                                                   \
-  do {                                                                      \
-    if (cuda::is_available()) GTEST_SKIP() << "a CUDA device is available"; \
-  } while (0)
-
 #define REQUIRE_TWO_DEVICES()                                                       \
   do {                                                                              \
     if (cuda::device_count() < 2) GTEST_SKIP() << "needs two CUDA devices";        \

@@ -15,11 +15,13 @@
 #include "kernels/math/Binary.h"
 #include "kernels/math/Unary.h"
 #include "tests/op_table.h"
+#include "tests/test_util.h"
 
 using namespace tensor;
 namespace ck = tensor::cuda_kernels;
 using cpu::BinaryOp;
 using cpu::UnaryOp;
+using tensor::testing::random_input;
 
 namespace {
 
@@ -131,18 +133,6 @@ std::string dims(IntArrayRef v) {
 }
 
 double item_double(const Tensor& t) { return t.to(kFloat64).item<double>(); }
-
-Tensor random_input(IntArrayRef shape, ScalarType dt, double lo, double hi, uint64_t seed) {
-  std::mt19937_64 g(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  Tensor t = tensor::empty(shape, TensorOptions(kFloat64));
-  double* p = t.data_ptr<double>();
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    double v = u(g);
-    p[i] = is_floating_point(dt) ? v : std::round(v);
-  }
-  return t.to(dt);
-}
 
 template <UnaryOp Op>
 void check_unary(const optable::UnaryCase& row, ScalarType dt) {

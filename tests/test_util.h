@@ -77,4 +77,28 @@ inline void expect_near(const std::vector<double>& got, const std::vector<double
     EXPECT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " at " << i;
 }
 
+/// Uniform values in [lo, hi) of dtype dt (rounded for integer dtypes), the same for a seed.
+inline Tensor random_input(IntArrayRef shape, ScalarType dt, double lo, double hi, uint64_t seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  Tensor t = tensor::empty(shape, TensorOptions(kFloat64));
+  double* p = t.data_ptr<double>();
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = u(g);
+    p[i] = is_floating_point(dt) ? v : std::round(v);
+  }
+  return t.to(dt);
+}
+
 }  // namespace tensor::testing
+
+/// Skips the test (reported skipped, never passed) where no CUDA device is visible, and the
+/// reverse: tests of the no-device behaviour skip where one is.
+#define REQUIRE_CUDA()                                                            \
+  do {                                                                            \
+    if (!::tensor::cuda::is_available()) GTEST_SKIP() << "no CUDA device";        \
+  } while (0)
+#define REQUIRE_NO_CUDA()                                                                   \
+  do {                                                                                      \
+    if (::tensor::cuda::is_available()) GTEST_SKIP() << "a CUDA device is available";       \
+  } while (0)
