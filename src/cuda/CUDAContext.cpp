@@ -37,7 +37,7 @@ const DeviceQuery& device_query() {
   const DeviceQuery& q = device_query();
   std::string why = q.err == cudaSuccess ? std::string("0 devices")
                                          : fmt::format("{}", cudaGetErrorString(q.err));
-  TENSOR_ERROR("{}: CUDA tensor requested but no CUDA device is available (cudaGetDeviceCount: {}); use kCPU", op,
+  TENSOR_ERROR("{}: no CUDA device is available (cudaGetDeviceCount: {}); use CPU tensors (kCPU)", op,
                why);
 }
 
