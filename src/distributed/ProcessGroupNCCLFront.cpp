@@ -30,8 +30,8 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int s
   NCCLFactory f = factory();
   if (!f) {
     const char* why = cuda_detail::hooks().unavailable_reason();
-    TENSOR_ERROR("ProcessGroupNCCL: this libtensor has no NCCL backend ({}); use the \"gloo\" backend",
-                 *why ? why : "its CUDA backend was built without NCCL: nccl.h / libnccl were not found at configure time");
+    TENSOR_ERROR("ProcessGroupNCCL: this libtensor was built without NCCL ({}); use the \"gloo\" backend",
+                 *why ? why : "its CUDA backend has no NCCL: nccl.h / libnccl were not found at configure time");
   }
   impl_->group = f(std::move(store), rank, size, opts);
 }
