@@ -39,7 +39,7 @@ inline T scalar_value(const ScalarArg& s) {
 inline bool aligned(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t>(p) % bytes == 0; }
 
 /// Fills the body arguments of launch `l` (src/cuda splits it to fit 32-bit indexing first).
-template <class out_t, class in_t, int NIN>
+template <class in_t, int NIN>
 ElementwiseArgs<in_t, NIN> make_args(const ElementwiseLaunch& l) {
   using op_t = math::opmath_t<in_t>;
   ElementwiseArgs<in_t, NIN> a{};
@@ -75,7 +75,7 @@ LaunchStatus launch(const ElementwiseLaunch& l, const F& f) {
   if (n64 == 0) return 0;
   const uint32_t n = static_cast<uint32_t>(n64);
   auto stream = static_cast<cudaStream_t>(l.stream);
-  ElementwiseArgs<in_t, NIN> a = make_args<out_t, in_t, NIN>(l);
+  ElementwiseArgs<in_t, NIN> a = make_args<in_t, NIN>(l);
   constexpr int VEC = vec_size<out_t, in_t>();
   if (can_vectorize<VEC, out_t, in_t, NIN>(l)) {
     const uint32_t nvec = (n + VEC - 1) / VEC;

@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/ElementwiseLaunch.h"
 #include "src/core/Check.h"
+#include "src/core/DtypeVisit.h"
 #include "src/core/TensorIterator.h"
 #include "src/cuda/CUDARuntime.h"
 #include "src/ops/ElementwiseOps.h"
@@ -35,44 +36,18 @@ ScalarArg scalar_arg(const Scalar& s) {
 
 // The value of a CPU scalar operand (a 0-dim CPU tensor already in the compute dtype).
 ScalarArg scalar_operand(const TensorIterator& iter, int op) {
-  const char* p = iter.data(op);
   ScalarArg a;
-  switch (iter.dtype(op)) {
-#define TENSOR_SCALAR_CASE(E, T)                                   \
-  case ScalarType::E: {                                            \
-    T v;                                                           \
-    std::memcpy(&v, p, sizeof(T));                                 \
-    if constexpr (std::is_integral_v<T>) {                         \
-      a.i = static_cast<int64_t>(v);                               \
-      a.d = static_cast<double>(a.i);                              \
-    } else {                                                       \
-      a.d = static_cast<double>(v);                                \
-    }                                                              \
-    break;                                                         \
-  }
-    TENSOR_SCALAR_CASE(Bool, bool)
-    TENSOR_SCALAR_CASE(UInt8, uint8_t)
-    TENSOR_SCALAR_CASE(Int8, int8_t)
-    TENSOR_SCALAR_CASE(Int16, int16_t)
-    TENSOR_SCALAR_CASE(Int32, int32_t)
-    TENSOR_SCALAR_CASE(Int64, int64_t)
-    TENSOR_SCALAR_CASE(Float, float)
-    TENSOR_SCALAR_CASE(Double, double)
-#undef TENSOR_SCALAR_CASE
-    case ScalarType::Half: {
-      Half v;
-      std::memcpy(&v, p, sizeof(v));
-      a.d = static_cast<float>(v);
-      break;
+  visit_dtype<kGroupReal>(iter.dtype(op), "CUDA elementwise (CPU scalar operand)", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T v;
+    std::memcpy(&v, iter.data(op), sizeof(T));
+    if constexpr (std::is_integral_v<T>) {
+      a.i = static_cast<int64_t>(v);
+      a.d = static_cast<double>(a.i);
+    } else {
+      a.d = static_cast<double>(static_cast<opmath_t<T>>(v));
     }
-    case ScalarType::BFloat16: {
-      BFloat16 v;
-      std::memcpy(&v, p, sizeof(v));
-      a.d = static_cast<float>(v);
-      break;
-    }
-    default: TENSOR_ERROR("CUDA elementwise: unsupported scalar dtype {}", iter.dtype(op));
-  }
+  });
   return a;
 }
 
