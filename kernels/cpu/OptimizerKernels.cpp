@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "kernels/math/Optim.h"
 #include "src/core/Parallel.h"
 
 namespace tensor::cpu {
@@ -14,29 +15,24 @@ namespace {
 
 using tensor::detail::parallel_range;
 
-// The flags are template parameters so that each loop body is branch-free and vectorizes.
+// The flags are template parameters so that each inlined body is branch-free and vectorizes;
+// the formula is kernels/math/Optim.h's, which the CUDA kernel runs too.
 template <typename T, bool Maximize, bool Decay, bool Momentum, bool First, bool Nesterov>
-void sgd_kernel(T* __restrict p, const T* __restrict g, T* __restrict buf, int64_t b, int64_t e, const SGDScalars& s) {
-  const T lr = static_cast<T>(s.lr), mom = static_cast<T>(s.momentum), wd = static_cast<T>(s.weight_decay);
-  const T keep = static_cast<T>(1 - s.dampening);
+void sgd_kernel(T* __restrict p, const T* __restrict g, T* __restrict buf, int64_t b, int64_t e,
+                const math::optim::SgdCoeffs<T>& c) {
+  T unused = 0;
 #pragma omp simd
-  for (int64_t i = b; i < e; ++i) {
-    T d = Maximize ? -g[i] : g[i];
-    if (Decay) d += wd * p[i];
-    if (Momentum) {
-      T nb = First ? d : mom * buf[i] + keep * d;
-      buf[i] = nb;
-      d = Nesterov ? d + mom * nb : nb;
-    }
-    p[i] -= lr * d;
-  }
+  for (int64_t i = b; i < e; ++i)
+    math::optim::sgd_step(p[i], g[i], Momentum ? buf[i] : unused, c, Maximize, Decay, Momentum, First, Nesterov);
 }
 
 template <typename T, bool Maximize, bool Decay, bool Momentum, bool First>
 void sgd_dispatch_nesterov(T* p, const T* g, T* buf, int64_t n, const SGDScalars& s) {
+  const math::optim::SgdCoeffs<T> c(s.lr, s.momentum, s.dampening, s.weight_decay, s.nesterov, s.maximize,
+                                    s.first_step);
   parallel_range(n, [&](int64_t b, int64_t e) {
-    if (s.nesterov) sgd_kernel<T, Maximize, Decay, Momentum, First, true>(p, g, buf, b, e, s);
-    else sgd_kernel<T, Maximize, Decay, Momentum, First, false>(p, g, buf, b, e, s);
+    if (s.nesterov) sgd_kernel<T, Maximize, Decay, Momentum, First, true>(p, g, buf, b, e, c);
+    else sgd_kernel<T, Maximize, Decay, Momentum, First, false>(p, g, buf, b, e, c);
   });
 }
 
@@ -62,41 +58,24 @@ void sgd_loop(T* p, const T* g, T* buf, int64_t n, const SGDScalars& s) {
 
 template <typename T, bool Maximize, bool Decoupled, bool L2, bool Amsgrad>
 void adam_kernel(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v, T* __restrict vmax,
-                 int64_t b, int64_t e, const AdamScalars& s) {
-  const T b1 = static_cast<T>(s.beta1), b2 = static_cast<T>(s.beta2);
-  const T one_b1 = static_cast<T>(1 - s.beta1), one_b2 = static_cast<T>(1 - s.beta2);
-  const T eps = static_cast<T>(s.eps), wd = static_cast<T>(s.weight_decay);
-  const T decay = static_cast<T>(1 - s.lr * s.weight_decay);
-  const T bc2 = static_cast<T>(s.bias_correction2_sqrt), step = static_cast<T>(s.step_size);
+                 int64_t b, int64_t e, const math::optim::AdamCoeffs<T>& c) {
+  T unused = 0;
 #pragma omp simd
-  for (int64_t i = b; i < e; ++i) {
-    T gi = Maximize ? -g[i] : g[i];
-    T pi = p[i];
-    if (Decoupled) pi *= decay;
-    if (L2) gi += wd * pi;
-    T mi = b1 * m[i] + one_b1 * gi;
-    T vi = b2 * v[i] + one_b2 * (gi * gi);
-    m[i] = mi;
-    v[i] = vi;
-    T vd = vi;
-    if (Amsgrad) {
-      vd = vmax[i] > vi ? vmax[i] : vi;
-      vmax[i] = vd;
-    }
-    T denom = std::sqrt(vd) / bc2 + eps;
-    p[i] = pi - step * (mi / denom);
-  }
+  for (int64_t i = b; i < e; ++i)
+    math::optim::adam_step(p[i], g[i], m[i], v[i], Amsgrad ? vmax[i] : unused, c, Maximize, Decoupled, L2, Amsgrad);
 }
 
 template <typename T>
 void adam_loop(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const AdamScalars& s) {
   const bool decay = s.weight_decay != 0;
+  const math::optim::AdamCoeffs<T> c(s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.step_size,
+                                     s.bias_correction2_sqrt, s.amsgrad, s.maximize, s.decoupled);
   auto go = [&](auto maximize, auto amsgrad) {
     constexpr bool M = decltype(maximize)::value, A = decltype(amsgrad)::value;
     parallel_range(n, [&](int64_t b, int64_t e) {
-      if (!decay) adam_kernel<T, M, false, false, A>(p, g, m, v, vmax, b, e, s);
-      else if (s.decoupled) adam_kernel<T, M, true, false, A>(p, g, m, v, vmax, b, e, s);
-      else adam_kernel<T, M, false, true, A>(p, g, m, v, vmax, b, e, s);
+      if (!decay) adam_kernel<T, M, false, false, A>(p, g, m, v, vmax, b, e, c);
+      else if (s.decoupled) adam_kernel<T, M, true, false, A>(p, g, m, v, vmax, b, e, c);
+      else adam_kernel<T, M, false, true, A>(p, g, m, v, vmax, b, e, c);
     });
   };
   if (s.maximize) {

@@ -8,19 +8,13 @@
 // tests/test_optim.cpp checks the two against each other.
 #pragma once
 
+#include "kernels/Optimizer.h"
 #include "tensor/core/Tensor.h"
 
 namespace tensor::cpu {
 
-struct SGDScalars {
-  double lr, momentum, dampening, weight_decay;
-  bool nesterov, maximize, first_step;
-};
-
-struct AdamScalars {
-  double lr, beta1, beta2, eps, weight_decay, step_size, bias_correction2_sqrt;
-  bool amsgrad, maximize, decoupled;
-};
+using kernels::AdamScalars;
+using kernels::SGDScalars;
 
 /// True when p, its grad and `state` (defined ones) are contiguous CPU tensors of p's shape and
 /// one dtype, float32 or float64.

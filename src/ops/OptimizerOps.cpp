@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/OptimizerKernels.h"
 #include "src/core/Check.h"
+#include "src/dispatch/BackendKernels.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
@@ -33,11 +34,15 @@ void sgd_reference(const Tensor& p, const Tensor& grad, const Tensor& buf, doubl
   q.add_(d_p, -lr);
 }
 
-void sgd_cpu(const Tensor& p, const Tensor& grad, const Tensor& buf, double lr, double momentum, double dampening,
-             double weight_decay, bool nesterov, bool maximize, bool first_step) {
+void check_sgd(const Tensor& p, const Tensor& grad, const Tensor& buf, double momentum) {
   check_same_shape("_fused_sgd_", "grad", p, grad);
   check_same_shape("_fused_sgd_", "momentum_buffer", p, buf);
   TENSOR_CHECK(momentum == 0 || buf.defined(), "_fused_sgd_: momentum {} needs a momentum buffer", momentum);
+}
+
+void sgd_cpu(const Tensor& p, const Tensor& grad, const Tensor& buf, double lr, double momentum, double dampening,
+             double weight_decay, bool nesterov, bool maximize, bool first_step) {
+  check_sgd(p, grad, buf, momentum);
   if (cpu::fused_ok(p, grad, {momentum != 0 ? &buf : &p})) {
     cpu::sgd_fused(p, grad, momentum != 0 ? buf : Tensor(),
                    {lr, momentum, dampening, weight_decay, nesterov, maximize, first_step});
@@ -71,14 +76,19 @@ void adam_reference(const Tensor& p, const Tensor& grad_in, const Tensor& m, con
   q.add_(m / denom, -step_size);
 }
 
-void adam_cpu(const Tensor& p, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax, double lr,
-              double beta1, double beta2, double eps, double weight_decay, double step_size,
-              double bias_correction2_sqrt, bool amsgrad, bool maximize, bool decoupled) {
+void check_adam(const Tensor& p, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax,
+                bool amsgrad) {
   for (const auto& [what, t] : {std::pair<const char*, const Tensor*>{"grad", &grad}, {"exp_avg", &m},
                                 {"exp_avg_sq", &v}, {"max_exp_avg_sq", &vmax}})
     check_same_shape("_fused_adam_", what, p, *t);
   TENSOR_CHECK(m.defined() && v.defined() && (!amsgrad || vmax.defined()),
                "_fused_adam_: exp_avg, exp_avg_sq (and max_exp_avg_sq with amsgrad) must be allocated");
+}
+
+void adam_cpu(const Tensor& p, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax, double lr,
+              double beta1, double beta2, double eps, double weight_decay, double step_size,
+              double bias_correction2_sqrt, bool amsgrad, bool maximize, bool decoupled) {
+  check_adam(p, grad, m, v, vmax, amsgrad);
   if (cpu::fused_ok(p, grad, {&m, &v, &vmax})) {
     cpu::adam_fused(p, grad, m, v, vmax,
                     {lr, beta1, beta2, eps, weight_decay, step_size, bias_correction2_sqrt, amsgrad, maximize, decoupled});
@@ -88,8 +98,49 @@ void adam_cpu(const Tensor& p, const Tensor& grad, const Tensor& m, const Tensor
                  maximize, decoupled);
 }
 
-// CPU: the fused loops where they apply, else the tensor-op form. CUDA and Meta: the tensor-op
-// form, until a backend registers a fused kernel in the slot.
+// ---- a registered backend's (CUDA's) fused kernels ----
+dispatch::BackendKernels<FusedSgdKernel> g_sgd_kernels;
+dispatch::BackendKernels<FusedAdamKernel> g_adam_kernels;
+
+// True when the fused kernel applies: defined tensors contiguous, of p's dtype (floating, not
+// complex) and device, not lazily conjugated (shapes were checked already).
+bool backend_fusable(const Tensor& p, std::initializer_list<const Tensor*> others) {
+  if (!p.is_contiguous() || !is_floating_point(p.dtype()) || p.is_conj()) return false;
+  for (const Tensor* t : others)
+    if (t->defined() && (t->device() != p.device() || t->dtype() != p.dtype() || !t->is_contiguous() || t->is_conj()))
+      return false;
+  return true;
+}
+
+template <DispatchKey K>
+void sgd_backend(const Tensor& p, const Tensor& grad, const Tensor& buf, double lr, double momentum, double dampening,
+                 double weight_decay, bool nesterov, bool maximize, bool first_step) {
+  check_sgd(p, grad, buf, momentum);
+  if (backend_fusable(p, {&grad, &buf})) {
+    g_sgd_kernels.get<K>("_fused_sgd_")(p, grad, momentum != 0 ? buf : Tensor(),
+                                         {lr, momentum, dampening, weight_decay, nesterov, maximize, first_step});
+    return;
+  }
+  sgd_reference(p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
+}
+
+template <DispatchKey K>
+void adam_backend(const Tensor& p, const Tensor& grad, const Tensor& m, const Tensor& v, const Tensor& vmax, double lr,
+                  double beta1, double beta2, double eps, double weight_decay, double step_size,
+                  double bias_correction2_sqrt, bool amsgrad, bool maximize, bool decoupled) {
+  check_adam(p, grad, m, v, vmax, amsgrad);
+  if (backend_fusable(p, {&grad, &m, &v, &vmax})) {
+    g_adam_kernels.get<K>("_fused_adam_")(
+        p, grad, m, v, amsgrad ? vmax : Tensor(),
+        {lr, beta1, beta2, eps, weight_decay, step_size, bias_correction2_sqrt, amsgrad, maximize, decoupled});
+    return;
+  }
+  adam_reference(p, grad, m, v, vmax, lr, beta1, beta2, eps, weight_decay, step_size, bias_correction2_sqrt, amsgrad,
+                 maximize, decoupled);
+}
+
+// CPU: the fused loops where they apply, else the tensor-op form. CUDA: the tensor-op form
+// until a fused kernel is registered (register_kernel below); Meta: the tensor-op form.
 template <class Fn>
 constexpr dispatch::OpDef<Fn> defs(const char* name, Fn* cpu, Fn* other) {
   dispatch::OpDef<Fn> d{name, {}};
@@ -105,6 +156,18 @@ dispatch::OpDef<FusedAdamFn> g_adam = defs<FusedAdamFn>("_fused_adam_", &adam_cp
 
 dispatch::OpDef<FusedSgdFn>& fused_sgd_op() { return g_sgd; }
 dispatch::OpDef<FusedAdamFn>& fused_adam_op() { return g_adam; }
+
+void register_kernel(DispatchKey backend, FusedSgdKernel kernel) {
+  dispatch::check_kernel_backend(backend, "_fused_sgd_");
+  g_sgd_kernels.set(backend, kernel);
+  g_sgd.set(backend, &sgd_backend<DispatchKey::CUDA>);
+}
+
+void register_kernel(DispatchKey backend, FusedAdamKernel kernel) {
+  dispatch::check_kernel_backend(backend, "_fused_adam_");
+  g_adam_kernels.set(backend, kernel);
+  g_adam.set(backend, &adam_backend<DispatchKey::CUDA>);
+}
 
 }  // namespace ops
 
