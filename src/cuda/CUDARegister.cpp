@@ -5,6 +5,8 @@ namespace tensor::cuda_detail {
 
 void register_elementwise_kernels();  // src/cuda/CUDAElementwise.cpp
 
-void register_cuda_kernels() { register_elementwise_kernels(); }
+void register_blas_kernels();         // src/cuda/CUDABlas.cpp
+
+void register_cuda_kernels() { register_elementwise_kernels(); register_blas_kernels(); }
 
 }  // namespace tensor::cuda_detail
