@@ -180,8 +180,10 @@ void set_pref(const char* op, const Tensor& a, const Tensor& w, cublasLtMatmulPr
 
 uint32_t align_of(const void* p) { return blas_alignment(reinterpret_cast<uintptr_t>(p)); }
 
-/// Runs the plan: out = alpha * a @ w + beta * out (+ bias through the epilogue).
-void run_plan(const char* op, const MatmulPlan& p, const Tensor& a, const Tensor& w, const Tensor& bias,
+/// Runs the plan: out = alpha * a @ w + beta * out (+ bias through the epilogue). Returns
+/// whether the bias was added: false when the plan has no epilogue, or when cuBLASLt has no
+/// algorithm with it for this case (then the caller adds the bias after the product).
+bool run_plan(const char* op, const MatmulPlan& p, const Tensor& a, const Tensor& w, const Tensor& bias,
               const Tensor& out, const Scalar& alpha, const Scalar& beta, int device) {
   const BlasTypes ty = blas_types(out.scalar_type());
   DeviceBlas& blas = blas_for(device);
@@ -215,9 +217,17 @@ void run_plan(const char* op, const MatmulPlan& p, const Tensor& a, const Tensor
 
   cublasLtMatmulHeuristicResult_t heuristic = {};
   int found = 0;
-  TENSOR_BLAS_CHECK("cublasLtMatmulAlgoGetHeuristic",
-                    cublasLtMatmulAlgoGetHeuristic(blas.handle, raw_desc, la.get(), lb.get(), ld.get(), ld.get(),
-                                                   raw_pref, 1, &heuristic, &found));
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(blas.handle, raw_desc, la.get(), lb.get(), ld.get(), ld.get(),
+                                                     raw_pref, 1, &heuristic, &found);
+  bool bias_done = p.bias_epilogue;
+  if (p.bias_epilogue && (st == CUBLAS_STATUS_NOT_SUPPORTED || (st == CUBLAS_STATUS_SUCCESS && found == 0))) {
+    // No kernel with the bias epilogue for this case: the plain product, and the caller adds it.
+    bias_done = false;
+    set_desc(op, a, w, raw_desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DEFAULT);
+    st = cublasLtMatmulAlgoGetHeuristic(blas.handle, raw_desc, la.get(), lb.get(), ld.get(), ld.get(), raw_pref, 1,
+                                        &heuristic, &found);
+  }
+  TENSOR_BLAS_CHECK("cublasLtMatmulAlgoGetHeuristic", st);
   if (found == 0) throw_blas_error(op, "cublasLtMatmulAlgoGetHeuristic", CUBLAS_STATUS_NOT_SUPPORTED, a, w);
 
   const double alpha_d = alpha.to_double(), beta_d = beta.to_double();
@@ -230,6 +240,7 @@ void run_plan(const char* op, const MatmulPlan& p, const Tensor& a, const Tensor
                     cublasLtMatmul(blas.handle, raw_desc, alpha_p, w.data_ptr(), la.get(), a.data_ptr(), lb.get(),
                                    beta_p, out.data_ptr(), ld.get(), out.data_ptr(), ld.get(), &heuristic.algo,
                                    workspace, blas.workspace_bytes, stream));
+  return bias_done;
 }
 
 #undef TENSOR_BLAS_CHECK
@@ -280,8 +291,8 @@ void matmul_kernel(const char* op, const Tensor& a_in, const Tensor& w_in, const
     TENSOR_INTERNAL_ASSERT(!p.needs_copy());
   }
   const Tensor bias = p.bias_needs_copy ? bias_in.contiguous() : bias_in;
-  run_plan(op, p, a, w, bias, out, alpha, beta, device);
-  if (p.bias_after) o.add_(bias);
+  const bool bias_done = run_plan(op, p, a, w, bias, out, alpha, beta, device);
+  if (bias_in.defined() && !bias_done) o.add_(bias);
 }
 
 }  // namespace

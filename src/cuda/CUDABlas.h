@@ -35,7 +35,8 @@ namespace tensor::cuda_detail {
 // column of D, after alpha and beta, which is the contract's `+ bias`. It is used for a single
 // (possibly folded) GEMM with k > 1 and m > 1, the cases libtorch's addmm sends to it with CUDA
 // >= 12.1 (its test_corner_cases_of_cublasltmatmul); a strided bias is copied first (m
-// elements). Otherwise the kernel adds the bias after the product (out += bias), on the stream.
+// elements). Otherwise the kernel adds the bias after the product (out += bias), on the stream;
+// so it does too when cuBLASLt's heuristic offers no algorithm with the epilogue for a case.
 
 /// One operand as the front end hands it to the kernel: a [batch, rows, cols] matrix (a 2-D
 /// operand is a batch of 1) with element strides; batch_stride is ignored when batch == 1.
