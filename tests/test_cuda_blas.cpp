@@ -26,10 +26,14 @@ struct Tol {
 };
 Tol tol_of(ScalarType t) {
   switch (t) {
-    case kFloat64: return {1e-11, 1e-11};
-    case kFloat32: return {2e-5, 2e-5};
-    case kFloat16: return {4e-3, 4e-3};
-    default: return {2e-2, 2e-2};  // bfloat16
+    case kFloat64:
+      return {1e-11, 1e-11};
+    case kFloat32:
+      return {2e-5, 2e-5};
+    case kFloat16:
+      return {4e-3, 4e-3};
+    default:
+      return {2e-2, 2e-2};  // bfloat16
   }
 }
 
@@ -40,7 +44,9 @@ void expect_close(const Tensor& cuda_result, const Tensor& cpu, const std::strin
   ASSERT_EQ(got.sizes(), cpu.sizes()) << what;
   const Tol t = tol_of(cpu.scalar_type());
   EXPECT_TRUE(tensor::allclose(got.to(kFloat64), cpu.to(kFloat64), t.rtol, t.atol))
-      << what << " (" << to_string(cpu.scalar_type()) << ")\ncuda:\n" << got << "\ncpu:\n" << cpu;
+      << what << " (" << to_string(cpu.scalar_type()) << ")\ncuda:\n"
+      << got << "\ncpu:\n"
+      << cpu;
 }
 
 Tensor rnd(std::vector<int64_t> shape, ScalarType t, uint64_t seed) { return random_input(shape, t, -1, 1, seed); }

@@ -35,8 +35,8 @@ MatrixView mat(int64_t rows, int64_t cols, int64_t row_stride, int64_t col_strid
   return v;
 }
 
-void expect_operand(const BlasOperand& o, bool transpose, int64_t rows, int64_t cols, int64_t ld,
-                    int64_t batch_stride, const std::string& what) {
+void expect_operand(const BlasOperand& o, bool transpose, int64_t rows, int64_t cols, int64_t ld, int64_t batch_stride,
+                    const std::string& what) {
   EXPECT_FALSE(o.needs_copy) << what;
   EXPECT_EQ(o.transpose, transpose) << what;
   EXPECT_EQ(o.rows, rows) << what;

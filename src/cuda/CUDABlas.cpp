@@ -32,11 +32,10 @@ using detail::shape_str;
                cublasLtGetStatusName(st), shape_str(a.sizes()), shape_str(w.sizes()), a.scalar_type());
 }
 
-#define TENSOR_BLAS_CHECK(api, expr)                                      \
-  do {                                                                    \
-    const cublasStatus_t tensor_blas_st_ = (expr);                        \
-    if (tensor_blas_st_ != CUBLAS_STATUS_SUCCESS)                         \
-      throw_blas_error(op, api, tensor_blas_st_, a, w);                   \
+#define TENSOR_BLAS_CHECK(api, expr)                                                                \
+  do {                                                                                              \
+    const cublasStatus_t tensor_blas_st_ = (expr);                                                  \
+    if (tensor_blas_st_ != CUBLAS_STATUS_SUCCESS) throw_blas_error(op, api, tensor_blas_st_, a, w); \
   } while (0)
 
 // Note [cuBLASLt handles and workspaces]
@@ -117,11 +116,15 @@ struct BlasTypes {
 };
 BlasTypes blas_types(ScalarType t) {
   switch (t) {
-    case ScalarType::Double: return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
-    case ScalarType::Half: return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
-    case ScalarType::BFloat16: return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case ScalarType::Double:
+      return {CUDA_R_64F, CUBLAS_COMPUTE_64F, CUDA_R_64F};
+    case ScalarType::Half:
+      return {CUDA_R_16F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    case ScalarType::BFloat16:
+      return {CUDA_R_16BF, CUBLAS_COMPUTE_32F, CUDA_R_32F};
     // float32 in plain fp32: libtorch's default does not allow TF32 for matmul.
-    default: return {CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
+    default:
+      return {CUDA_R_32F, CUBLAS_COMPUTE_32F, CUDA_R_32F};
   }
 }
 
@@ -147,8 +150,8 @@ Tensor packed(const Tensor& t) {
 Layout make_layout(const char* op, const Tensor& a, const Tensor& w, cudaDataType_t type, int64_t rows, int64_t cols,
                    int64_t ld, int64_t batch, int64_t batch_stride) {
   cublasLtMatrixLayout_t raw = nullptr;
-  TENSOR_BLAS_CHECK("cublasLtMatrixLayoutCreate",
-                    cublasLtMatrixLayoutCreate(&raw, type, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld));
+  TENSOR_BLAS_CHECK("cublasLtMatrixLayoutCreate", cublasLtMatrixLayoutCreate(&raw, type, static_cast<uint64_t>(rows),
+                                                                             static_cast<uint64_t>(cols), ld));
   Layout l(raw);
   if (batch > 1) {
     const int32_t count = static_cast<int32_t>(batch);
@@ -274,8 +277,10 @@ void matmul_kernel(const char* op, const Tensor& a_in, const Tensor& w_in, const
 
   if (a_in.size(-1) == 0) {
     // An empty inner dim: the product is zero (cuBLASLt rejects k = 0).
-    if (beta.to_double() == 0) o.zero_();
-    else o.mul_(beta);
+    if (beta.to_double() == 0)
+      o.zero_();
+    else
+      o.mul_(beta);
     if (bias_in.defined()) o.add_(bias_in);
     return;
   }

@@ -47,8 +47,8 @@ struct MatrixView {
 
 /// How cuBLASLt reads one operand (Note [cuBLASLt matmul layout]).
 struct BlasOperand {
-  bool needs_copy = false;  // neither row- nor column-major with a unit step: copy, then plan again
-  bool transpose = false;   // CUBLAS_OP_T (the tensor is column-major) rather than CUBLAS_OP_N
+  bool needs_copy = false;     // neither row- nor column-major with a unit step: copy, then plan again
+  bool transpose = false;      // CUBLAS_OP_T (the tensor is column-major) rather than CUBLAS_OP_N
   int64_t rows = 0, cols = 0;  // the stored matrix in cuBLAS's column-major view (before op)
   int64_t ld = 0;              // its leading dimension, >= rows
   int64_t batch_stride = 0;    // elements between batches; 0 broadcasts one matrix
@@ -56,8 +56,8 @@ struct BlasOperand {
 
 /// The whole cuBLASLt call for out = alpha * a @ w + beta * out (+ bias).
 struct MatmulPlan {
-  BlasOperand A;  // cuBLAS's A: w read as w^T [m, k]
-  BlasOperand B;  // cuBLAS's B: a read as a^T [k, n]
+  BlasOperand A;                // cuBLAS's A: w read as w^T [m, k]
+  BlasOperand B;                // cuBLAS's B: a read as a^T [k, n]
   int64_t m = 0, n = 0, k = 0;  // D = op(A) op(B) is m x n: m = out's columns, n = out's rows (all batches when folded)
   int64_t ldd = 0;              // D (= C, out) leading dimension: out's row pitch m
   int64_t batch = 1;            // cuBLASLt batch count after folding
@@ -65,7 +65,7 @@ struct MatmulPlan {
   bool folded = false;          // a's batches became rows of one GEMM
   bool bias_epilogue = false;   // CUBLASLT_EPILOGUE_BIAS adds the bias
   bool bias_needs_copy = false;  // the epilogue's bias must be packed: copy it first
-  bool bias_after = false;      // no epilogue: the kernel adds the bias after the product
+  bool bias_after = false;       // no epilogue: the kernel adds the bias after the product
   bool needs_copy() const { return A.needs_copy || B.needs_copy; }
 };
 
