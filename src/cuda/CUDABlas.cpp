@@ -90,9 +90,10 @@ DeviceBlas& blas_for(int device) {
 /// The workspace of (device, stream): a caching-allocator block owned by `stream`.
 void* workspace_for(int device, cudaStream_t stream, uint64_t bytes) {
   if (bytes == 0) return nullptr;
-  static std::mutex mu;
-  static auto* blocks = new std::map<std::pair<int, cudaStream_t>, void*>();  // never destroyed
-  std::lock_guard<std::mutex> lock(mu);
+  // Both never destroyed: a matmul may run while static objects are being destroyed at exit.
+  static auto* mu = new std::mutex();
+  static auto* blocks = new std::map<std::pair<int, cudaStream_t>, void*>();
+  std::lock_guard<std::mutex> lock(*mu);
   void*& block = (*blocks)[{device, stream}];
   if (block == nullptr) block = device_allocator()->allocate(bytes, Device(kCUDA, static_cast<int8_t>(device))).data;
   return block;
