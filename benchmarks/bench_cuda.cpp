@@ -1,5 +1,6 @@
 // GPU cases (TARGETS.md "GPU"): elementwise, reductions and softmax on the CUDA device, each in
-// GB/s and held against the device copy bandwidth measured in the same run (Note [GPU timing]).
+// GB/s and held against the device copy bandwidth measured in the same run (Note [GPU timing]),
+// and matrix products in TFLOP/s (Note [GPU matmul cases]).
 // Without a device every case is skipped ("no GPU"); an op that raises on the device reports
 // its error in its row. The PyTorch figures come from benchmarks/torch_cuda_twin, run beside
 // this by scripts/gpu_check.sh (docs/cuda.md "GPU benchmarks").
@@ -24,11 +25,12 @@ constexpr int64_t k4K = 4096;
 // Note [GPU timing]
 // Kernels run asynchronously, so each timed batch starts after a synchronize() and ends with
 // one: the figure is device time plus one launch-and-sync per batch. Batches hold enough calls
-// (about 2 ms of work at copy speed) that the sync is a few percent at most. The PyTorch twin
+// (about 2 ms of work at copy speed, or at an assumed FLOP rate for products) that the sync is a few percent at most. The PyTorch twin
 // (benchmarks/torch_cuda_twin) times the same way, so the ratio compares like with like.
-double gpu_seconds(const std::function<void()>& fn, double bytes_per_call, int reps = 15) {
-  constexpr double kAssumedBps = 3e12;  // H100 copy speed, only to size the batches
-  const int inner = std::max(1, int(std::ceil(2e-3 / (bytes_per_call / kAssumedBps))));
+/// Median seconds per call of fn; `expected_seconds` (a guess of one call's time) only sizes
+/// the batches.
+double gpu_seconds_per_call(const std::function<void()>& fn, double expected_seconds, int reps = 15) {
+  const int inner = std::max(1, int(std::ceil(2e-3 / expected_seconds)));
   for (int i = 0; i < 3; ++i) fn();
   cuda::synchronize();
   std::vector<double> t;
@@ -42,6 +44,11 @@ double gpu_seconds(const std::function<void()>& fn, double bytes_per_call, int r
   }
   std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
   return t[t.size() / 2];
+}
+/// gpu_seconds_per_call for a memory-bound call of bytes_per_call bytes.
+double gpu_seconds(const std::function<void()>& fn, double bytes_per_call) {
+  constexpr double kAssumedBps = 3e12;  // H100 copy speed, only to size the batches
+  return gpu_seconds_per_call(fn, bytes_per_call / kAssumedBps);
 }
 
 void require_gpu() {
@@ -108,6 +115,31 @@ bench::Case exp_case(const char* name, int64_t n) {
   });
 }
 
+// Note [GPU matmul cases]
+// Matrix products are compute-bound: their figure is TFLOP/s (2 * n * k * m per call). The
+// harness shows `work / seconds / 1e9` in the case's unit, so a TFLOP/s case declares its work
+// in thousands of FLOPs. Their limit (the tensor cores' peak) is not measured in the run, so
+// they have no share of a limit; the ratio to PyTorch (benchmarks/torch_cuda_twin, same shapes,
+// same timing) is the figure that matters. float32 runs in full fp32 on both sides (libtorch's
+// default allows no TF32 for matmul); bfloat16 accumulates in fp32. The batches are sized by an
+// assumed H100 rate (fp32 50 TFLOP/s, bf16 600), which only sets how many calls a batch holds.
+bench::Case matmul_case(const char* name, double flops, double assumed_flops_per_s,
+                        std::function<std::function<void()>()> body) {
+  return bench::Case{name, "TFLOP/s", flops / 1e3, kGoal, [flops, assumed_flops_per_s, body] {
+                       require_gpu();
+                       const std::function<void()> call = body();
+                       return gpu_seconds_per_call(call, flops / assumed_flops_per_s);
+                     }}
+      .without_limit();
+}
+
+bench::Case mm_case(const char* name, int64_t n, int64_t k, int64_t m, ScalarType t) {
+  return matmul_case(name, 2.0 * n * k * m, t == kFloat32 ? 50e12 : 600e12, [n, k, m, t] {
+    Tensor a = input({n, k}, t), b = input({k, m}, t);
+    return [a, b] { Tensor c = tensor::mm(a, b); };
+  });
+}
+
 const bench::AddCases kCudaCases({
     bench::Case{"cuda_copy_256M", "GB/s", kCopyBytes, "device reference", [] { return copy_seconds(); }}
         .with_device_bandwidth(device_copy_bps),
@@ -131,6 +163,14 @@ const bench::AddCases kCudaCases({
     gpu_case("cuda_softmax_4096", 4.0 * 2 * k4K * k4K, kGoal, [] {
       Tensor a = input({k4K, k4K});
       return [a] { Tensor s = tensor::softmax(a, 1); };
+    }),
+    mm_case("cuda_mm_4096", k4K, k4K, k4K, kFloat32),
+    mm_case("cuda_mm_bf16_4096", k4K, k4K, k4K, kBFloat16),
+    mm_case("cuda_mm_128x784x1024", 128, 784, 1024, kFloat32),
+    // The MLP's first layer as nn::Linear runs it: x @ w.t() + bias (the bias epilogue).
+    matmul_case("cuda_linear_128x784x1024", 2.0 * 128 * 784 * 1024, 50e12, [] {
+      Tensor x = input({128, 784}), w = input({1024, 784}), b = input({1024});
+      return [x, w, b] { Tensor y = tensor::linear(x, w, b); };
     }),
 });
 

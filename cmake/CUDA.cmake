@@ -49,7 +49,7 @@ else()
 endif()
 add_library(libtensor::tensor_cuda ALIAS tensor_cuda)
 target_include_directories(tensor_cuda PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(tensor_cuda PUBLIC tensor PRIVATE CUDA::cudart fmt::fmt)
+target_link_libraries(tensor_cuda PUBLIC tensor PRIVATE CUDA::cudart CUDA::cublasLt fmt::fmt)
 target_compile_options(tensor_cuda PRIVATE
   # The host code reads TensorIterators but never runs their OpenMP loops: no -fopenmp here.
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-unused-parameter -Wno-unknown-pragmas -fno-math-errno>

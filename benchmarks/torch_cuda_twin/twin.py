@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fallback PyTorch twin of benchmarks/bench_cuda.cpp, for when torch_cuda_twin.cpp cannot be
 built on the GPU machine: the same case names, sizes and byte counts, printed the same way
-(tab-separated: case, seconds per call, GB/s; or case, "error", message).
+(tab-separated: case, seconds per call, GB/s or TFLOP/s for the products; or case, "error",
+message).
 
 Timed with CUDA events around batches of calls (about 2 ms of work at copy speed), so the
 Python launch cost stays hidden behind the queued kernels as long as each kernel outlasts it.
@@ -15,8 +16,9 @@ import torch
 K16M, K256M, K4K = 16 << 20, 256 << 20, 4096
 
 
-def gpu_seconds(fn, bytes_per_call, reps=15):
-    inner = max(1, math.ceil(2e-3 / (bytes_per_call / 3e12)))
+def gpu_seconds(fn, expected_seconds, reps=15):
+    """Median seconds per call; expected_seconds only sizes the batches (about 2 ms of work)."""
+    inner = max(1, math.ceil(2e-3 / expected_seconds))
     for _ in range(3):
         fn()
     torch.cuda.synchronize()
@@ -71,6 +73,27 @@ def softmax_case():
     return lambda: torch.softmax(a, 1)
 
 
+def mm_case(n, k, m, dtype):
+    a, b = gpu(n, k, dtype=dtype), gpu(k, m, dtype=dtype)
+    return lambda: torch.mm(a, b)
+
+
+def linear_case():
+    x, w, b = gpu(128, 784), gpu(1024, 784), gpu(1024)
+    return lambda: torch.nn.functional.linear(x, w, b)
+
+
+# Products (Note [GPU matmul cases] in bench_cuda.cpp): name, FLOPs per call, the FLOP rate
+# assumed to size the batches, body. Their figure is TFLOP/s.
+MM_FLOPS_4096 = 2.0 * K4K ** 3
+MLP_FLOPS = 2.0 * 128 * 784 * 1024
+PRODUCTS = [
+    ("cuda_mm_4096", MM_FLOPS_4096, 50e12, lambda: mm_case(K4K, K4K, K4K, torch.float32)),
+    ("cuda_mm_bf16_4096", MM_FLOPS_4096, 600e12, lambda: mm_case(K4K, K4K, K4K, torch.bfloat16)),
+    ("cuda_mm_128x784x1024", MLP_FLOPS, 50e12, lambda: mm_case(128, 784, 1024, torch.float32)),
+    ("cuda_linear_128x784x1024", MLP_FLOPS, 50e12, linear_case),
+]
+
 # name, bytes per call, body (allocates the inputs, returns the timed call)
 CASES = [
     ("cuda_copy_256M", 2.0 * 4 * K256M, copy_case),
@@ -95,12 +118,15 @@ def main():
         return 2
     print(f"# twin.py: torch {torch.__version__} (Python), {torch.cuda.get_device_name()}")
     errors = 0
-    for name, nbytes, body in CASES:
+    # (name, expected seconds per call, figure from seconds, body)
+    runs = [(n, b / 3e12, lambda s, b=b: b / s / 1e9, f) for n, b, f in CASES]
+    runs += [(n, fl / rate, lambda s, fl=fl: fl / s / 1e12, f) for n, fl, rate, f in PRODUCTS]
+    for name, expected, figure, body in runs:
         if len(sys.argv) > 1 and not any(s in name for s in sys.argv[1:]):
             continue
         try:
-            sec = gpu_seconds(body(), nbytes)
-            print(f"{name}\t{sec:.9g}\t{nbytes / sec / 1e9:.1f}", flush=True)
+            sec = gpu_seconds(body(), expected)
+            print(f"{name}\t{sec:.9g}\t{figure(sec):.1f}", flush=True)
         except Exception as e:  # noqa: BLE001 - one failing case must not hide the others
             print(f"{name}\terror\t{str(e).splitlines()[0] if str(e) else type(e).__name__}", flush=True)
             errors += 1

@@ -32,6 +32,6 @@ struct LinalgOpDefs {
 LinalgOpDefs& linalg_ops();
 
 /// Registers a backend's (CUDA's) matmul kernel: mm, bmm, addmm and linear share it.
-void register_kernel(DispatchKey backend, MatmulKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, MatmulKernel kernel);
 
 }  // namespace tensor::ops
