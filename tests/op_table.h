@@ -135,6 +135,10 @@ inline std::vector<std::string> covered_ops(const StructuredCase& c) {
   return {c.name.substr(0, c.name.find(' '))};
 }
 
+/// An index or mask constant of a row, on the device of the row's first input (so the CUDA
+/// mode of the table, tests/test_cuda_op_table.cpp, runs the same rows).
+inline Tensor on(const std::vector<Tensor>& v, const Tensor& t) { return t.to(v[0].device()); }
+
 inline std::vector<StructuredCase> structured_cases() {
   namespace F = tensor::nn::functional;
   using V = std::vector<Tensor>;
@@ -156,12 +160,12 @@ inline std::vector<StructuredCase> structured_cases() {
       {"norm (p=3, all)", [](const V& v) { return v[0].norm(3); }, {{3, 4}}},
       {"cumsum", [](const V& v) { return v[0].cumsum(1); }, {{3, 4}}},
       {"cumprod", [](const V& v) { return v[0].cumprod(0); }, {{3, 4}}},
-      {"index_select", [](const V& v) { return v[0].index_select(1, tensor::tensor({3, 0, 3})); }, {{3, 4}}},
-      {"gather", [](const V& v) { return v[0].gather(0, tensor::tensor({{0, 2, 1, 0}, {2, 2, 0, 1}})); }, {{3, 4}}},
-      {"scatter", [](const V& v) { return v[0].scatter(0, tensor::tensor({{2, 0, 1, 1}, {0, 1, 2, 0}}), v[1]); }, {{3, 4}, {2, 4}}},
-      {"scatter_add", [](const V& v) { return v[0].scatter_add(0, tensor::tensor({{2, 2, 1, 0}, {2, 1, 2, 0}}), v[1]); }, {{3, 4}, {2, 4}}},
-      {"index_add", [](const V& v) { return v[0].index_add(0, tensor::tensor({2, 0, 2}), v[1], 0.5); }, {{3, 4}, {3, 4}}},
-      {"masked_fill (broadcast mask)", [](const V& v) { return v[0].masked_fill(tensor::tensor({true, false, false, true}), 2.0); }, {{3, 4}}},
+      {"index_select", [](const V& v) { return v[0].index_select(1, on(v, tensor::tensor({3, 0, 3}))); }, {{3, 4}}},
+      {"gather", [](const V& v) { return v[0].gather(0, on(v, tensor::tensor({{0, 2, 1, 0}, {2, 2, 0, 1}}))); }, {{3, 4}}},
+      {"scatter", [](const V& v) { return v[0].scatter(0, on(v, tensor::tensor({{2, 0, 1, 1}, {0, 1, 2, 0}})), v[1]); }, {{3, 4}, {2, 4}}},
+      {"scatter_add", [](const V& v) { return v[0].scatter_add(0, on(v, tensor::tensor({{2, 2, 1, 0}, {2, 1, 2, 0}})), v[1]); }, {{3, 4}, {2, 4}}},
+      {"index_add", [](const V& v) { return v[0].index_add(0, on(v, tensor::tensor({2, 0, 2})), v[1], 0.5); }, {{3, 4}, {3, 4}}},
+      {"masked_fill (broadcast mask)", [](const V& v) { return v[0].masked_fill(on(v, tensor::tensor({true, false, false, true})), 2.0); }, {{3, 4}}},
       {"cat", [](const V& v) { return tensor::cat({v[0], v[1]}, 1); }, {{3, 2}, {3, 4}}},
       {"stack", [](const V& v) { return tensor::stack({v[0], v[1]}, -1); }, {{3, 4}, {3, 4}}},
       // Views (hand-written nodes, src/autograd/nodes/Views.cpp), several per case.
@@ -180,10 +184,10 @@ inline std::vector<StructuredCase> structured_cases() {
       {"copy_ (broadcast into a slice)", [](const V& v) { Tensor y = v[0] * 1; y.narrow(0, 0, 2).copy_(v[1]); return y * v[0]; }, {{3, 4}, {4}}, true, {"copy_"}},
       {"fill_ (through a view)", [](const V& v) { Tensor y = v[0] * 1; y.select(1, 2).fill_(0.5); return y * v[0]; }, {{3, 4}}, true, {"fill_"}},
       {"clamp_", [](const V& v) { Tensor y = v[0] * 1; y.clamp_(-0.5, 0.5); return y; }, {{3, 4}}, true, {"clamp_"}},
-      {"scatter_", [](const V& v) { Tensor y = v[0] * 1; y.scatter_(0, tensor::tensor({{2, 0, 1, 1}, {0, 1, 2, 0}}), v[1]); return y; }, {{3, 4}, {2, 4}}, true, {"scatter_"}},
-      {"scatter_add_", [](const V& v) { Tensor y = v[0] * 1; y.scatter_add_(0, tensor::tensor({{2, 2, 1, 0}, {2, 1, 2, 0}}), v[1]); return y; }, {{3, 4}, {2, 4}}, true, {"scatter_add_"}},
-      {"index_add_", [](const V& v) { Tensor y = v[0] * 1; y.index_add_(0, tensor::tensor({2, 0, 2}), v[1], 0.5); return y; }, {{3, 4}, {3, 4}}, true, {"index_add_"}},
-      {"masked_fill_", [](const V& v) { Tensor y = v[0] * 1; y.masked_fill_(tensor::tensor({true, false, false, true}), 2.0); return y * v[0]; }, {{3, 4}}, true, {"masked_fill_"}},
+      {"scatter_", [](const V& v) { Tensor y = v[0] * 1; y.scatter_(0, on(v, tensor::tensor({{2, 0, 1, 1}, {0, 1, 2, 0}})), v[1]); return y; }, {{3, 4}, {2, 4}}, true, {"scatter_"}},
+      {"scatter_add_", [](const V& v) { Tensor y = v[0] * 1; y.scatter_add_(0, on(v, tensor::tensor({{2, 2, 1, 0}, {2, 1, 2, 0}})), v[1]); return y; }, {{3, 4}, {2, 4}}, true, {"scatter_add_"}},
+      {"index_add_", [](const V& v) { Tensor y = v[0] * 1; y.index_add_(0, on(v, tensor::tensor({2, 0, 2})), v[1], 0.5); return y; }, {{3, 4}, {3, 4}}, true, {"index_add_"}},
+      {"masked_fill_", [](const V& v) { Tensor y = v[0] * 1; y.masked_fill_(on(v, tensor::tensor({true, false, false, true})), 2.0); return y * v[0]; }, {{3, 4}}, true, {"masked_fill_"}},
       {"sort", [](const V& v) { return std::get<0>(v[0].sort(1, true)); }, {{3, 4}}},
       {"topk", [](const V& v) { return std::get<0>(v[0].topk(2, 0)); }, {{3, 4}}},
       {"tril_", [](const V& v) { Tensor y = v[0] * 1; y.tril_(1); return y; }, {{3, 4}}, true, {"tril_"}},
@@ -230,7 +234,7 @@ inline std::vector<StructuredCase> structured_cases() {
       {"group_norm", [](const V& v) { return tensor::group_norm(v[0], 2, v[1], v[2]); }, {{2, 4, 3}, {4}, {4}}},
       {"softmax", [](const V& v) { return tensor::softmax(v[0], 1); }, {{3, 4}}},
       {"log_softmax", [](const V& v) { return tensor::log_softmax(v[0], 0); }, {{3, 4}}},
-      {"cross_entropy", [](const V& v) { return F::cross_entropy(v[0], tensor::tensor({1, 0, 3})); }, {{3, 4}}},
+      {"cross_entropy", [](const V& v) { return F::cross_entropy(v[0], on(v, tensor::tensor({1, 0, 3}))); }, {{3, 4}}},
       {"mse_loss", [](const V& v) { return F::mse_loss(v[0], v[1]); }, {{3, 4}, {3, 4}}},
       // First order only: _ctc_loss_backward is not differentiable (as libtorch's). Unnormalized
       // log_probs: the node's gradient is the exact derivative (Note [CTC gradient]).

@@ -8,28 +8,65 @@
 namespace tensor::autograd {
 
 namespace {
+
+// Note [gradcheck on any device]
+// Finite differences perturb one input element at a time, in place. On the CPU that is a write
+// through the pointer; on another device (CUDA) the element is a 0-dim view of a detached alias
+// (same storage, so fn sees the change), written with fill_ and read with item(). Results and
+// gradients are compared on the host.
+class Element {
+ public:
+  /// Element at storage offset `off` of x (x's own offset included) of x's real dtype.
+  Element(const Tensor& x, int64_t off, bool imag_part = false) {
+    if (x.is_cpu()) {
+      double* base = x.is_complex() ? reinterpret_cast<double*>(x.data_ptr<complex128>()) : x.data_ptr<double>();
+      p_ = base + (x.is_complex() ? 2 * off + (imag_part ? 1 : 0) : off);
+      return;
+    }
+    Tensor alias = x.detach().as_strided({}, {}, x.storage_offset() + off);
+    view_ = x.is_complex() ? (imag_part ? alias.imag() : alias.real()) : alias;
+  }
+  double get() const { return p_ ? *p_ : view_.item<double>(); }
+  void set(double v) {
+    if (p_) {
+      *p_ = v;
+    } else {
+      NoGradGuard no_grad;
+      view_.fill_(v);
+    }
+  }
+
+ private:
+  double* p_ = nullptr;
+  Tensor view_;
+};
+
+// The storage offset (relative to x's data pointer) of element e in row-major logical order,
+// located through the strides (inputs may be views).
+int64_t element_offset(const Tensor& x, int64_t e) {
+  int64_t off = 0, rem = e;
+  for (int64_t d = x.dim() - 1; d >= 0; --d) {
+    off += (rem % x.size(d)) * x.stride(d);
+    rem /= x.size(d);
+  }
+  return off;
+}
+
 // Jacobian columns by finite differences: d out / d input[k] element e.
 std::vector<std::vector<double>> numerical(const std::function<Tensor(const variable_list&)>& fn,
                                            const variable_list& inputs, size_t k, double eps, int64_t nout) {
   // No NoGradGuard: fn may itself differentiate (gradgradcheck evaluates a gradient).
   std::vector<std::vector<double>> cols;
   Tensor x = inputs[k];
-  double* base = x.data_ptr<double>();
   for (int64_t e = 0; e < x.numel(); ++e) {
-    // Element e in row-major logical order, located through the strides (inputs may be views).
-    int64_t off = 0, rem = e;
-    for (int64_t d = x.dim() - 1; d >= 0; --d) {
-      off += (rem % x.size(d)) * x.stride(d);
-      rem /= x.size(d);
-    }
-    double* p = base + off;
-    double orig = *p;
-    *p = orig + eps;
+    Element p(x, element_offset(x, e));
+    double orig = p.get();
+    p.set(orig + eps);
     // clone(): fn may return one of its inputs (or an alias), which the next step perturbs.
-    Tensor hi = fn(inputs).to(kFloat64).contiguous().reshape({-1}).clone();
-    *p = orig - eps;
-    Tensor lo = fn(inputs).to(kFloat64).contiguous().reshape({-1}).clone();
-    *p = orig;
+    Tensor hi = fn(inputs).to(kFloat64).contiguous().reshape({-1}).clone().cpu();
+    p.set(orig - eps);
+    Tensor lo = fn(inputs).to(kFloat64).contiguous().reshape({-1}).clone().cpu();
+    p.set(orig);
     std::vector<double> col(nout);
     const double* ph = hi.data_ptr<double>();
     const double* pl = lo.data_ptr<double>();
@@ -59,6 +96,7 @@ bool complex_gradcheck(const std::function<Tensor(const variable_list&)>& fn, co
                    ? (randn(out.sizes(), TensorOptions(kFloat64)) + randn(out.sizes(), TensorOptions(kFloat64)) * complex128(0, 1))
                          .to(out.dtype())
                    : randn(out.sizes(), TensorOptions(out.dtype()));
+    c = c.to(out.device());
     variable_list an = grad({fn(inputs)}, wrt, {c}, /*retain_graph=*/false, false, /*allow_unused=*/true);
     auto loss = [&]() {
       Tensor o = fn(inputs).detach();
@@ -73,23 +111,19 @@ bool complex_gradcheck(const std::function<Tensor(const variable_list&)>& fn, co
       TENSOR_CHECK(x.dtype() == kFloat64 || x.dtype() == kComplex128,
                    "gradcheck: input {} must be float64 or complex128, got {}", k, x.dtype());
       Tensor a = an[wi++];
-      Tensor a128 = a.defined() ? a.to(kComplex128).contiguous() : zeros(x.sizes(), TensorOptions(kComplex128));
-      double* base = cx ? reinterpret_cast<double*>(x.data_ptr<complex128>()) : x.data_ptr<double>();
+      Tensor a128 =
+          a.defined() ? a.to(kComplex128).contiguous().cpu() : zeros(x.sizes(), TensorOptions(kComplex128));
       for (int64_t e = 0; e < x.numel(); ++e) {
-        int64_t off = 0, rem = e;
-        for (int64_t d = x.dim() - 1; d >= 0; --d) {
-          off += (rem % x.size(d)) * x.stride(d);
-          rem /= x.size(d);
-        }
+        const int64_t off = element_offset(x, e);
         double num[2] = {0, 0};
         for (int part = 0; part < (cx ? 2 : 1); ++part) {
-          double* p = base + (cx ? 2 * off + part : off);
-          double orig = *p;
-          *p = orig + eps;
+          Element p(x, off, part == 1);
+          double orig = p.get();
+          p.set(orig + eps);
           double hi = loss();
-          *p = orig - eps;
+          p.set(orig - eps);
           double lo = loss();
-          *p = orig;
+          p.set(orig);
           num[part] = (hi - lo) / (2 * eps);
         }
         complex128 got = a128.data_ptr<complex128>()[e];
@@ -121,6 +155,7 @@ bool gradcheck(const std::function<Tensor(const variable_list&)>& fn, const vari
   for (int64_t j = 0; j < nout; ++j) {
     Tensor onehot = zeros({nout}, TensorOptions(out.dtype()));
     onehot.data_ptr<double>()[j] = 1.0;
+    onehot = onehot.to(out.device());
     variable_list wrt;
     for (const Tensor& t : inputs)
       if (t.requires_grad()) wrt.push_back(t);
@@ -148,7 +183,7 @@ bool gradgradcheck(const std::function<Tensor(const variable_list&)>& fn, const 
                    double atol, double rtol) {
   Tensor out = fn(inputs);
   // A fixed random cotangent, itself differentiated through.
-  Tensor v = randn(out.sizes(), TensorOptions(kFloat64)).requires_grad_(true);
+  Tensor v = randn(out.sizes(), TensorOptions(kFloat64)).to(out.device()).requires_grad_(true);
   variable_list all = inputs;
   all.push_back(v);
   for (size_t k = 0; k < inputs.size(); ++k) {

@@ -1,0 +1,127 @@
+// The structured rows of the op table (tests/op_table.h) in CUDA mode: each row whose
+// dispatcher ops all have CUDA kernels runs on CUDA float64 inputs (contiguous and
+// non-contiguous) against the CPU result, then gradcheck (and gradgradcheck where the row asks)
+// on CUDA. A row with an op still missing its CUDA kernel must raise a tensor::Error, so the
+// row fails here once a kernel lands and the list moves by itself. The elementwise rows run in
+// tests/test_cuda_ops.cpp.
+//
+// Which rows are served is read from the dispatcher (ops::builtin_ops()'s CUDA slots), so that
+// part runs without a device too: the elementwise-and-reduction rows must all be served.
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "src/ops/AllOps.h"
+#include "tests/op_table.h"
+#include "tests/test_util.h"
+
+using namespace tensor;
+using optable::StructuredCase;
+
+namespace {
+
+struct Slots {
+  std::set<std::string> builtin, with_cuda;
+};
+
+const Slots& slots() {
+  static const Slots s = [] {
+    (void)cuda::device_count();  // opens libtensor_cuda, which registers its kernels
+    Slots r;
+    for (const ops::OpSummary& op : ops::builtin_ops()) {
+      r.builtin.insert(op.name);
+      if (op.slots.has(DispatchKey::CUDA)) r.with_cuda.insert(op.name);
+    }
+    return r;
+  }();
+  return s;
+}
+
+// A row is served on CUDA when each dispatcher op it covers has a CUDA kernel. A covered name
+// that is not a dispatcher op is a composite of public ops (its pieces are checked when it runs).
+bool served_on_cuda(const StructuredCase& c) {
+  for (const std::string& op : optable::covered_ops(c))
+    if (slots().builtin.count(op) && !slots().with_cuda.count(op)) return false;
+  return true;
+}
+
+std::vector<Tensor> inputs(const StructuredCase& c, bool strided, Device device) {
+  std::vector<Tensor> in;
+  for (const auto& s : c.shapes) {
+    Tensor t;
+    if (!strided) {
+      t = randn(s, kFloat64).to(device);
+    } else if (s.size() >= 2) {
+      std::vector<int64_t> swapped(s);
+      std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+      t = randn(swapped, kFloat64).to(device).transpose(-1, -2);  // transposed strides on the device
+    } else {
+      t = randn({2 * s[0]}, kFloat64).to(device).slice(0, 0, 2 * s[0], 2);  // stride 2
+    }
+    in.push_back(t.requires_grad_(true));
+  }
+  return in;
+}
+
+std::string param_name(const ::testing::TestParamInfo<StructuredCase>& info) {
+  std::string s = info.param.name + "_" + std::to_string(info.index);
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+}
+
+class CudaOpTable : public ::testing::TestWithParam<StructuredCase> {};
+
+}  // namespace
+
+// The rows issue 21 puts on the GPU first: where, clamp and every reduction, scan and softmax.
+TEST(CudaOpTableCoverage, ElementwiseAndReductionRowsAreServed) {
+#if !defined(TENSOR_TEST_HAVE_CUDA_BACKEND)
+  GTEST_SKIP() << "this build has no CUDA backend (nvcc not found)";
+#endif
+  const std::set<std::string> must = {"where",     "clamp",  "sum",          "mean",           "prod",
+                                      "prod (all)", "max (all)", "min (all)", "amax",           "amin",
+                                      "logsumexp", "var",    "std (correction 0)", "norm (p=2)", "norm (p=3, all)",
+                                      "cumsum",    "cumprod", "softmax",     "log_softmax"};
+  int found = 0, served = 0;
+  std::string missing;
+  for (const StructuredCase& c : optable::structured_cases()) {
+    if (served_on_cuda(c)) ++served;
+    if (!must.count(c.name)) continue;
+    ++found;
+    if (!served_on_cuda(c)) missing += " [" + c.name + "]";
+  }
+  EXPECT_EQ(found, static_cast<int>(must.size())) << "a row named here was renamed in tests/op_table.h";
+  EXPECT_TRUE(missing.empty()) << "rows without CUDA kernels:" << missing;
+  std::printf("CUDA serves %d of %zu structured rows\n", served, optable::structured_cases().size());
+}
+
+TEST_P(CudaOpTable, MatchesCpuAndGradchecks) {
+  REQUIRE_CUDA();
+  const StructuredCase& c = GetParam();
+  const Device cuda_dev(kCUDA, 0);
+  auto f = [&c](const autograd::variable_list& v) { return c.fn(v); };
+  for (bool strided : {false, true}) {
+    SCOPED_TRACE(c.name + (strided ? " (non-contiguous)" : ""));
+    manual_seed(41);
+    std::vector<Tensor> on_cpu = inputs(c, strided, Device(kCPU));
+    manual_seed(41);
+    std::vector<Tensor> on_gpu = inputs(c, strided, cuda_dev);
+    if (!served_on_cuda(c)) {
+      EXPECT_THROW(f(on_gpu), Error) << "the row runs on CUDA now: its ops all have kernels?";
+      return;
+    }
+    Tensor want = f(on_cpu), got = f(on_gpu);
+    ASSERT_TRUE(got.is_cuda());
+    EXPECT_TRUE(allclose(got.cpu(), want, 1e-10, 1e-12, /*equal_nan=*/true)) << "cuda:\n"
+                                                                           << got.cpu() << "\ncpu:\n"
+                                                                           << want;
+    EXPECT_TRUE(autograd::gradcheck(f, on_gpu, 1e-6, 1e-5, 1e-3));
+    if (c.second_order) EXPECT_TRUE(autograd::gradgradcheck(f, on_gpu, 1e-6, 1e-5, 1e-3));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Rows, CudaOpTable, ::testing::ValuesIn(optable::structured_cases()), param_name);
