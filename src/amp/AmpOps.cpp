@@ -23,6 +23,9 @@ void check_one_element(const char* op, const char* what, const Tensor& t, Scalar
                device.str());
 }
 
+dispatch::BackendKernels<decltype(AmpKernels::unscale)> g_unscale_kernels;
+dispatch::BackendKernels<decltype(AmpKernels::update_scale)> g_update_scale_kernels;
+
 template <DispatchKey K>
 void amp_unscale(TensorList grads, const Tensor& found_inf, const Tensor& inv_scale) {
   const char* op = "_amp_foreach_non_finite_check_and_unscale_";
@@ -37,15 +40,21 @@ void amp_unscale(TensorList grads, const Tensor& found_inf, const Tensor& inv_sc
     TENSOR_CHECK(g.device() == device, "{}: gradient {} is on {}, but found_inf and inv_scale are on {}", op, i,
                  g.device().str(), device.str());
   }
-  if constexpr (K == DispatchKey::CPU) {
-    // The kernel reads contiguous memory; a strided gradient (rare: gradients take their
+  if constexpr (K != DispatchKey::Meta) {
+    // The kernels read contiguous memory; a strided gradient (rare: gradients take their
     // parameter's layout) goes through a contiguous copy written back.
-    std::vector<Tensor> work(grads.begin(), grads.end());
-    for (Tensor& g : work)
-      if (!g.is_contiguous()) g = g.contiguous();
-    cpu::amp_non_finite_check_and_unscale(work, found_inf.data_ptr<float>(), *inv_scale.data_ptr<float>());
-    for (size_t i = 0; i < work.size(); ++i)
-      if (!work[i].is_same(grads[i])) grads[i].copy_(work[i]);
+    std::vector<Tensor> work;
+    for (const Tensor& g : grads)
+      if (g.numel() > 0) work.push_back(g.is_contiguous() ? g : g.contiguous());
+    if constexpr (K == DispatchKey::CPU)
+      cpu::amp_non_finite_check_and_unscale(work, found_inf.data_ptr<float>(), *inv_scale.data_ptr<float>());
+    else
+      g_unscale_kernels.get<K>(op)(work, found_inf, inv_scale);
+    for (size_t i = 0, w = 0; i < grads.size(); ++i) {
+      if (grads[i].numel() == 0) continue;
+      if (!work[w].is_same(grads[i])) grads[i].copy_(work[w]);
+      ++w;
+    }
   }
 }
 
@@ -62,6 +71,8 @@ Tensor& amp_update_scale(Tensor& scale, const Tensor& growth_tracker, const Tens
   if constexpr (K == DispatchKey::CPU) {
     amp_math::update_scale(*scale.data_ptr<float>(), *growth_tracker.data_ptr<int32_t>(), *found_inf.data_ptr<float>(),
                            growth_factor, backoff_factor, growth_interval);
+  } else if constexpr (K != DispatchKey::Meta) {
+    g_update_scale_kernels.get<K>(op)(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
   }
   return scale;
 }
@@ -75,6 +86,15 @@ dispatch::OpDef<AmpUpdateScaleFn> g_update_scale =
 
 dispatch::OpDef<AmpUnscaleFn>& amp_unscale_op() { return g_unscale; }
 dispatch::OpDef<AmpUpdateScaleFn>& amp_update_scale_op() { return g_update_scale; }
+
+void register_kernel(DispatchKey backend, const AmpKernels& kernels) {
+  dispatch::check_kernel_backend(backend, "_amp_foreach_non_finite_check_and_unscale_/_amp_update_scale_");
+  TENSOR_CHECK(kernels.unscale && kernels.update_scale, "register_kernel(amp): both kernels are required");
+  g_unscale_kernels.set(backend, kernels.unscale);
+  g_update_scale_kernels.set(backend, kernels.update_scale);
+  g_unscale.set(backend, &amp_unscale<DispatchKey::CUDA>);
+  g_update_scale.set(backend, &amp_update_scale<DispatchKey::CUDA>);
+}
 
 }  // namespace ops
 

@@ -18,4 +18,17 @@ using AmpUpdateScaleFn = Tensor&(Tensor&, const Tensor&, const Tensor&, double, 
 dispatch::OpDef<AmpUnscaleFn>& amp_unscale_op();
 dispatch::OpDef<AmpUpdateScaleFn>& amp_update_scale_op();
 
+/// A backend's (CUDA's) kernels of the two ops, called after the front end's checks: every
+/// tensor is on one device; gradients are floating, non-empty and contiguous (the front end
+/// passes contiguous copies of strided ones and writes them back); found_inf, inv_scale and
+/// scale are one-element float32, growth_tracker one-element int32. The kernels read and write
+/// those on the device: no host synchronization.
+struct AmpKernels {
+  void (*unscale)(TensorList grads, const Tensor& found_inf, const Tensor& inv_scale) = nullptr;
+  void (*update_scale)(const Tensor& scale, const Tensor& growth_tracker, const Tensor& found_inf,
+                       double growth_factor, double backoff_factor, int64_t growth_interval) = nullptr;
+};
+/// Registers a backend's kernels of _amp_foreach_non_finite_check_and_unscale_ and _amp_update_scale_.
+TENSOR_API void register_kernel(DispatchKey backend, const AmpKernels& kernels);
+
 }  // namespace tensor::ops
