@@ -60,5 +60,8 @@ constexpr bool is_compare_op(int op) {
 LaunchStatus launch_unary(int op, const ElementwiseLaunch& l);
 LaunchStatus launch_binary_arith(int op, const ElementwiseLaunch& l, ScalarArg alpha);
 LaunchStatus launch_binary_compare(int op, const ElementwiseLaunch& l);
+/// copy_ / fill_ (kernels/cuda/CopyKernels.cu): out (out_dtype) = input 1 (dtype), converted;
+/// input 1 may be a scalar argument (a fill). Any real dtype pair.
+LaunchStatus launch_copy(const ElementwiseLaunch& l);
 
 }  // namespace tensor::cuda_kernels
