@@ -73,7 +73,7 @@ Tensor threshold_backward(const Tensor& grad, const Tensor& self, const Scalar& 
 
 using ThresholdBackwardFn = Tensor(const Tensor&, const Tensor&, const Scalar&);
 /// threshold_backward's dispatcher table (no Autograd kernel: it is itself a backward formula).
-dispatch::OpDef<ThresholdBackwardFn>& threshold_backward_op();
+TENSOR_API dispatch::OpDef<ThresholdBackwardFn>& threshold_backward_op();
 /// Backend kernel of threshold_backward over the front end's TensorIterator (operands: out,
 /// grad, self, all of one floating dtype).
 using ThresholdBackwardKernel = void (*)(const TensorIterator& iter, const Scalar& threshold);
