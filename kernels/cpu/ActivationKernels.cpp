@@ -8,6 +8,7 @@
 #include <hwy/highway.h>
 
 #include "kernels/cpu/Loops-inl.h"
+#include "kernels/math/Select.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tensor::cpu::HWY_NAMESPACE {
@@ -20,7 +21,8 @@ void ThresholdBackwardImpl(const TensorIterator& iter, const Scalar& threshold) 
     using OT = opmath_t<T>;
     const OT th = threshold.to<OT>();
     iter.for_each([&](char** d, const int64_t* s, int64_t n0, int64_t n1) {
-      loop_binary<T, T, T>(d, s, n0, n1, [th](OT g, OT y) { return y <= th ? OT(0) : g; });
+      // The same functor as the CUDA kernel (kernels/math/Select.h).
+      loop_binary<T, T, T>(d, s, n0, n1, math::ThresholdBackwardOp<OT>{th});
     });
   });
 }

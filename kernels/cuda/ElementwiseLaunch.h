@@ -10,7 +10,7 @@
 
 namespace tensor::cuda_kernels {
 
-constexpr int kMaxOperands = 3;  // the output and up to two inputs
+constexpr int kMaxOperands = 4;  // the output and up to three inputs (where: cond, a, b)
 constexpr int kMaxDims = 8;
 
 /// A value passed to a kernel as an argument: a CPU scalar operand (x + 2), or alpha. Integral

@@ -1,23 +1,18 @@
 // The CUDA kernels of the elementwise ops: read the front end's TensorIterator into a plain
 // launch description, split it to fit 32-bit indexing, and call kernels/cuda's launchers.
+#include "src/cuda/CUDAElementwise.h"
+
 #include <cuda_runtime_api.h>
 
 #include <cstring>
 #include <type_traits>
 
-#include "kernels/cuda/ElementwiseLaunch.h"
-#include "src/core/Check.h"
+#include "kernels/cuda/SelectLaunch.h"
 #include "src/core/DtypeVisit.h"
-#include "src/core/TensorIterator.h"
-#include "src/cuda/CUDARuntime.h"
 #include "src/ops/ElementwiseOps.h"
 
 namespace tensor::cuda_detail {
 
-namespace {
-
-using cpu::BinaryOp;
-using cpu::UnaryOp;
 using cuda_kernels::ElementwiseLaunch;
 using cuda_kernels::LaunchStatus;
 using cuda_kernels::ScalarArg;
@@ -34,6 +29,7 @@ ScalarArg scalar_arg(const Scalar& s) {
   return a;
 }
 
+namespace {
 // The value of a CPU scalar operand (a 0-dim CPU tensor already in the compute dtype).
 ScalarArg scalar_operand(const TensorIterator& iter, int op) {
   ScalarArg a;
@@ -50,6 +46,7 @@ ScalarArg scalar_operand(const TensorIterator& iter, int op) {
   });
   return a;
 }
+}  // namespace
 
 ElementwiseLaunch describe(const TensorIterator& iter) {
   TENSOR_INTERNAL_ASSERT(iter.ntensors() <= cuda_kernels::kMaxOperands && iter.ndim() <= cuda_kernels::kMaxDims);
@@ -74,7 +71,8 @@ ElementwiseLaunch describe(const TensorIterator& iter) {
 // Note [32-bit indexing]
 // Kernels index with 32 bits (the offset calculator's divisions and byte offsets are uint32),
 // which is faster on the GPU. A launch whose element count or an operand's byte span does not
-// fit is split in two along its outermost dim, recursively, each half with its pointers moved.
+// fit is split in two along its outermost dim, recursively, each half with its pointers moved
+// (for_each_32bit in src/cuda/CUDAElementwise.h).
 bool fits_32bit(const ElementwiseLaunch& l) {
   if (l.numel() > INT32_MAX) return false;
   for (int op = 0; op < l.ntensors; ++op) {
@@ -85,41 +83,16 @@ bool fits_32bit(const ElementwiseLaunch& l) {
   return true;
 }
 
-template <class F>
-void for_each_32bit(const ElementwiseLaunch& l, const F& run) {
-  if (fits_32bit(l)) {
-    run(l);
-    return;
-  }
-  int outer = l.ndim - 1;  // the outermost dim with more than one element
-  while (outer > 0 && l.shape[outer] == 1) --outer;
-  const int64_t size = l.shape[outer];
-  TENSOR_INTERNAL_ASSERT(size > 1);
-  ElementwiseLaunch lo = l, hi = l;
-  const int64_t half = size / 2;
-  lo.shape[outer] = half;
-  hi.shape[outer] = size - half;
-  for (int op = 0; op < l.ntensors; ++op)
-    if (!l.is_scalar[op]) hi.data[op] = l.data[op] + half * l.strides[op][outer];
-  for_each_32bit(lo, run);
-  for_each_32bit(hi, run);
+void throw_launch_error(const char* name, LaunchStatus st, ScalarType dtype, IntArrayRef shape) {
+  if (st == cuda_kernels::kNoKernelForDtype)
+    TENSOR_ERROR("{}: no CUDA kernel for dtype {} yet (shape {}); use .cpu()", name, dtype, detail::shape_str(shape));
+  throw_cuda_error(name, static_cast<cudaError_t>(st));
 }
 
-template <class F>
-void run_elementwise(const TensorIterator& iter, const char* name, const F& launcher) {
-  if (iter.numel() == 0) return;
-  const int device = iter.device().index();
-  cuda::CUDAGuard guard(device);
-  ElementwiseLaunch l = describe(iter);
-  l.stream = current_stream(device);
-  for_each_32bit(l, [&](const ElementwiseLaunch& part) {
-    LaunchStatus st = launcher(part);
-    if (st == cuda_kernels::kNoKernelForDtype)
-      TENSOR_ERROR("{}: no CUDA kernel for dtype {} yet (shape {}); use .cpu()", name, l.dtype,
-                   detail::shape_str(iter.shape()));
-    if (st != 0) throw_cuda_error(name, static_cast<cudaError_t>(st));
-  });
-}
+namespace {
+
+using cpu::BinaryOp;
+using cpu::UnaryOp;
 
 template <UnaryOp Op>
 void unary_kernel(const TensorIterator& iter) {
@@ -137,9 +110,55 @@ void binary_kernel(const TensorIterator& iter, const Scalar& alpha) {
   });
 }
 
+// where: operands out, cond (bool, not cast), a, b; the launch's dtype is the values' (a's).
+void where_kernel(const TensorIterator& iter) {
+  run_elementwise(
+      iter, "where", [](const ElementwiseLaunch& l) { return cuda_kernels::launch_where(l); },
+      [&](ElementwiseLaunch& l) { l.dtype = iter.dtype(0); });
+}
+
+// clamp: the bounds are checked against the dtype on the host, as the CPU kernel checks them
+// (an int8 tensor cannot be clamped to 1000), then passed in the dtype's opmath type.
+void clamp_kernel(const TensorIterator& iter, const Scalar* lo, const Scalar* hi) {
+  ScalarArg lo_arg, hi_arg;
+  visit_dtype<kGroupInt | kGroupFloating>(iter.dtype(0), "clamp", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using OT = opmath_t<T>;
+    auto arg = [](OT v) {
+      ScalarArg a;
+      if constexpr (std::is_integral_v<OT>) {
+        a.i = static_cast<int64_t>(v);
+        a.d = static_cast<double>(v);
+      } else {
+        a.d = static_cast<double>(v);
+      }
+      return a;
+    };
+    if (lo) lo_arg = arg(static_cast<OT>(checked_scalar<T>(*lo, "clamp")));
+    if (hi) hi_arg = arg(static_cast<OT>(checked_scalar<T>(*hi, "clamp")));
+  });
+  run_elementwise(iter, "clamp", [&](const ElementwiseLaunch& l) {
+    return cuda_kernels::launch_clamp(l, lo_arg, lo != nullptr, hi_arg, hi != nullptr);
+  });
+}
+
+// threshold_backward: the threshold rounded to the opmath type on the host, as the CPU kernel's.
+void threshold_backward_kernel(const TensorIterator& iter, const Scalar& threshold) {
+  ScalarArg th;
+  visit_dtype<kGroupFloating>(iter.dtype(0), "threshold_backward", [&](auto tag) {
+    using OT = opmath_t<typename decltype(tag)::type>;
+    th.d = static_cast<double>(threshold.to<OT>());
+  });
+  run_elementwise(iter, "threshold_backward",
+                  [&](const ElementwiseLaunch& l) { return cuda_kernels::launch_threshold_backward(l, th); });
+}
+
 }  // namespace
 
 void register_elementwise_kernels() {
+  ops::register_kernel(DispatchKey::CUDA, &where_kernel);
+  ops::register_kernel(DispatchKey::CUDA, &clamp_kernel);
+  ops::register_kernel(DispatchKey::CUDA, &threshold_backward_kernel);
 #define TENSOR_REG_UNARY(Enum, name, dtypes, result, api) \
   ops::register_kernel(DispatchKey::CUDA, UnaryOp::Enum, &unary_kernel<UnaryOp::Enum>);
 #define TENSOR_REG_BINARY(Enum, name, dtypes, result, api) \

@@ -88,6 +88,7 @@ enum class Recording { Row, Node, Composite, None };
   X(clamp_op(), Row)                                        \
   X(clamp_out_op(), None)                                   \
   X(clamp_inplace_op(), Node)                               \
+  X(threshold_backward_op(), None)                          \
   /* reductions, scans, softmax */                          \
   X(reduce_ops().sum, Row)                                  \
   X(reduce_ops().mean, Row)                                 \

@@ -66,8 +66,18 @@ using ClampKernel = void (*)(const TensorIterator& iter, const Scalar* lo, const
 TENSOR_API void register_kernel(DispatchKey backend, WhereKernel kernel);
 TENSOR_API void register_kernel(DispatchKey backend, ClampKernel kernel);
 
-/// libtorch's threshold_backward: self <= threshold ? 0 : grad, in one pass (CPU, floating
-/// dtypes; not recorded by autograd). ReluBackward0 uses it when no graph is being built.
+/// libtorch's threshold_backward: self <= threshold ? 0 : grad, in one pass (floating dtypes;
+/// not recorded by autograd). ReluBackward0 uses it when no graph is being built. Dispatched:
+/// CPU's kernel is built in, CUDA's registered, Meta runs the front end alone.
 Tensor threshold_backward(const Tensor& grad, const Tensor& self, const Scalar& threshold);
+
+using ThresholdBackwardFn = Tensor(const Tensor&, const Tensor&, const Scalar&);
+/// threshold_backward's dispatcher table (no Autograd kernel: it is itself a backward formula).
+TENSOR_API dispatch::OpDef<ThresholdBackwardFn>& threshold_backward_op();
+/// Backend kernel of threshold_backward over the front end's TensorIterator (operands: out,
+/// grad, self, all of one floating dtype).
+using ThresholdBackwardKernel = void (*)(const TensorIterator& iter, const Scalar& threshold);
+/// Registers a backend's (CUDA's) kernel of threshold_backward.
+TENSOR_API void register_kernel(DispatchKey backend, ThresholdBackwardKernel kernel);
 
 }  // namespace tensor::ops

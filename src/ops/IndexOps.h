@@ -67,7 +67,7 @@ struct IndexKernels {
   NonzeroFillKernel nonzero_fill = nullptr;
 };
 /// Registers a backend's (CUDA's) indexing kernels: each non-null one, and its ops' slots.
-void register_kernel(DispatchKey backend, const IndexKernels& kernels);
+TENSOR_API void register_kernel(DispatchKey backend, const IndexKernels& kernels);
 
 // Defined in IndexOps.cpp.
 dispatch::OpDef<IndexSelectFn>& index_select_op();
