@@ -7,6 +7,8 @@
 #include <cstring>
 
 #include "src/core/Check.h"
+#include "kernels/cuda/ElementwiseLaunch.h"
+#include "src/cuda/CUDAElementwise.h"
 #include "src/cuda/CUDARuntime.h"
 #include "tensor/ops.h"
 
@@ -144,11 +146,91 @@ void fill_bytes(void* dst, Device device, const void* pattern, size_t elem_size,
   }
 }
 
+// Note [CUDA copy_ on the device]
+// copy_ and fill_ between real dtypes run as one launch of the elementwise engine's CopyFn
+// (kernels/cuda/CopyKernels.cu): conversion on load and store, any strides, a broadcast source.
+// A copy from the host first moves the source's bytes to the device as they are (contiguous,
+// unconverted), a copy to the host converts on the device into a contiguous buffer of the
+// destination's dtype first; so only bytes cross the bus and every conversion and layout change
+// is a kernel. Between two devices the source's bytes are copied peer to peer first. Complex
+// tensors (no complex CUDA kernels yet) still take the host staging of Note [CUDA copy_ by
+// staging].
+namespace {
+
+using cuda_kernels::ElementwiseLaunch;
+
+// The launch of dst = src (already expanded to dst's shape; both on one device): dims innermost
+// first, size-1 dims dropped, and neighbours merged where both operands step evenly across them.
+ElementwiseLaunch describe_copy(const Tensor& dst, const Tensor* src) {
+  ElementwiseLaunch l;
+  l.ntensors = 2;
+  l.data[0] = static_cast<char*>(dst.data_ptr());
+  l.data[1] = src ? static_cast<char*>(src->data_ptr()) : nullptr;
+  l.out_dtype = dst.dtype();
+  l.dtype = src ? src->dtype() : dst.dtype();
+  const int64_t es_out = dst.element_size(), es_in = src ? src->element_size() : 0;
+  int nd = 0;
+  for (int64_t d = dst.dim() - 1; d >= 0; --d) {
+    if (dst.size(d) == 1) continue;
+    const int64_t so = dst.stride(d) * es_out, si = src ? src->stride(d) * es_in : 0;
+    if (nd > 0 && l.strides[0][nd - 1] * l.shape[nd - 1] == so && l.strides[1][nd - 1] * l.shape[nd - 1] == si) {
+      l.shape[nd - 1] *= dst.size(d);  // the outer dim continues the inner one for both operands
+      continue;
+    }
+    TENSOR_CHECK(nd < cuda_kernels::kMaxDims, "copy_ on CUDA: {} has more than {} dims that do not merge", dst.describe(),
+                 cuda_kernels::kMaxDims);
+    l.shape[nd] = dst.size(d);
+    l.strides[0][nd] = so;
+    l.strides[1][nd] = si;
+    ++nd;
+  }
+  if (nd == 0) {  // a single element
+    l.shape[0] = 1;
+    l.strides[0][0] = es_out;
+    l.strides[1][0] = src ? es_in : 0;
+    nd = 1;
+  }
+  l.ndim = nd;
+  return l;
+}
+
+void run_copy_launch(const char* op, const Tensor& dst, ElementwiseLaunch l) {
+  if (dst.numel() == 0) return;
+  const int device = dst.device().index();
+  cuda::CUDAGuard guard(device);
+  l.stream = current_stream(device);
+  for_each_32bit(l, [&](const ElementwiseLaunch& part) {
+    const cuda_kernels::LaunchStatus st = cuda_kernels::launch_copy(part);
+    if (st != 0) throw_launch_error(op, st, l.dtype, dst.sizes());
+  });
+}
+
+// dst = src, both CUDA tensors of one device, real dtypes; src broadcasts to dst's shape.
+void device_copy(const Tensor& dst, const Tensor& src) {
+  const Tensor s = src.expand(dst.sizes());
+  run_copy_launch("copy_", dst, describe_copy(dst, &s));
+}
+
+// Every element of the CUDA tensor self (real dtype, any strides) = value.
+void device_fill(const Tensor& self, const Scalar& value) {
+  // The value converted to self's dtype on the host, as the CPU's fill_ does, then passed exactly.
+  const Tensor one = scalar_tensor(value, TensorOptions(self.dtype()));
+  ElementwiseLaunch l = describe_copy(self, nullptr);
+  l.is_scalar[1] = true;
+  l.scalar[1].d = one.to(kFloat64).item<double>();
+  l.scalar[1].i = one.to(kInt64).item<int64_t>();
+  run_copy_launch("fill_", self, l);
+}
+
+bool on_device(const Tensor& dst, const Tensor& src) { return !is_complex(dst.dtype()) && !is_complex(src.dtype()); }
+
+}  // namespace
+
 // Note [CUDA copy_ by staging]
-// Until CUDA has elementwise kernels, copy_ and fill_ on CUDA move bytes only: a conversion,
-// broadcast or strided layout is done by the CPU kernel on a host image of the memory span the
-// tensor covers, then the bytes go back. Contiguous copies of the same dtype, the common case,
-// go straight between devices.
+// For complex tensors, until CUDA has complex kernels, copy_ and fill_ move bytes only: a
+// conversion, broadcast or strided layout is done by the CPU kernel on a host image of the
+// memory span the tensor covers, then the bytes go back. Contiguous copies of the same dtype, the
+// common case, go straight between devices.
 namespace {
 // The elements a view reaches, counted from its first one (strides are non-negative).
 int64_t span_of(const Tensor& t) {
@@ -176,6 +258,38 @@ void copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking) {
                non_blocking);
     return;
   }
+  if (on_device(dst, src)) {
+    if (dst.is_cuda() && src.is_cuda()) {
+      if (dst.device() == src.device()) {
+        device_copy(dst, src);
+      } else {
+        const Tensor from = src.contiguous();  // a kernel on the source's device
+        Tensor staged = empty(from.sizes(), TensorOptions(from.dtype()).device(dst.device()));
+        copy_bytes(staged.data_ptr(), staged.device(), from.data_ptr(), from.device(),
+                   static_cast<size_t>(from.nbytes()), non_blocking);
+        device_copy(dst, staged);
+      }
+    } else if (dst.is_cuda()) {
+      const Tensor from = src.contiguous();  // on the host, in src's dtype (a broadcast source stays small)
+      Tensor staged = empty(from.sizes(), TensorOptions(from.dtype()).device(dst.device()));
+      copy_bytes(staged.data_ptr(), staged.device(), from.data_ptr(), from.device(), static_cast<size_t>(from.nbytes()),
+                 non_blocking);
+      device_copy(dst, staged);
+    } else {
+      Tensor staged = empty(dst.sizes(), TensorOptions(dst.dtype()).device(src.device()));
+      device_copy(staged, src);
+      if (dst.is_contiguous()) {
+        copy_bytes(dst.data_ptr(), dst.device(), staged.data_ptr(), staged.device(),
+                   static_cast<size_t>(dst.nbytes()), non_blocking);
+      } else {
+        Tensor host = empty(dst.sizes(), TensorOptions(dst.dtype()));
+        copy_bytes(host.data_ptr(), host.device(), staged.data_ptr(), staged.device(),
+                   static_cast<size_t>(host.nbytes()), false);
+        Tensor(dst).copy_(host);
+      }
+    }
+    return;
+  }
   // host_image copies raw bytes: a lazily conjugated side is conjugated again as a view.
   Tensor host_src = src.is_cuda() ? host_image(src) : src;
   if (src.is_cuda() && src.is_conj()) host_src = host_src.conj();
@@ -193,6 +307,10 @@ void fill_kernel(const Tensor& self, const Scalar& value) {
     const Tensor one = scalar_tensor(value, TensorOptions(self.dtype()));
     fill_bytes(self.data_ptr(), self.device(), one.data_ptr(), static_cast<size_t>(self.element_size()),
                static_cast<size_t>(self.numel()));
+    return;
+  }
+  if (!is_complex(self.dtype())) {
+    device_fill(self, value);
     return;
   }
   Tensor image = host_image(self);

@@ -1,0 +1,86 @@
+// copy_ and fill_ as device kernels (Note [CUDA copy_ on the device] in src/cuda/CUDACopy.cpp):
+// every pair of real dtypes between CUDA tensors on transposed and broadcast sources, host to
+// device and device to host with conversion and strided destinations, and strided fills, each
+// against the CPU's copy_ / fill_ bit for bit. Skips without a device.
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tests/test_util.h"
+
+using namespace tensor;
+using tensor::testing::random_input;
+
+namespace {
+
+const Device kGpu(kCUDA, 0);
+const std::vector<ScalarType> kReal = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+
+void expect_same(const Tensor& got, const Tensor& want, const std::string& what) {
+  const Tensor g = got.cpu().contiguous(), w = want.contiguous();
+  ASSERT_EQ(g.dtype(), w.dtype()) << what;
+  ASSERT_EQ(g.sizes(), w.sizes()) << what;
+  EXPECT_EQ(std::memcmp(g.data_ptr(), w.data_ptr(), static_cast<size_t>(w.nbytes())), 0)
+      << what << "\ngot:\n" << g << "\nwant:\n" << w;
+}
+
+}  // namespace
+
+TEST(CudaDeviceCopy, EveryRealDtypePairOnTheDevice) {
+  REQUIRE_CUDA();
+  uint64_t seed = 7;
+  for (ScalarType in : kReal)
+    for (ScalarType out : kReal) {
+      const std::string what = std::string(to_string(in)) + " -> " + to_string(out);
+      const Tensor base = random_input({7, 5}, in, 0, 100, seed++), row = random_input({7}, in, 0, 100, seed++);
+      for (const Tensor* src : {&base, &row}) {
+        const Tensor s = src == &base ? base.t() : row;  // transposed, or broadcast over rows
+        Tensor want = empty({5, 7}, TensorOptions(out));
+        want.copy_(s);
+        Tensor got = empty({5, 7}, TensorOptions(out).device(kGpu));
+        got.copy_(src == &base ? base.to(kGpu).t() : row.to(kGpu));
+        expect_same(got, want, what + " (device to device)");
+        // A strided device destination.
+        Tensor strided = empty({7, 5}, TensorOptions(out).device(kGpu)).t();
+        strided.copy_(src == &base ? base.to(kGpu).t() : row.to(kGpu));
+        expect_same(strided, want, what + " (strided destination)");
+      }
+    }
+}
+
+TEST(CudaDeviceCopy, HostToDeviceAndBackConvert) {
+  REQUIRE_CUDA();
+  const Tensor src = random_input({6, 9}, kFloat64, -50, 50, 3);
+  for (ScalarType out : {kFloat16, kBFloat16, kFloat32, kInt32, kInt8, kBool}) {
+    Tensor want = empty({9, 6}, TensorOptions(out));
+    want.copy_(src.t());
+    Tensor up = empty({9, 6}, TensorOptions(out).device(kGpu));
+    up.copy_(src.t());  // host, transposed, float64 -> device, converted
+    expect_same(up, want, std::string("to device as ") + to_string(out));
+    Tensor down = empty({6, 9}, TensorOptions(kFloat64)).t();  // a strided host destination
+    down.copy_(up);
+    Tensor want_down = empty({9, 6}, TensorOptions(kFloat64));
+    want_down.copy_(want);
+    expect_same(down, want_down, std::string("back to host from ") + to_string(out));
+  }
+  // to(dtype) and contiguous() of a device tensor stay on the device.
+  Tensor t = src.to(kGpu).t();
+  EXPECT_TRUE(t.contiguous().is_cuda());
+  expect_same(t.contiguous(), src.t().contiguous(), "contiguous()");
+  expect_same(t.to(kFloat32), src.t().to(kFloat32), "to(float32)");
+}
+
+TEST(CudaDeviceCopy, StridedFill) {
+  REQUIRE_CUDA();
+  for (ScalarType t : kReal)
+    for (double v : {0.0, 1.0, 7.0}) {
+      Tensor want = zeros({4, 6}, TensorOptions(t));
+      want.select(1, 2).fill_(v);
+      Tensor got = zeros({4, 6}, TensorOptions(t).device(kGpu));
+      got.select(1, 2).fill_(v);  // a column: stride 6
+      expect_same(got, want, std::string(to_string(t)) + " column fill " + std::to_string(v));
+    }
+}
