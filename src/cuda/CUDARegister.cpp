@@ -4,7 +4,11 @@
 namespace tensor::cuda_detail {
 
 void register_elementwise_kernels();  // src/cuda/CUDAElementwise.cpp
+void register_reduce_kernels();       // src/cuda/CUDAReduce.cpp
 
-void register_cuda_kernels() { register_elementwise_kernels(); }
+void register_cuda_kernels() {
+  register_elementwise_kernels();
+  register_reduce_kernels();
+}
 
 }  // namespace tensor::cuda_detail
