@@ -265,6 +265,12 @@ TENSOR_HD_INLINE typename Op::acc_t reduce_slice(const ReduceDesc& d, uint32_t o
   using in_t = typename Op::in_t;
   typename Op::acc_t acc = Op::identity();
   const char* base = d.in + d.kept.get(o)[0];
+  if (d.reduced.dims <= 1) {
+    // One reduced dim (the common case, merged where possible): r * stride, no division.
+    const uint32_t stride = d.reduced.dims == 1 ? d.reduced.strides_[0][0] : 0;
+    for (uint32_t r = begin; r < end; r += step) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(base + r * stride), r);
+    return acc;
+  }
   for (uint32_t r = begin; r < end; r += step)
     acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(base + d.reduced.get(r)[0]), r);
   return acc;
