@@ -528,3 +528,86 @@ TEST(ReduceBodies, SoftmaxMatchesCpuWithInfAndNaNRows) {
       }
   }
 }
+
+namespace {
+
+// ck::run_within_limits with small limits: every piece a description within them, run as the
+// CUDA backend launches it (its chosen plan; a pair of partials with PairOp), against the CPU.
+template <class Op, class PairOp>
+void check_split(const Tensor& in, uint64_t mask, const Tensor& want, double tol, const ck::ReduceLimits& lim,
+                 const std::string& what) {
+  Tensor out = empty(want.sizes(), TensorOptions(want.dtype()));
+  out.fill_(is_floating_point(out.dtype()) ? Scalar(NAN) : Scalar(7));
+  const std::vector<ck::ReduceDim> dims = describe(in, mask, out, Tensor());
+  std::vector<std::unique_ptr<char[]>> pairs;
+  int leaves = 0, seconds = 0;
+  auto pair = [&]() -> char* {
+    pairs.emplace_back(new char[2 * out.element_size()]);
+    return pairs.back().get();
+  };
+  auto leaf = [&](const ck::ReduceDesc& d, bool rows, bool second) {
+    EXPECT_LE(d.num_outputs, lim.count) << what;
+    EXPECT_LE(d.num_reduce, lim.count) << what;
+    const ck::ReducePlan p = ck::plan_reduce(d.num_outputs, d.num_reduce, rows);
+    if (second) run_plan<PairOp>(d, p);
+    else run_plan<Op>(d, p);
+    ++leaves;
+    seconds += second;
+  };
+  ASSERT_TRUE(ck::run_within_limits(dims.data(), static_cast<int>(dims.size()), static_cast<const char*>(in.data_ptr()),
+                                    static_cast<char*>(out.data_ptr()), nullptr, false, out.element_size(), leaf, pair,
+                                    lim))
+      << what;
+  EXPECT_GT(leaves, 1) << what << ": the limits should have split it";
+  compare(out, want, tol, what + " (" + std::to_string(leaves) + " pieces, " + std::to_string(seconds) + " pairs)");
+}
+
+}  // namespace
+
+TEST(ReduceBodies, SplitsPastTheIndexingLimits) {
+  // All 210 elements into one output, at most 50 per piece: halves of halves, each pair reduced.
+  const Tensor f = random_input({6, 5, 7}, kFloat32, -3, 3, 91);
+  check_split<ck::SumProdOp<float, float, false>, ck::SumProdOp<float, float, false>>(f, 0b111, tensor::sum(f), 1e-5,
+                                                                                     {50, 1 << 20}, "sum all");
+  // Transposed int16 into int64 over dim 1, operands spanning at most 100 bytes: kept dims split.
+  const Tensor t = random_input({7, 5, 6}, kInt16, -100, 100, 92).permute({2, 1, 0});
+  check_split<ck::SumProdOp<int16_t, int64_t, false>, ck::SumProdOp<int64_t, int64_t, false>>(
+      t, 0b010, tensor::sum(t, {1}), 0, {1 << 20, 100}, "sum int16 transposed dim 1");
+  check_split<ck::SumProdOp<int16_t, int64_t, false>, ck::SumProdOp<int64_t, int64_t, false>>(
+      t, 0b101, tensor::sum(t, {0, 2}, true), 0, {4, 1 << 20}, "sum int16 transposed dims 0, 2 keepdim");
+  // amax with NaN of an expanded input, at most 4 per piece: kept splits, then range splits.
+  Tensor e = random_input({1, 5, 7}, kFloat64, -3, 3, 93);
+  e.view({35}).narrow(0, 20, 1).fill_(NAN);
+  const Tensor ex = e.expand({6, 5, 7});
+  check_split<ck::MinMaxOp<double, true>, ck::MinMaxOp<double, true>>(ex, 0b101, tensor::amax(ex, {0, 2}), 0,
+                                                                      {4, 1 << 20}, "amax expanded dims 0, 2");
+  const Tensor b = random_input({6, 5, 7}, kInt8, -1, 3, 94).to(kBool);
+  check_split<ck::AnyAllOp<bool, false>, ck::AnyAllOp<bool, false>>(b, 0b111, tensor::all(b).reshape({}), 0,
+                                                                    {16, 1 << 20}, "all bool");
+}
+
+TEST(ReduceBodies, ArgSplitsKeptDimsOrSaysItCannot) {
+  const Tensor x = tensor::round(random_input({6, 5, 7}, kFloat32, -2, 2, 95));
+  auto [want_v, want_i] = tensor::max(x, 1, false);
+  Tensor val = empty(want_v.sizes(), TensorOptions(kFloat32)), idx = empty(want_i.sizes(), TensorOptions(kInt64));
+  const std::vector<ck::ReduceDim> dims = describe(x, 0b010, val, idx);
+  auto run = [&](const ck::ReduceLimits& lim, int& leaves) {
+    leaves = 0;
+    return ck::run_within_limits(
+        dims.data(), 3, static_cast<const char*>(x.data_ptr()), static_cast<char*>(val.data_ptr()),
+        static_cast<char*>(idx.data_ptr()), true, 4,
+        [&](const ck::ReduceDesc& d, bool rows, bool) {
+          run_plan<ck::ArgOp<float, true>>(d, ck::plan_reduce(d.num_outputs, d.num_reduce, rows));
+          ++leaves;
+        },
+        []() -> char* { return nullptr; }, lim);
+  };
+  int leaves = 0;
+  // At most 8 outputs per piece: the kept dims split; indices stay positions along dim 1.
+  ASSERT_TRUE(run({8, 1 << 20}, leaves));
+  EXPECT_GT(leaves, 1);
+  compare(idx, want_i, 0, "max(dim 1) indices, split");
+  compare(val, want_v, 0, "max(dim 1) values, split");
+  // A reduced range of 5 over a limit of 4: indices of halves cannot be combined this way.
+  EXPECT_FALSE(run({4, 1 << 20}, leaves));
+}

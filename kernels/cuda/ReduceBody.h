@@ -56,10 +56,14 @@ enum class DescStatus { Ok, TooManyDims, Over32Bit };
 /// input's innermost dim is reduced (a block per output then reads contiguous memory); else
 /// neighbouring outputs are neighbours in memory and a thread per output reads coalesced.
 /// TooManyDims: more than 8 kept or 8 reduced dims remain; Over32Bit: a count or a byte span
-/// does not fit 32-bit indexing (Note [32-bit indexing] in src/cuda/CUDAElementwise.cpp).
-/// Strides must be non-negative.
+/// does not fit 32-bit indexing (Note [32-bit indexing] in src/cuda/CUDAElementwise.cpp), or
+/// the smaller `limits` a test passes. Strides must be non-negative.
+struct ReduceLimits {
+  int64_t count = INT32_MAX;                  // outputs, and reduced elements per output
+  int64_t span = int64_t(UINT32_MAX) - 16;    // bytes from an operand's first to last element
+};
 inline DescStatus make_reduce_desc(const ReduceDim* dims_in, int n, const char* in, char* out, char* out2,
-                                   ReduceDesc& d, bool& rows) {
+                                   ReduceDesc& d, bool& rows, const ReduceLimits& limits = {}) {
   constexpr int kMax = 64;
   ReduceDim dims[kMax];
   int m = 0;
@@ -108,8 +112,8 @@ inline DescStatus make_reduce_desc(const ReduceDim* dims_in, int n, const char* 
   }
   if (nk > math::OffsetCalculator<3>::kMaxDims || nr > math::OffsetCalculator<1>::kMaxDims)
     return DescStatus::TooManyDims;
-  constexpr int64_t kLimit = int64_t(UINT32_MAX) - 16;
-  if (num_out > INT32_MAX || num_red > INT32_MAX || span_in > kLimit || span_out > kLimit || span_out2 > kLimit)
+  if (num_out > limits.count || num_red > limits.count || span_in > limits.span || span_out > limits.span ||
+      span_out2 > limits.span)
     return DescStatus::Over32Bit;
   const int64_t* kstr[3] = {kin, kout, kout2};
   const int64_t* rstr[1] = {rin};
@@ -120,6 +124,69 @@ inline DescStatus make_reduce_desc(const ReduceDim* dims_in, int n, const char* 
   d.reduced = math::OffsetCalculator<1>(nr, rsize, rstr);
   rows = min_red < min_kept;
   return DescStatus::Ok;
+}
+
+/// Runs a reduction over dims[0, n) (in, out, out2 as for make_reduce_desc, which must not
+/// say TooManyDims) as descriptions within `limits`, calling leaf(desc, rows, second) for each.
+/// Note [32-bit indexing] in src/cuda/CUDAElementwise.cpp: a kept dim is split in two (the
+/// one spanning most bytes), each half with its pointers moved; a single output whose reduced
+/// range alone is too large reduces two halves of its largest reduced dim into the two
+/// elements of out_elem bytes at pair() (the output's dtype; alive until the reduction's work
+/// is done), then leaf(pair description, rows, true) reduces the pair into the output, reading
+/// the output's dtype (`second`). An argmax/argmin (`arg`) cannot combine indices that way:
+/// returns false there (the caller falls back); true when everything ran.
+template <class Leaf, class Pair>
+bool run_within_limits(const ReduceDim* dims, int n, const char* in, char* out, char* out2, bool arg,
+                       int64_t out_elem, const Leaf& leaf, const Pair& pair, const ReduceLimits& limits = {}) {
+  ReduceDesc d;
+  bool rows = false;
+  if (make_reduce_desc(dims, n, in, out, out2, d, rows, limits) == DescStatus::Ok) {
+    leaf(d, rows, false);
+    return true;
+  }
+  constexpr int kMax = 64;
+  if (n > kMax) return false;
+  auto span = [](const ReduceDim& r) {
+    int64_t s = r.in > r.out ? r.in : r.out;
+    s = s > r.out2 ? s : r.out2;
+    return (r.size - 1) * (s > 1 ? s : 1);
+  };
+  auto widest = [&](bool reduced) {
+    int best = -1;
+    for (int k = 0; k < n; ++k)
+      if (dims[k].reduced == reduced && dims[k].size > 1 && (best < 0 || span(dims[k]) > span(dims[best]))) best = k;
+    return best;
+  };
+  ReduceDim lo[kMax], hi[kMax];
+  for (int k = 0; k < n; ++k) lo[k] = hi[k] = dims[k];
+  int k = widest(false);
+  if (k >= 0) {
+    const int64_t half = dims[k].size / 2;
+    lo[k].size = half;
+    hi[k].size = dims[k].size - half;
+    const bool a = run_within_limits(lo, n, in, out, out2, arg, out_elem, leaf, pair, limits);
+    const bool b = run_within_limits(hi, n, in + half * dims[k].in, out ? out + half * dims[k].out : nullptr,
+                                     out2 ? out2 + half * dims[k].out2 : nullptr, arg, out_elem, leaf, pair, limits);
+    return a && b;
+  }
+  if (arg) return false;
+  k = widest(true);
+  if (k < 0) return false;  // nothing left to split: cannot happen with sane limits
+  // One output (every kept dim has size 1).
+  char* pp = pair();
+  const int64_t half = dims[k].size / 2;
+  lo[k].size = half;
+  hi[k].size = dims[k].size - half;
+  const bool a = run_within_limits(lo, n, in, pp, nullptr, arg, out_elem, leaf, pair, limits);
+  const bool b = run_within_limits(hi, n, in + half * dims[k].in, pp + out_elem, nullptr, arg, out_elem, leaf, pair,
+                                   limits);
+  ReduceDim two;
+  two.size = 2, two.in = out_elem, two.reduced = true;
+  ReduceDesc pd;
+  bool pair_rows = false;
+  if (make_reduce_desc(&two, 1, pp, out, nullptr, pd, pair_rows, limits) != DescStatus::Ok) return false;
+  leaf(pd, pair_rows, true);
+  return a && b;
 }
 
 // ---- the launch plan ----

@@ -100,54 +100,21 @@ void launch_desc(const Job& job, const ck::ReduceDesc& d, bool rows) {
                             : ck::launch_reduce(job.kind, job.in_t, job.out_t, d, plan, sp, job.stream));
 }
 
-/// Runs `job` over `dims`; false when an argmax/argmin's single reduced range exceeds 32-bit
-/// indexing (the caller falls back). Note [32-bit indexing] in CUDAElementwise.cpp: a kept
-/// dim is split in two, each half with its pointers moved; a reduction into one output whose
-/// reduced range alone is too large reduces two halves into a pair of partial results of the
-/// output's dtype, then the pair.
-bool run(const Job& job, std::vector<ReduceDim> dims, const char* in, char* out, char* out2) {
-  ck::ReduceDesc d;
-  bool rows = false;
-  const DescStatus st = ck::make_reduce_desc(dims.data(), static_cast<int>(dims.size()), in, out, out2, d, rows);
-  TENSOR_INTERNAL_ASSERT(st != DescStatus::TooManyDims);
-  if (st == DescStatus::Ok) {
-    launch_desc(job, d, rows);
-    return true;
-  }
-  auto span = [](const ReduceDim& r) { return (r.size - 1) * std::max({r.in, r.out, r.out2, int64_t(1)}); };
-  int best = -1;
-  for (int k = 0; k < static_cast<int>(dims.size()); ++k)
-    if (!dims[k].reduced && dims[k].size > 1 && (best < 0 || span(dims[k]) > span(dims[best]))) best = k;
-  if (best >= 0) {
-    std::vector<ReduceDim> lo = dims, hi = dims;
-    const int64_t half = dims[best].size / 2;
-    lo[best].size = half;
-    hi[best].size = dims[best].size - half;
-    const ReduceDim& r = dims[best];
-    const bool ok = run(job, lo, in, out, out2);
-    return run(job, hi, in + half * r.in, out ? out + half * r.out : nullptr, out2 ? out2 + half * r.out2 : nullptr) &&
-           ok;
-  }
-  if (job.arg) return false;
-  for (int k = 0; k < static_cast<int>(dims.size()); ++k)
-    if (dims[k].reduced && dims[k].size > 1 && (best < 0 || span(dims[k]) > span(dims[best]))) best = k;
-  TENSOR_INTERNAL_ASSERT(best >= 0);
-  // Every kept dim has size 1: one output. The partials' kernels read in_t and write out_t, and
-  // the pair is reduced out_t -> out_t (a kernel every op has).
-  Tensor pair = empty({2}, TensorOptions(job.out_t).device(job.device));
-  char* pp = static_cast<char*>(pair.data_ptr());
-  const int64_t es = pair.element_size();
-  std::vector<ReduceDim> lo = dims, hi = dims;
-  const int64_t half = dims[best].size / 2;
-  lo[best].size = half;
-  hi[best].size = dims[best].size - half;
-  run(job, lo, in, pp, nullptr);
-  run(job, hi, in + half * dims[best].in, pp + es, nullptr);
-  Job second = job;
-  second.in_t = job.out_t;
-  ReduceDim pd;
-  pd.size = 2, pd.in = es, pd.reduced = true;
-  return run(second, {pd}, pp, out, nullptr);
+/// Runs `job` over `dims` within 32-bit indexing (ck::run_within_limits splits it); false when
+/// an argmax/argmin's single reduced range exceeds it (the caller falls back).
+bool run(const Job& job, const std::vector<ReduceDim>& dims, const char* in, char* out, char* out2) {
+  std::vector<Tensor> pairs;  // partial results of split ranges; freed in stream order on return
+  auto pair = [&]() -> char* {
+    pairs.push_back(empty({2}, TensorOptions(job.out_t).device(job.device)));
+    return static_cast<char*>(pairs.back().data_ptr());
+  };
+  auto leaf = [&](const ck::ReduceDesc& d, bool rows, bool second) {
+    Job j = job;
+    if (second) j.in_t = job.out_t;  // a pair of partial results, in the output's dtype
+    launch_desc(j, d, rows);
+  };
+  return ck::run_within_limits(dims.data(), static_cast<int>(dims.size()), in, out, out2, job.arg,
+                               static_cast<int64_t>(element_size(job.out_t)), leaf, pair);
 }
 
 Job make_job(const char* name, const Tensor& in, ScalarType out_t) {
