@@ -333,10 +333,23 @@ TENSOR_HD_INLINE typename Op::acc_t reduce_slice(const ReduceDesc& d, uint32_t o
   typename Op::acc_t acc = Op::identity();
   const char* base = d.in + d.kept.get(o)[0];
   if (d.reduced.dims <= 1) {
-    // One reduced dim (the common case, merged where possible): r * stride, no division.
+    // One reduced dim (the common case, merged where possible): r * stride, no division. Four
+    // independent accumulators keep four loads in flight per thread; they combine in a fixed
+    // order, so the result stays deterministic. (r + 3 * step cannot wrap: end < 2^31 and
+    // step <= kReduceBlockThreads.)
     const uint32_t stride = d.reduced.dims == 1 ? d.reduced.strides_[0][0] : 0;
-    for (uint32_t r = begin; r < end; r += step) acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(base + r * stride), r);
-    return acc;
+    auto at = [&](uint32_t r) { return *reinterpret_cast<const in_t*>(base + r * stride); };
+    typename Op::acc_t a1 = Op::identity(), a2 = Op::identity(), a3 = Op::identity();
+    uint32_t r = begin;
+    for (; r + 3 * step < end; r += 4 * step) {
+      const in_t v0 = at(r), v1 = at(r + step), v2 = at(r + 2 * step), v3 = at(r + 3 * step);
+      acc = Op::reduce(acc, v0, r);
+      a1 = Op::reduce(a1, v1, r + step);
+      a2 = Op::reduce(a2, v2, r + 2 * step);
+      a3 = Op::reduce(a3, v3, r + 3 * step);
+    }
+    for (; r < end; r += step) acc = Op::reduce(acc, at(r), r);
+    return Op::combine(Op::combine(acc, a1), Op::combine(a2, a3));
   }
   for (uint32_t r = begin; r < end; r += step)
     acc = Op::reduce(acc, *reinterpret_cast<const in_t*>(base + d.reduced.get(r)[0]), r);
