@@ -5,6 +5,7 @@ namespace tensor::cuda_detail {
 
 void register_elementwise_kernels();  // src/cuda/CUDAElementwise.cpp
 void register_index_kernels();        // src/cuda/CUDAIndex.cpp
+void register_reduce_kernels();       // src/cuda/CUDAReduce.cpp
 void register_blas_kernels();         // src/cuda/CUDABlas.cpp
 void register_optimizer_kernels();    // src/cuda/CUDAOptimizer.cpp
 void register_amp_kernels();          // src/cuda/CUDAAmp.cpp
@@ -12,6 +13,7 @@ void register_amp_kernels();          // src/cuda/CUDAAmp.cpp
 void register_cuda_kernels() {
   register_elementwise_kernels();
   register_index_kernels();
+  register_reduce_kernels();
   register_blas_kernels();
   register_optimizer_kernels();
   register_amp_kernels();

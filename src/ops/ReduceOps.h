@@ -61,9 +61,9 @@ using SoftmaxKernel = void (*)(const Tensor& in, int64_t dim, bool log, const Te
 ///   ArgReduceKernel   max(dim), min(dim), argmax, argmin
 ///   CumulativeKernel  cumsum, cumprod
 ///   SoftmaxKernel     softmax, log_softmax
-void register_kernel(DispatchKey backend, ReduceKernel kernel);
-void register_kernel(DispatchKey backend, ArgReduceKernel kernel);
-void register_kernel(DispatchKey backend, CumulativeKernel kernel);
-void register_kernel(DispatchKey backend, SoftmaxKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, ReduceKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, ArgReduceKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, CumulativeKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, SoftmaxKernel kernel);
 
 }  // namespace tensor::ops
