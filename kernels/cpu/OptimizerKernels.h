@@ -1,11 +1,14 @@
 // Internal: one-pass CPU updates for SGD and Adam(W) on contiguous float32/float64 tensors
-// (kernels/cpu/OptimizerKernels.cpp), called by src/optim/SGD.cpp and src/optim/Adam.cpp.
+// (kernels/cpu/OptimizerKernels.cpp), the CPU kernels of _fused_sgd_ / _fused_adam_
+// (src/ops/OptimizerOps.cpp), which src/optim/SGD.cpp and src/optim/Adam.cpp call.
 // Note [Fused optimizer steps]
 // Written with tensor ops, an Adam step reads and writes the parameter-sized tensors about ten
 // times (and allocates temporaries); these loops do it in one pass per parameter with the same
-// formulas, in the parameter's precision, threaded above a grain. The tensor-op form stays as
-// the reference and serves every other case (CUDA, half types, non-contiguous tensors);
-// tests/test_optim.cpp checks the two against each other.
+// formulas (kernels/math/Optim.h, which the CUDA kernel runs too), in the parameter's precision,
+// threaded above a grain. CUDA's kernel (kernels/cuda/OptimizerKernels.cu) also takes the half
+// types, computing in float. The tensor-op form stays as the reference and serves every other
+// case (CPU half types, non-contiguous or mixed tensors); tests/test_optim.cpp checks the CPU
+// loops against it, tests/test_optimizer_bodies.cpp the kernel bodies against float64 loops.
 #pragma once
 
 #include "kernels/Optimizer.h"
