@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 #include <vector>
@@ -125,3 +126,34 @@ TEST_P(CudaOpTable, MatchesCpuAndGradchecks) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Rows, CudaOpTable, ::testing::ValuesIn(optable::structured_cases()), param_name);
+
+// Gradients of the elementwise rows on CUDA: gradcheck on CUDA float64 inputs (transposed, and
+// broadcast for the binary rows), first order; the CPU suite does second order.
+TEST(CudaOpTableElementwise, UnaryRowsGradcheckOnCuda) {
+  REQUIRE_CUDA();
+  manual_seed(43);
+  for (const auto& c : optable::unary_cases()) {
+    if (c.bool_out || std::find(c.dtypes.begin(), c.dtypes.end(), kFloat64) == c.dtypes.end()) continue;
+    SCOPED_TRACE(c.name);
+    const double lo = c.lo + 0.05 * (c.hi - c.lo), hi = c.hi - 0.05 * (c.hi - c.lo);
+    Tensor x = (rand({3, 2}, TensorOptions(kFloat64)) * (hi - lo) + lo).to(Device(kCUDA, 0)).t();
+    x.requires_grad_(true);
+    auto f = [&c](const autograd::variable_list& in) { return c.fn(in[0]); };
+    EXPECT_TRUE(autograd::gradcheck(f, {x}));
+  }
+}
+
+TEST(CudaOpTableElementwise, BinaryRowsGradcheckOnCudaWithBroadcast) {
+  REQUIRE_CUDA();
+  manual_seed(44);
+  for (const auto& c : optable::binary_cases()) {
+    if (c.bool_out || std::find(c.dtypes.begin(), c.dtypes.end(), kFloat64) == c.dtypes.end()) continue;
+    SCOPED_TRACE(c.name);
+    auto in = [](IntArrayRef s, double lo, double hi) {
+      return (rand(s, TensorOptions(kFloat64)) * (hi - lo) + lo).to(Device(kCUDA, 0)).requires_grad_(true);
+    };
+    Tensor a = in({2, 3}, c.lo, c.hi), b = in({3}, c.blo, c.bhi);
+    auto f = [&c](const autograd::variable_list& v) { return c.fn(v[0], v[1]); };
+    EXPECT_TRUE(autograd::gradcheck(f, {a, b}));
+  }
+}
