@@ -84,3 +84,22 @@ TEST(CudaDeviceCopy, StridedFill) {
       expect_same(got, want, std::string(to_string(t)) + " column fill " + std::to_string(v));
     }
 }
+
+// cat and stack on CUDA: slabs written by the device copy (promotion to the common dtype,
+// transposed inputs, negative dims), and their gradients.
+TEST(CudaDeviceCopy, CatAndStack) {
+  REQUIRE_CUDA();
+  const Tensor a = random_input({3, 4}, kFloat32, -5, 5, 1), b = random_input({2, 3}, kInt64, -5, 5, 2).t();
+  const Tensor c = random_input({3, 1}, kFloat64, -5, 5, 3);
+  for (int64_t dim : {1, -1}) {
+    Tensor want = cat({a, b, c}, dim);
+    Tensor got = cat({a.to(kGpu), b.to(kGpu), c.to(kGpu)}, dim);
+    expect_same(got, want, "cat along " + std::to_string(dim));
+  }
+  expect_same(stack({a, a.t().t()}, 0).cpu(), stack({a.to(kGpu), a.to(kGpu)}, 0).cpu(), "stack");
+  Tensor x = random_input({2, 3}, kFloat64, -1, 1, 4).to(kGpu).requires_grad_(true);
+  Tensor y = random_input({2, 2}, kFloat64, -1, 1, 5).to(kGpu).requires_grad_(true);
+  (cat({x, y}, 1) * 3).sum().backward();
+  expect_same(x.grad(), full({2, 3}, 3.0, TensorOptions(kFloat64)), "grad of x");
+  expect_same(y.grad(), full({2, 2}, 3.0, TensorOptions(kFloat64)), "grad of y");
+}

@@ -88,16 +88,18 @@ TEST(CudaOpTableCoverage, ElementwiseAndReductionRowsAreServed) {
                                       "logsumexp", "var",    "std (correction 0)", "norm (p=2)", "norm (p=3, all)",
                                       "cumsum",    "cumprod", "softmax",     "log_softmax"};
   int found = 0, served = 0;
-  std::string missing;
+  std::string missing, pending;
   for (const StructuredCase& c : optable::structured_cases()) {
     if (served_on_cuda(c)) ++served;
+    else pending += " [" + c.name + "]";
     if (!must.count(c.name)) continue;
     ++found;
     if (!served_on_cuda(c)) missing += " [" + c.name + "]";
   }
   EXPECT_EQ(found, static_cast<int>(must.size())) << "a row named here was renamed in tests/op_table.h";
   EXPECT_TRUE(missing.empty()) << "rows without CUDA kernels:" << missing;
-  std::printf("CUDA serves %d of %zu structured rows\n", served, optable::structured_cases().size());
+  std::printf("CUDA serves %d of %zu structured rows; not yet:%s\n", served, optable::structured_cases().size(),
+              pending.c_str());
 }
 
 TEST_P(CudaOpTable, MatchesCpuAndGradchecks) {

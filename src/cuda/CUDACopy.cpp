@@ -10,6 +10,8 @@
 #include "kernels/cuda/ElementwiseLaunch.h"
 #include "src/cuda/CUDAElementwise.h"
 #include "src/cuda/CUDARuntime.h"
+#include "src/ops/IndexOps.h"
+#include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
 namespace tensor::cuda_detail {
@@ -317,5 +319,17 @@ void fill_kernel(const Tensor& self, const Scalar& value) {
   (self.is_conj() ? image.conj() : image).fill_(value);
   write_back(self, image);
 }
+
+// cat and stack's CUDA kernel (CatSlabKernel): the slab of `out` is a view, written by copy_'s
+// device kernel, which converts to out's dtype and resolves a lazy conjugation. The view is
+// made with autograd off: out is the front end's fresh output, recorded by cat's own node.
+namespace {
+void cat_copy_slab(const Tensor& out, const Tensor& src, int64_t dim, int64_t offset) {
+  NoGradGuard no_grad;
+  copy_kernel(out.narrow(dim, offset, src.size(dim)), src, false);
+}
+}  // namespace
+
+void register_copy_kernels() { ops::register_kernel(DispatchKey::CUDA, &cat_copy_slab); }
 
 }  // namespace tensor::cuda_detail

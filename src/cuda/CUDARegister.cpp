@@ -5,6 +5,7 @@ namespace tensor::cuda_detail {
 
 void register_elementwise_kernels();  // src/cuda/CUDAElementwise.cpp
 void register_index_kernels();        // src/cuda/CUDAIndex.cpp
+void register_copy_kernels();         // src/cuda/CUDACopy.cpp (cat and stack)
 void register_reduce_kernels();       // src/cuda/CUDAReduce.cpp
 void register_blas_kernels();         // src/cuda/CUDABlas.cpp
 void register_optimizer_kernels();    // src/cuda/CUDAOptimizer.cpp
@@ -13,6 +14,7 @@ void register_amp_kernels();          // src/cuda/CUDAAmp.cpp
 void register_cuda_kernels() {
   register_elementwise_kernels();
   register_index_kernels();
+  register_copy_kernels();
   register_reduce_kernels();
   register_blas_kernels();
   register_optimizer_kernels();

@@ -101,7 +101,7 @@ TENSOR_API dispatch::OpDef<UnbindFn>& unbind_op();
 /// of the contiguous `out` along dim, converting to out's dtype and resolving a lazy conjugation.
 using CatSlabKernel = void (*)(const Tensor& out, const Tensor& src, int64_t dim, int64_t offset);
 /// Registers a backend's (CUDA's) kernel of cat and stack.
-void register_kernel(DispatchKey backend, CatSlabKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, CatSlabKernel kernel);
 
 namespace index_detail {
 
