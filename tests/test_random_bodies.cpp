@@ -228,14 +228,15 @@ TEST(RandomBodies, LinspaceMatchesTheReferenceAndTheFactory) {
       const std::string what = "linspace(" + std::to_string(c.start) + ", " + std::to_string(c.end) + ", " +
                                std::to_string(c.steps) + ") " + to_string(t);
       Tensor got = linspace(c.start, c.end, c.steps, t);
-      // The reference: PyTorch's symmetric formula in double, then .to(dtype).
+      // The reference: PyTorch's symmetric formula in double (one step is start), then .to(dtype).
       const double step = c.steps > 1 ? (c.end - c.start) / static_cast<double>(c.steps - 1) : 0.0;
       Tensor v = empty({c.steps}, kFloat64);
       for (int64_t i = 0; i < c.steps; ++i)
-        v.data_ptr<double>()[i] = i < c.steps / 2 ? c.start + step * static_cast<double>(i)
-                                                  : c.end - step * static_cast<double>(c.steps - 1 - i);
+        v.data_ptr<double>()[i] = c.steps == 1          ? c.start
+                                  : i < c.steps / 2 ? c.start + step * static_cast<double>(i)
+                                                    : c.end - step * static_cast<double>(c.steps - 1 - i);
       expect_same_bits(got, v.to(t), what);
-      const kernels::LinspaceParams p{c.start, c.end, step, c.steps};
+      const kernels::LinspaceParams p{c.start, c.steps == 1 ? c.start : c.end, step, c.steps};
       Tensor body = empty({c.steps}, t);
       with_type(t, [&](auto* tag) {
         using T = std::remove_pointer_t<decltype(tag)>;
@@ -244,7 +245,8 @@ TEST(RandomBodies, LinspaceMatchesTheReferenceAndTheFactory) {
       expect_same_bits(body, v.to(t), what + " body");
     }
   }
-  // The ends are exact, whatever the step's rounding.
+  // One step is start (as PyTorch), and the ends are exact, whatever the step's rounding.
+  EXPECT_EQ(linspace(2.5, 7, 1, kFloat64).item<double>(), 2.5);
   Tensor l = linspace(0.1, 0.7, 13, kFloat64);
   EXPECT_EQ(l[0].item<double>(), 0.1);
   EXPECT_EQ(l[12].item<double>(), 0.7);

@@ -160,7 +160,8 @@ Tensor linspace_front(const Scalar& start, const Scalar& end, int64_t steps, con
   TENSOR_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
   kernels::LinspaceParams l;
   l.start = start.to_double();
-  l.end = end.to_double();
+  // One step is start, as PyTorch (the symmetric formula alone would count it back from end).
+  l.end = steps == 1 ? l.start : end.to_double();
   l.step = steps > 1 ? (l.end - l.start) / static_cast<double>(steps - 1) : 0.0;
   l.steps = steps;
   const TensorOptions opts = o.has_dtype() ? o : o.dtype(get_default_dtype());
