@@ -39,10 +39,14 @@ TENSOR_HD_INLINE void random_pair_values(uint64_t seed, uint64_t base, int64_t p
 /// rounds up to 1.0 in a narrower type is clamped to it, keeping rand's range [0, 1).
 template <class T>
 TENSOR_HD_INLINE math::opmath_t<T> below_one() {
-  if constexpr (std::is_same_v<T, Half>) return 1.0f - 1.0f / 2048;
-  else if constexpr (std::is_same_v<T, BFloat16>) return 1.0f - 1.0f / 256;
-  else if constexpr (std::is_same_v<T, float>) return 1.0f - 1.0f / 16777216;
-  else return 1.0 - 1.0 / 9007199254740992.0;  // never reached: u01_53 < 1 already
+  if constexpr (std::is_same_v<T, Half>)
+    return 1.0f - 1.0f / 2048;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return 1.0f - 1.0f / 256;
+  else if constexpr (std::is_same_v<T, float>)
+    return 1.0f - 1.0f / 16777216;
+  else
+    return 1.0 - 1.0 / 9007199254740992.0;  // never reached: u01_53 < 1 already
 }
 
 /// One float64 value of rand (normal = false) or randn in floating type T.
@@ -104,7 +108,8 @@ TENSOR_HD_INLINE double mul_then_sub_from(double c, double a, double b) {
 /// Element i of an integral arange (start + i * step, wrapping in uint64 rather than
 /// overflowing: the front end's count keeps every element in range).
 TENSOR_HD_INLINE int64_t arange_int_value(const kernels::ArangeParams& p, int64_t i) {
-  return static_cast<int64_t>(static_cast<uint64_t>(p.istart) + static_cast<uint64_t>(i) * static_cast<uint64_t>(p.istep));
+  return static_cast<int64_t>(static_cast<uint64_t>(p.istart) +
+                              static_cast<uint64_t>(i) * static_cast<uint64_t>(p.istep));
 }
 /// Element i of a floating arange.
 TENSOR_HD_INLINE double arange_value(const kernels::ArangeParams& p, int64_t i) {

@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(kFactoryThreads)
     randint_body(out, i, seed, base, low, range);
 }
 
-constexpr unsigned kFloatingGroups = 4u | 8u;         // dispatch_real: float32/float64, float16/bfloat16
+constexpr unsigned kFloatingGroups = 4u | 8u;        // dispatch_real: float32/float64, float16/bfloat16
 constexpr unsigned kRealGroups = 1u | 2u | 4u | 8u;  // and bool, the integer types
 
 }  // namespace

@@ -40,8 +40,8 @@ LaunchStatus launch_arange(const FactoryLaunch& l, const kernels::ArangeParams& 
   return dispatch_real<kRealGroups>(l.dtype, [&](auto tag) -> LaunchStatus {
     using T = typename decltype(tag)::type;
     if (l.n == 0) return 0;
-    arange_kernel<T><<<range_blocks(l.n), kRangeThreads, 0, static_cast<cudaStream_t>(l.stream)>>>(
-        static_cast<T*>(l.out), l.n, p);
+    arange_kernel<T>
+        <<<range_blocks(l.n), kRangeThreads, 0, static_cast<cudaStream_t>(l.stream)>>>(static_cast<T*>(l.out), l.n, p);
     return static_cast<LaunchStatus>(cudaGetLastError());
   });
 }
@@ -50,8 +50,8 @@ LaunchStatus launch_linspace(const FactoryLaunch& l, const kernels::LinspacePara
   return dispatch_real<kRealGroups>(l.dtype, [&](auto tag) -> LaunchStatus {
     using T = typename decltype(tag)::type;
     if (l.n == 0) return 0;
-    linspace_kernel<T><<<range_blocks(l.n), kRangeThreads, 0, static_cast<cudaStream_t>(l.stream)>>>(
-        static_cast<T*>(l.out), l.n, p);
+    linspace_kernel<T>
+        <<<range_blocks(l.n), kRangeThreads, 0, static_cast<cudaStream_t>(l.stream)>>>(static_cast<T*>(l.out), l.n, p);
     return static_cast<LaunchStatus>(cudaGetLastError());
   });
 }
