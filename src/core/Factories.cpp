@@ -99,44 +99,6 @@ Tensor randn_like(const Tensor& t, const TensorOptions& o) { return randn(t.size
 
 Tensor arange(const Scalar& end, const TensorOptions& o) { return arange(0, end, 1, o); }
 Tensor arange(const Scalar& start, const Scalar& end, const TensorOptions& o) { return arange(start, end, 1, o); }
-Tensor detail::arange_impl(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
-  bool all_int = start.is_integral(true) && end.is_integral(true) && step.is_integral(true);
-  TensorOptions opts = o.has_dtype() ? o : o.dtype(all_int ? kInt64 : get_default_dtype());
-  double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  TENSOR_CHECK(st != 0, "arange: step must be nonzero");
-  TENSOR_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
-               "arange: upper bound and larger bound inconsistent with step sign (start={}, end={}, step={})", s, e, st);
-  int64_t n = all_int ? (end.to_long() - start.to_long() + step.to_long() - (step.to_long() > 0 ? 1 : -1)) / step.to_long()
-                      : static_cast<int64_t>(std::ceil((e - s) / st));
-  Tensor out = empty({n}, opts.requires_grad(false).device(Device(kCPU)));
-  // Values computed in double (int64 exactly) then cast, as PyTorch.
-  if (all_int) {
-    Tensor tmp = empty({n}, TensorOptions(kInt64));
-    int64_t* p = tmp.data_ptr<int64_t>();
-    for (int64_t i = 0; i < n; ++i) p[i] = start.to_long() + i * step.to_long();
-    out.copy_(tmp);
-  } else {
-    Tensor tmp = empty({n}, TensorOptions(kFloat64));
-    double* p = tmp.data_ptr<double>();
-    for (int64_t i = 0; i < n; ++i) p[i] = s + static_cast<double>(i) * st;
-    out.copy_(tmp);
-  }
-  return finish_options(out.to(opts.device()), o);
-}
-
-Tensor detail::linspace_impl(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
-  TENSOR_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
-  Tensor tmp = empty({steps}, TensorOptions(kFloat64));
-  double s = start.to_double(), e = end.to_double();
-  double step = steps > 1 ? (e - s) / static_cast<double>(steps - 1) : 0.0;
-  double* p = tmp.data_ptr<double>();
-  // Symmetric formula as PyTorch: the second half counts back from the end.
-  int64_t half = steps / 2;
-  for (int64_t i = 0; i < steps; ++i) p[i] = i < half ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - 1 - i);
-  TensorOptions opts = o.has_dtype() ? o : o.dtype(get_default_dtype());
-  return finish_options(tmp.to(opts.device(), opts.dtype()), o);
-}
-
 Tensor eye(int64_t n, const TensorOptions& o) { return eye(n, n, o); }
 Tensor detail::eye_impl(int64_t n, int64_t m, const TensorOptions& o) {
   TENSOR_CHECK(n >= 0 && m >= 0, "eye: sizes must be non-negative, got n={}, m={}", n, m);

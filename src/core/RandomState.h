@@ -13,5 +13,7 @@ struct RngState {
 };
 RngState get_rng_state();
 void set_rng_state(const RngState& s);
+/// Reserves `counters` Philox counters of the global generator: its seed and the first counter.
+RngState reserve_rng(uint64_t counters);
 
 }  // namespace tensor::detail

@@ -10,6 +10,7 @@ void register_reduce_kernels();       // src/cuda/CUDAReduce.cpp
 void register_blas_kernels();         // src/cuda/CUDABlas.cpp
 void register_optimizer_kernels();    // src/cuda/CUDAOptimizer.cpp
 void register_amp_kernels();          // src/cuda/CUDAAmp.cpp
+void register_random_kernels();       // src/cuda/CUDARandom.cpp
 
 void register_cuda_kernels() {
   register_elementwise_kernels();
@@ -19,6 +20,7 @@ void register_cuda_kernels() {
   register_blas_kernels();
   register_optimizer_kernels();
   register_amp_kernels();
+  register_random_kernels();
 }
 
 }  // namespace tensor::cuda_detail

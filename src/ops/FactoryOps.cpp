@@ -5,13 +5,21 @@
 // backend of the device its options name (OpDef::call_on), plus the thread's included keys:
 // the profiler sees `empty`, `zeros` (as `full`), `arange` or `randn` like any other op, as in
 // libtorch. The implementations (src/core/Factories.cpp, src/core/Random.cpp) allocate through
-// the device's allocator, so one function fills every backend slot (composite_def); a backend
-// that wants its own kernel (CUDA's random numbers) replaces its slot. The *_like factories,
+// the device's allocator, so one function fills every backend slot (composite_def). The filling
+// factories (rand, randn, randint, arange, linspace) are front ends over a per-backend kernel
+// instead (Note [Factory kernels] in src/ops/FactoryOps.h). The *_like factories,
 // zeros, ones, and the shorter arange/eye/randint overloads call these, so they show as the op
 // they call. from_blob and the tensor() literals are not ops, as in libtorch.
 #include "src/ops/FactoryOps.h"
 
+#include <cmath>
+
+#include "kernels/cuda/RandomBody.h"
+#include "src/core/Check.h"
+#include "src/core/DtypeVisit.h"
 #include "src/core/FactoryImpls.h"
+#include "src/core/FactoryOptions.h"
+#include "src/core/RandomState.h"
 #include "src/dispatch/BackendKernels.h"
 #include "tensor/ops.h"
 
@@ -19,23 +27,196 @@ namespace tensor {
 namespace ops {
 namespace {
 using dispatch::composite_def;
+namespace body = cuda_kernels;
+
+// ---- the CPU kernels: the bodies of kernels/cuda/RandomBody.h per index ----
+
+// Below this many elements the threads cost more than the fill.
+constexpr int64_t kParallelGrain = 65536;
+
+void random_cpu(const Tensor& out, uint64_t seed, uint64_t base, bool normal) {
+  const int64_t n = out.numel(), pairs = (n + 1) / 2;
+  visit_dtype<kGroupFloating>(out.dtype(), normal ? "randn" : "rand", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = static_cast<T*>(out.data_ptr());
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < pairs; ++i) body::random_pair_body(p, n, i, seed, base, normal);
+  });
+}
+
+// Complex outputs (CPU only) take the real value through DtypeVisit's convert, as a copy from
+// the int64 or float64 value would.
+void randint_cpu(const Tensor& out, uint64_t seed, uint64_t base, int64_t low, uint64_t range) {
+  const int64_t n = out.numel();
+  visit_dtype(out.dtype(), "randint", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = static_cast<T*>(out.data_ptr());
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (is_complex_v<T>) p[i] = convert<T>(body::randint_value(seed, base, i, low, range));
+      else body::randint_body(p, i, seed, base, low, range);
+    }
+  });
+}
+
+void arange_cpu(const Tensor& out, const kernels::ArangeParams& a) {
+  const int64_t n = out.numel();
+  visit_dtype(out.dtype(), "arange", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = static_cast<T*>(out.data_ptr());
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (is_complex_v<T>)
+        p[i] = a.integral ? convert<T>(body::arange_int_value(a, i)) : convert<T>(body::arange_value(a, i));
+      else body::arange_body(p, i, a);
+    }
+  });
+}
+
+void linspace_cpu(const Tensor& out, const kernels::LinspaceParams& l) {
+  const int64_t n = out.numel();
+  visit_dtype(out.dtype(), "linspace", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = static_cast<T*>(out.data_ptr());
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) {
+      if constexpr (is_complex_v<T>) p[i] = convert<T>(body::linspace_value(l, i));
+      else body::linspace_body(p, i, l);
+    }
+  });
+}
+
+dispatch::BackendKernels<RandomKernel> g_random_kernels{{&random_cpu, nullptr}};
+dispatch::BackendKernels<RandintKernel> g_randint_kernels{{&randint_cpu, nullptr}};
+dispatch::BackendKernels<ArangeKernel> g_arange_kernels{{&arange_cpu, nullptr}};
+dispatch::BackendKernels<LinspaceKernel> g_linspace_kernels{{&linspace_cpu, nullptr}};
+
+// ---- the front ends, shared by every backend; Meta allocates and fills nothing ----
+// The output is allocated before the kernel is looked up, so a CUDA request without the CUDA
+// library fails with the allocator's message saying why; the generator is advanced only once a
+// kernel will run.
+
+template <DispatchKey K>
+Tensor random_front(IntArrayRef sizes, const TensorOptions& o, bool normal) {
+  const char* op = normal ? "randn" : "rand";
+  const ScalarType t = o.dtype();
+  TENSOR_CHECK(is_floating_point(t), "{}: expected a floating point dtype, got {} (size {})", op, t,
+               detail::shape_str(sizes));
+  Tensor out = empty(sizes, o.requires_grad(false));
+  if constexpr (K != DispatchKey::Meta) {
+    RandomKernel k = g_random_kernels.get<K>(op);
+    const detail::RngState r = detail::reserve_rng(static_cast<uint64_t>((out.numel() + 1) / 2));
+    k(out, r.seed, r.offset, normal);
+  }
+  return detail::apply_factory_options(out, o);
+}
+template <DispatchKey K>
+Tensor rand_front(IntArrayRef sizes, const TensorOptions& o) { return random_front<K>(sizes, o, false); }
+template <DispatchKey K>
+Tensor randn_front(IntArrayRef sizes, const TensorOptions& o) { return random_front<K>(sizes, o, true); }
+
+template <DispatchKey K>
+Tensor randint_front(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& o) {
+  TENSOR_CHECK(low < high, "randint: expected low < high, got low={} high={} (size {})", low, high,
+               detail::shape_str(sizes));
+  const TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
+  Tensor out = empty(sizes, opts.requires_grad(false));
+  if constexpr (K != DispatchKey::Meta) {
+    RandintKernel k = g_randint_kernels.get<K>("randint");
+    const detail::RngState r = detail::reserve_rng(static_cast<uint64_t>(out.numel()));
+    // In uint64: high - low overflows int64 for ranges over 2^63 (randint(-2^62, 2^62) is one).
+    k(out, r.seed, r.offset, low, static_cast<uint64_t>(high) - static_cast<uint64_t>(low));
+  }
+  return detail::apply_factory_options(out, o);
+}
+
+template <DispatchKey K>
+Tensor arange_front(const Scalar& start, const Scalar& end, const Scalar& step, const TensorOptions& o) {
+  const bool all_int = start.is_integral(true) && end.is_integral(true) && step.is_integral(true);
+  const TensorOptions opts = o.has_dtype() ? o : o.dtype(all_int ? kInt64 : get_default_dtype());
+  const double s = start.to_double(), e = end.to_double(), st = step.to_double();
+  TENSOR_CHECK(st != 0, "arange: step must be nonzero");
+  TENSOR_CHECK((st > 0 && e >= s) || (st < 0 && e <= s),
+               "arange: upper bound and larger bound inconsistent with step sign (start={}, end={}, step={})", s, e, st);
+  kernels::ArangeParams a;
+  a.integral = all_int;
+  a.start = s;
+  a.step = st;
+  int64_t n;
+  if (all_int) {
+    a.istart = start.to_long();
+    a.istep = step.to_long();
+    n = (end.to_long() - a.istart + a.istep - (a.istep > 0 ? 1 : -1)) / a.istep;
+  } else {
+    n = static_cast<int64_t>(std::ceil((e - s) / st));
+  }
+  Tensor out = empty({n}, opts.requires_grad(false));
+  if constexpr (K != DispatchKey::Meta) g_arange_kernels.get<K>("arange")(out, a);
+  return detail::apply_factory_options(out, o);
+}
+
+template <DispatchKey K>
+Tensor linspace_front(const Scalar& start, const Scalar& end, int64_t steps, const TensorOptions& o) {
+  TENSOR_CHECK(steps >= 0, "linspace: number of steps must be non-negative, got {}", steps);
+  kernels::LinspaceParams l;
+  l.start = start.to_double();
+  // One step is start, as PyTorch (the symmetric formula alone would count it back from end).
+  l.end = steps == 1 ? l.start : end.to_double();
+  l.step = steps > 1 ? (l.end - l.start) / static_cast<double>(steps - 1) : 0.0;
+  l.steps = steps;
+  const TensorOptions opts = o.has_dtype() ? o : o.dtype(get_default_dtype());
+  Tensor out = empty({steps}, opts.requires_grad(false));
+  if constexpr (K != DispatchKey::Meta) g_linspace_kernels.get<K>("linspace")(out, l);
+  return detail::apply_factory_options(out, o);
+}
+
+// The front end's instance for each backend key; a backend without a registered kernel raises
+// "no kernel" from BackendKernels::get.
+template <class Fn>
+constexpr dispatch::OpDef<Fn> kernel_def(const char* name, Fn* cpu, Fn* cuda, Fn* meta) {
+  dispatch::OpDef<Fn> d{name, {}};
+  d.kernels[static_cast<int>(DispatchKey::CPU)] = cpu;
+  d.kernels[static_cast<int>(DispatchKey::CUDA)] = cuda;
+  d.kernels[static_cast<int>(DispatchKey::Meta)] = meta;
+  return d;
+}
+#define TENSOR_FACTORY_DEF(Fn, name, f) \
+  kernel_def<Fn>(name, &f<DispatchKey::CPU>, &f<DispatchKey::CUDA>, &f<DispatchKey::Meta>)
 
 FactoryOpDefs g_factories = {
     composite_def<EmptyFn>("empty", &detail::empty_impl),
     composite_def<EmptyStridedFn>("empty_strided", &detail::empty_strided_impl),
     composite_def<FullFn>("full", &detail::full_impl),
     composite_def<ScalarTensorFn>("scalar_tensor", &detail::scalar_tensor_impl),
-    composite_def<ArangeFn>("arange", &detail::arange_impl),
-    composite_def<LinspaceFn>("linspace", &detail::linspace_impl),
+    TENSOR_FACTORY_DEF(ArangeFn, "arange", arange_front),
+    TENSOR_FACTORY_DEF(LinspaceFn, "linspace", linspace_front),
     composite_def<EyeFn>("eye", &detail::eye_impl),
-    composite_def<RandFn>("rand", &detail::rand_impl),
-    composite_def<RandFn>("randn", &detail::randn_impl),
-    composite_def<RandintFn>("randint", &detail::randint_impl),
+    TENSOR_FACTORY_DEF(RandFn, "rand", rand_front),
+    TENSOR_FACTORY_DEF(RandFn, "randn", randn_front),
+    TENSOR_FACTORY_DEF(RandintFn, "randint", randint_front),
     composite_def<RandpermFn>("randperm", &detail::randperm_impl),
 };
+#undef TENSOR_FACTORY_DEF
 }  // namespace
 
 FactoryOpDefs& factory_ops() { return g_factories; }
+
+void register_kernel(DispatchKey backend, RandomKernel kernel) {
+  dispatch::check_kernel_backend(backend, "rand");
+  g_random_kernels.set(backend, kernel);
+}
+void register_kernel(DispatchKey backend, RandintKernel kernel) {
+  dispatch::check_kernel_backend(backend, "randint");
+  g_randint_kernels.set(backend, kernel);
+}
+void register_kernel(DispatchKey backend, ArangeKernel kernel) {
+  dispatch::check_kernel_backend(backend, "arange");
+  g_arange_kernels.set(backend, kernel);
+}
+void register_kernel(DispatchKey backend, LinspaceKernel kernel) {
+  dispatch::check_kernel_backend(backend, "linspace");
+  g_linspace_kernels.set(backend, kernel);
+}
 }  // namespace ops
 
 using ops::factory_ops;

@@ -2,6 +2,9 @@
 // layers (the profiler) see them like any other op.
 #pragma once
 
+#include <cstdint>
+
+#include "kernels/Factory.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -32,5 +35,32 @@ struct FactoryOpDefs {
 
 /// The one table of the factories (exported for tests, as copy_ops).
 TENSOR_API FactoryOpDefs& factory_ops();
+
+// Note [Factory kernels]
+// rand, randn, randint, arange and linspace have one front end for every backend (checks, the
+// count, the dtype rules, the allocation on the options' device, the generator's reservation,
+// apply_factory_options) and a per-backend kernel that only fills the fresh contiguous output,
+// so no backend computes on the host and copies. The generator stays in libtensor: a kernel
+// gets the Philox key and its first counter (Note [Random factory streams] in
+// kernels/cuda/RandomBody.h), so a seed gives the same numbers on every backend and the
+// offset advances by the same count.
+
+/// Fills contiguous `out` (a floating dtype) with rand's uniforms (normal = false) or randn's
+/// normals: pair i from Philox counter base + i under key seed.
+using RandomKernel = void (*)(const Tensor& out, uint64_t seed, uint64_t base, bool normal);
+/// Fills contiguous `out` (any dtype the backend supports) with randint's values in
+/// [low, low + range): element i from counter base + i.
+using RandintKernel = void (*)(const Tensor& out, uint64_t seed, uint64_t base, int64_t low, uint64_t range);
+/// Fills contiguous `out` with arange's values (kernels::ArangeParams).
+using ArangeKernel = void (*)(const Tensor& out, const kernels::ArangeParams& p);
+/// Fills contiguous `out` with linspace's values (kernels::LinspaceParams).
+using LinspaceKernel = void (*)(const Tensor& out, const kernels::LinspaceParams& p);
+
+/// Registers a backend's (CUDA's) fill for rand/randn, randint, arange or linspace; until
+/// then that backend's slot of the op raises "no kernel". CPU's are built in.
+TENSOR_API void register_kernel(DispatchKey backend, RandomKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, RandintKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, ArangeKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, LinspaceKernel kernel);
 
 }  // namespace tensor::ops

@@ -1,0 +1,32 @@
+// The contract between src/cuda/CUDARandom.cpp and the factory kernels of
+// kernels/cuda/RandomKernels.cu (rand, randn, randint) and RangeKernels.cu (arange, linspace):
+// a fresh contiguous output and the front end's parameters (Note [Factory kernels] in
+// src/ops/FactoryOps.h).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/Factory.h"
+#include "kernels/cuda/ElementwiseLaunch.h"
+#include "tensor/core/ScalarType.h"
+
+namespace tensor::cuda_kernels {
+
+/// A contiguous output of n elements of `dtype` on the current device, written on `stream`.
+struct FactoryLaunch {
+  ScalarType dtype = ScalarType::Float;
+  int64_t n = 0;
+  void* out = nullptr;
+  void* stream = nullptr;  // cudaStream_t
+};
+
+/// rand (normal = false) or randn into a floating output: pair i from Philox counter base + i.
+LaunchStatus launch_random(const FactoryLaunch& l, uint64_t seed, uint64_t base, bool normal);
+/// randint in [low, low + range) into a real output: element i from counter base + i.
+LaunchStatus launch_randint(const FactoryLaunch& l, uint64_t seed, uint64_t base, int64_t low, uint64_t range);
+/// arange into a real output.
+LaunchStatus launch_arange(const FactoryLaunch& l, const kernels::ArangeParams& p);
+/// linspace into a real output.
+LaunchStatus launch_linspace(const FactoryLaunch& l, const kernels::LinspaceParams& p);
+
+}  // namespace tensor::cuda_kernels
