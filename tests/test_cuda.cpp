@@ -230,8 +230,7 @@ TEST(CudaAllocator, ConcurrentAllocAndFree) {
   EXPECT_EQ(s1.num_alloc_calls, s0.num_alloc_calls + 8 * 500 * 2);
 }
 
-// ---- copy_ and fill_ on CUDA (Note [CUDA copy_ on the device]; complex tensors: Note [CUDA
-// copy_ by staging]): every value checked on the host ----
+// ---- copy_ and fill_ on CUDA (Note [CUDA copy_ on the device]): every value checked on the host ----
 
 TEST(CudaCopy, RoundTripKeepsValues) {
   REQUIRE_CUDA();

@@ -103,3 +103,53 @@ TEST(CudaDeviceCopy, CatAndStack) {
   expect_same(x.grad(), full({2, 3}, 3.0, TensorOptions(kFloat64)), "grad of x");
   expect_same(y.grad(), full({2, 2}, 3.0, TensorOptions(kFloat64)), "grad of y");
 }
+
+// Complex copies through the real parts (Note [Complex copies as real parts]): conversions
+// between the complex dtypes and to and from real ones, lazily conjugated sources and
+// destinations on either side, transposed and broadcast sources, and strided fills.
+TEST(CudaDeviceCopy, ComplexThroughTheirParts) {
+  REQUIRE_CUDA();
+  const Tensor re = random_input({4, 3}, kFloat64, -5, 5, 11), im = random_input({4, 3}, kFloat64, -5, 5, 12);
+  const Tensor z = re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1);
+  const std::vector<ScalarType> dts = {kComplex64, kComplex128, kFloat32, kFloat64, kInt32};
+  for (ScalarType from : {kComplex64, kComplex128})
+    for (ScalarType to : dts)
+      for (bool conj_src : {false, true})
+        for (bool conj_dst : {false, true}) {
+          if (conj_dst && !is_complex(to)) continue;
+          const std::string what = std::string(to_string(from)) + " -> " + to_string(to) +
+                                   (conj_src ? " conj source" : "") + (conj_dst ? " conj destination" : "");
+          Tensor src = z.to(from).t();  // transposed
+          if (conj_src) src = src.conj();
+          Tensor want = empty({3, 4}, TensorOptions(to));
+          if (conj_dst) want = want.conj();
+          want.copy_(src);
+          Tensor got = empty({3, 4}, TensorOptions(to).device(kGpu));
+          if (conj_dst) got = got.conj();
+          Tensor src_gpu = z.to(from).to(kGpu).t();
+          if (conj_src) src_gpu = src_gpu.conj();
+          got.copy_(src_gpu);
+          expect_same(got, want.resolve_conj(), what + " (device to device)");  // .cpu() resolves the conj view
+          Tensor up = empty({3, 4}, TensorOptions(to).device(kGpu));
+          up.copy_(src);  // from the host
+          expect_same(up, want.resolve_conj(), what + " (host to device)");
+          Tensor down = empty({4, 3}, TensorOptions(to)).t();  // a strided host destination
+          if (conj_dst) down = down.conj();
+          down.copy_(src_gpu);
+          expect_same(down.resolve_conj(), want.resolve_conj(), what + " (device to host)");
+        }
+  // Real to complex (zero imaginary part), broadcast.
+  Tensor row = random_input({3}, kFloat32, -5, 5, 13);
+  Tensor want = empty({4, 3}, TensorOptions(kComplex64));
+  want.copy_(row);
+  Tensor got = empty({4, 3}, TensorOptions(kComplex64).device(kGpu));
+  got.copy_(row.to(kGpu));
+  expect_same(got, want, "float32 -> complex64, broadcast");
+  // A strided complex fill, plain and through a conj view.
+  for (bool conj : {false, true}) {
+    Tensor w = zeros({3, 4}, TensorOptions(kComplex64)), g = zeros({3, 4}, TensorOptions(kComplex64).device(kGpu));
+    (conj ? w.conj() : w).select(1, 1).fill_(complex128(1.5, -2));
+    (conj ? g.conj() : g).select(1, 1).fill_(complex128(1.5, -2));
+    expect_same(g, w, conj ? "complex fill through conj" : "complex fill");
+  }
+}

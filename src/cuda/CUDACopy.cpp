@@ -3,11 +3,12 @@
 // keys blocks on it too).
 #include <cuda_runtime_api.h>
 
+#include <complex>
 #include <cstdint>
 #include <cstring>
 
-#include "src/core/Check.h"
 #include "kernels/cuda/ElementwiseLaunch.h"
+#include "src/core/Check.h"
 #include "src/cuda/CUDAElementwise.h"
 #include "src/cuda/CUDARuntime.h"
 #include "src/ops/IndexOps.h"
@@ -154,9 +155,8 @@ void fill_bytes(void* dst, Device device, const void* pattern, size_t elem_size,
 // A copy from the host first moves the source's bytes to the device as they are (contiguous,
 // unconverted), a copy to the host converts on the device into a contiguous buffer of the
 // destination's dtype first; so only bytes cross the bus and every conversion and layout change
-// is a kernel. Between two devices the source's bytes are copied peer to peer first. Complex
-// tensors (no complex CUDA kernels yet) still take the host staging of Note [CUDA copy_ by
-// staging].
+// is a kernel. Between two devices the source is made contiguous on its own device, then copied
+// peer to peer. Complex tensors go through their real parts (Note [Complex copies as real parts]).
 namespace {
 
 using cuda_kernels::ElementwiseLaunch;
@@ -208,13 +208,13 @@ void run_copy_launch(const char* op, const Tensor& dst, ElementwiseLaunch l) {
 }
 
 // dst = src, both CUDA tensors of one device, real dtypes; src broadcasts to dst's shape.
-void device_copy(const Tensor& dst, const Tensor& src) {
+void real_copy(const Tensor& dst, const Tensor& src) {
   const Tensor s = src.expand(dst.sizes());
   run_copy_launch("copy_", dst, describe_copy(dst, &s));
 }
 
 // Every element of the CUDA tensor self (real dtype, any strides) = value.
-void device_fill(const Tensor& self, const Scalar& value) {
+void real_fill(const Tensor& self, const Scalar& value) {
   // The value converted to self's dtype on the host, as the CPU's fill_ does, then passed exactly.
   const Tensor one = scalar_tensor(value, TensorOptions(self.dtype()));
   ElementwiseLaunch l = describe_copy(self, nullptr);
@@ -224,33 +224,76 @@ void device_fill(const Tensor& self, const Scalar& value) {
   run_copy_launch("fill_", self, l);
 }
 
-bool on_device(const Tensor& dst, const Tensor& src) { return !is_complex(dst.dtype()) && !is_complex(src.dtype()); }
+// Note [Complex copies as real parts]
+// CUDA has no complex kernels yet, but a complex tensor's real and imaginary parts are real
+// views of it (real(), imag(): float or double, the complex strides doubled), so every complex
+// copy, conversion, broadcast and fill is one or two real launches on those views, plus a
+// negation of the imaginary part where exactly one side is lazily conjugated (a conj view
+// stores the conjugates of its values). Real to complex writes a zero imaginary part; complex to
+// real keeps the real part, as libtorch's copy_ does.
+struct Parts {
+  Tensor re, im;
+  bool conj;  // the values are the conjugates of re + i im
+};
+Parts parts_of(const Tensor& t) {
+  const Tensor plain = t.is_conj() ? t.conj() : t;
+  return {plain.real(), plain.imag(), t.is_conj()};
+}
 
-}  // namespace
+// dst = src, both CUDA tensors of one device, any dtypes; src broadcasts to dst's shape.
+void device_copy(const Tensor& dst, const Tensor& src) {
+  const bool cd = is_complex(dst.dtype()), cs = is_complex(src.dtype());
+  if (!cd && !cs) {
+    real_copy(dst, src);
+    return;
+  }
+  NoGradGuard no_grad;  // the part views and the negation serve this kernel, not autograd
+  const Tensor s = src.expand(dst.sizes());
+  if (!cd) {
+    real_copy(dst, parts_of(s).re);
+    return;
+  }
+  const Parts d = parts_of(dst);
+  if (!cs) {
+    real_copy(d.re, s);
+    real_fill(d.im, 0);
+    return;
+  }
+  const Parts from = parts_of(s);
+  real_copy(d.re, from.re);
+  real_copy(d.im, from.im);
+  if (d.conj != from.conj) Tensor(d.im).neg_();
+}
 
-// Note [CUDA copy_ by staging]
-// For complex tensors, until CUDA has complex kernels, copy_ and fill_ move bytes only: a
-// conversion, broadcast or strided layout is done by the CPU kernel on a host image of the
-// memory span the tensor covers, then the bytes go back. Contiguous copies of the same dtype, the
-// common case, go straight between devices.
-namespace {
-// The elements a view reaches, counted from its first one (strides are non-negative).
-int64_t span_of(const Tensor& t) {
-  int64_t span = 1;
-  for (int64_t d = 0; d < t.dim(); ++d) span += (t.size(d) - 1) * t.stride(d);
-  return span;
+void device_fill(const Tensor& self, const Scalar& value) {
+  if (!is_complex(self.dtype())) {
+    real_fill(self, value);
+    return;
+  }
+  NoGradGuard no_grad;
+  const std::complex<double> v = value.to<std::complex<double>>();
+  const Parts d = parts_of(self);
+  real_fill(d.re, v.real());
+  real_fill(d.im, d.conj ? -v.imag() : v.imag());
 }
-// A CPU tensor holding the bytes of t's span, viewed with t's geometry.
-Tensor host_image(const Tensor& t) {
-  Tensor flat = empty({span_of(t)}, TensorOptions(t.dtype()));
-  copy_bytes(flat.data_ptr(), flat.device(), t.data_ptr(), t.device(), static_cast<size_t>(flat.nbytes()), false);
-  return flat.as_strided(t.sizes(), t.strides(), 0);
+
+// A contiguous tensor on `device` holding src's values (src on any device), unconjugated.
+Tensor plain_on(const Tensor& src, Device device, bool non_blocking) {
+  Tensor from;
+  if (src.is_cuda()) {
+    from = empty(src.sizes(), TensorOptions(src.dtype()).device(src.device()));
+    device_copy(from, src);  // layout and conjugation resolved on the source's device
+  } else {
+    from = src.contiguous();  // a broadcast source stays small: only its own elements move
+    if (from.is_conj()) from = from.resolve_conj();
+  }
+  if (from.device() == device) return from;
+  Tensor staged = empty(from.sizes(), TensorOptions(from.dtype()).device(device));
+  copy_bytes(staged.data_ptr(), staged.device(), from.data_ptr(), from.device(), static_cast<size_t>(from.nbytes()),
+             non_blocking);
+  return staged;
 }
-// Sends a host image (contiguous, or host_image's view, whose data starts at the span) back.
-void write_back(const Tensor& dst, const Tensor& image) {
-  copy_bytes(dst.data_ptr(), dst.device(), image.data_ptr(), image.device(),
-             static_cast<size_t>(span_of(dst) * dst.element_size()), false);
-}
+
 }  // namespace
 
 void copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking) {
@@ -260,48 +303,23 @@ void copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking) {
                non_blocking);
     return;
   }
-  if (on_device(dst, src)) {
-    if (dst.is_cuda() && src.is_cuda()) {
-      if (dst.device() == src.device()) {
-        device_copy(dst, src);
-      } else {
-        const Tensor from = src.contiguous();  // a kernel on the source's device
-        Tensor staged = empty(from.sizes(), TensorOptions(from.dtype()).device(dst.device()));
-        copy_bytes(staged.data_ptr(), staged.device(), from.data_ptr(), from.device(),
-                   static_cast<size_t>(from.nbytes()), non_blocking);
-        device_copy(dst, staged);
-      }
-    } else if (dst.is_cuda()) {
-      const Tensor from = src.contiguous();  // on the host, in src's dtype (a broadcast source stays small)
-      Tensor staged = empty(from.sizes(), TensorOptions(from.dtype()).device(dst.device()));
-      copy_bytes(staged.data_ptr(), staged.device(), from.data_ptr(), from.device(), static_cast<size_t>(from.nbytes()),
-                 non_blocking);
-      device_copy(dst, staged);
-    } else {
-      Tensor staged = empty(dst.sizes(), TensorOptions(dst.dtype()).device(src.device()));
-      device_copy(staged, src);
-      if (dst.is_contiguous()) {
-        copy_bytes(dst.data_ptr(), dst.device(), staged.data_ptr(), staged.device(),
-                   static_cast<size_t>(dst.nbytes()), non_blocking);
-      } else {
-        Tensor host = empty(dst.sizes(), TensorOptions(dst.dtype()));
-        copy_bytes(host.data_ptr(), host.device(), staged.data_ptr(), staged.device(),
-                   static_cast<size_t>(host.nbytes()), false);
-        Tensor(dst).copy_(host);
-      }
-    }
+  if (dst.is_cuda()) {
+    // Same device: one kernel. From the host or another device: the source's bytes first.
+    device_copy(dst, src.is_cuda() && src.device() == dst.device() ? src : plain_on(src, dst.device(), non_blocking));
     return;
   }
-  // host_image copies raw bytes: a lazily conjugated side is conjugated again as a view.
-  Tensor host_src = src.is_cuda() ? host_image(src) : src;
-  if (src.is_cuda() && src.is_conj()) host_src = host_src.conj();
-  if (!dst.is_cuda()) {
-    Tensor(dst).copy_(host_src);  // CPU kernel: conversion, broadcast, layout
+  // To the host: converted on the device into a contiguous buffer of dst's dtype, then bytes.
+  Tensor staged = empty(dst.sizes(), TensorOptions(dst.dtype()).device(src.device()));
+  device_copy(staged, src);
+  if (dst.is_contiguous() && !dst.is_conj()) {
+    copy_bytes(dst.data_ptr(), dst.device(), staged.data_ptr(), staged.device(), static_cast<size_t>(dst.nbytes()),
+               non_blocking);
     return;
   }
-  Tensor image = dst.is_contiguous() ? empty(dst.sizes(), TensorOptions(dst.dtype())) : host_image(dst);
-  (dst.is_conj() ? image.conj() : image).copy_(host_src);
-  write_back(dst, image);
+  Tensor host = empty(dst.sizes(), TensorOptions(dst.dtype()));
+  copy_bytes(host.data_ptr(), host.device(), staged.data_ptr(), staged.device(), static_cast<size_t>(host.nbytes()),
+             false);
+  Tensor(dst).copy_(host);  // the CPU kernel writes the strided or conjugated destination
 }
 
 void fill_kernel(const Tensor& self, const Scalar& value) {
@@ -311,13 +329,7 @@ void fill_kernel(const Tensor& self, const Scalar& value) {
                static_cast<size_t>(self.numel()));
     return;
   }
-  if (!is_complex(self.dtype())) {
-    device_fill(self, value);
-    return;
-  }
-  Tensor image = host_image(self);
-  (self.is_conj() ? image.conj() : image).fill_(value);
-  write_back(self, image);
+  device_fill(self, value);
 }
 
 // cat and stack's CUDA kernel (CatSlabKernel): the slab of `out` is a view, written by copy_'s
