@@ -133,3 +133,75 @@ TEST(HostileIntDivision, ZeroDivisorStillRaises) {
   expect_error([&] { remainder(a, zeros({}, kInt64)); }, {"remainder", "division by zero"});
 }
 
+// ---- matrix products with an empty inner dim (k == 0) or an empty batch ----
+
+TEST(HostileMatmul, EmptyInnerDimGivesZeros) {
+  // It raised a reshape error ([2, 3, 0] to [-1, 0]); libtorch returns zeros [2, 3, 4].
+  Tensor r = matmul(ones({2, 3, 0}), ones({0, 4}));
+  EXPECT_EQ(r.sizes(), IntArrayRef({2, 3, 4}));
+  EXPECT_TRUE(equal(r, zeros({2, 3, 4})));
+  Tensor v = matmul(ones({2, 3, 0}), ones({0}));
+  EXPECT_EQ(v.sizes(), IntArrayRef({2, 3}));
+  EXPECT_TRUE(equal(v, zeros({2, 3})));
+  EXPECT_TRUE(equal(matmul(ones({0}), ones({2, 0, 4})), zeros({2, 4})));
+  EXPECT_TRUE(equal(matmul(ones({5, 2, 3, 0}), ones({2, 0, 4})), zeros({5, 2, 3, 4})));
+  EXPECT_TRUE(equal(matmul(ones({0}), ones({0})), zeros({})));
+  EXPECT_TRUE(equal(mm(ones({3, 0}), ones({0, 4})), zeros({3, 4})));
+  EXPECT_TRUE(equal(bmm(ones({2, 3, 0}), ones({2, 0, 4})), zeros({2, 3, 4})));
+  // Integer and float64 take other kernels than float32's oneDNN.
+  EXPECT_TRUE(equal(matmul(ones({2, 3, 0}, kInt64), ones({0, 4}, kInt64)), zeros({2, 3, 4}, kInt64)));
+  EXPECT_TRUE(equal(matmul(ones({2, 3, 0}, kFloat64), ones({0, 4}, kFloat64)), zeros({2, 3, 4}, kFloat64)));
+}
+
+TEST(HostileMatmul, EmptyInnerDimWithBiasGivesTheBias) {
+  // linear over [3, 2, 0] inputs: rows were counted as numel / in_features = 0.
+  Tensor bias = tensor::tensor({1.0f, 2.0f, 3.0f, 4.0f});
+  Tensor y = linear(ones({3, 2, 0}), ones({4, 0}), bias);
+  EXPECT_EQ(y.sizes(), IntArrayRef({3, 2, 4}));
+  EXPECT_TRUE(equal(y, bias.expand({3, 2, 4})));
+  EXPECT_TRUE(equal(linear(ones({3, 2, 0}), ones({4, 0})), zeros({3, 2, 4})));
+  // addmm: beta * self + alpha * (empty product).
+  Tensor self = full({3, 4}, 2.0f);
+  EXPECT_TRUE(equal(addmm(self, ones({3, 0}), ones({0, 4}), 3, 5), full({3, 4}, 6.0f)));
+  EXPECT_TRUE(equal(addmm(self, ones({3, 0}), ones({0, 4}), 0, 5), zeros({3, 4})));
+}
+
+TEST(HostileMatmul, EmptyBatchOrRows) {
+  EXPECT_EQ(matmul(ones({0, 3, 2}), ones({2, 4})).sizes(), IntArrayRef({0, 3, 4}));
+  EXPECT_EQ(matmul(ones({2, 0, 3, 2}), ones({2, 4})).sizes(), IntArrayRef({2, 0, 3, 4}));
+  EXPECT_EQ(matmul(ones({0, 3, 2}), ones({5, 1, 2, 4})).sizes(), IntArrayRef({5, 0, 3, 4}));
+  EXPECT_EQ(bmm(ones({0, 3, 2}), ones({0, 2, 4})).sizes(), IntArrayRef({0, 3, 4}));
+  EXPECT_EQ(mm(ones({0, 2}), ones({2, 4})).sizes(), IntArrayRef({0, 4}));
+  EXPECT_EQ(linear(ones({0, 2}), ones({4, 2}), ones({4})).sizes(), IntArrayRef({0, 4}));
+  EXPECT_EQ(matmul(ones({2, 3, 2}), ones({2, 0})).sizes(), IntArrayRef({2, 3, 0}));
+}
+
+TEST(HostileMatmul, EmptyInnerDimBackward) {
+  // The gradients of an empty product are empty (and the product's grad reaches nothing).
+  Tensor a = ones({2, 3, 0}).requires_grad_(), b = ones({0, 4}).requires_grad_();
+  matmul(a, b).sum().backward();
+  ASSERT_TRUE(a.grad().defined());
+  ASSERT_TRUE(b.grad().defined());
+  EXPECT_EQ(a.grad().sizes(), IntArrayRef({2, 3, 0}));
+  EXPECT_EQ(b.grad().sizes(), IntArrayRef({0, 4}));
+  Tensor x = ones({3, 2, 0}).requires_grad_(), w = ones({4, 0}).requires_grad_(), bias = ones({4}).requires_grad_();
+  linear(x, w, bias).sum().backward();
+  EXPECT_TRUE(equal(bias.grad(), full({4}, 6.0f)));
+  EXPECT_EQ(w.grad().sizes(), IntArrayRef({4, 0}));
+}
+
+TEST(HostileMatmul, NoOutputFeaturesAndVectorInputsBackward) {
+  // out_features == 0: the gradient rows were reshaped with -1 next to a 0 too.
+  Tensor x = ones({3, 2, 5}).requires_grad_(), w = ones({0, 5}).requires_grad_();
+  Tensor y = linear(x, w);
+  EXPECT_EQ(y.sizes(), IntArrayRef({3, 2, 0}));
+  y.sum().backward();
+  EXPECT_TRUE(equal(x.grad(), zeros({3, 2, 5})));
+  EXPECT_EQ(w.grad().sizes(), IntArrayRef({0, 5}));
+  // A 1-D input: d(sum(W x + b))/dW = x broadcast over rows (hand values).
+  Tensor v = tensor::tensor({1.0f, 2.0f}).requires_grad_(), w2 = ones({3, 2}).requires_grad_();
+  linear(v, w2).sum().backward();
+  EXPECT_TRUE(equal(w2.grad(), tensor::tensor({1.0f, 2.0f}).expand({3, 2})));
+  EXPECT_TRUE(equal(v.grad(), full({2}, 3.0f)));
+}
+
