@@ -205,3 +205,24 @@ TEST(HostileMatmul, NoOutputFeaturesAndVectorInputsBackward) {
   EXPECT_TRUE(equal(v.grad(), full({2}, 3.0f)));
 }
 
+// ---- binary_cross_entropy: inputs outside [0, 1], NaN included, raise as in libtorch ----
+
+TEST(HostileLoss, BinaryCrossEntropyRejectsNaNAndOutOfRangeInputs) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  Tensor target = tensor::tensor({0.0f, 1.0f, 1.0f});
+  // A NaN input returned a NaN loss: libtorch raises.
+  for (float bad : {nan, -nan, 1.5f, -0.25f, inf, -inf}) {
+    Tensor x = tensor::tensor({0.5f, 0.25f, bad});
+    expect_error([&] { binary_cross_entropy(x, target); },
+                 {"binary_cross_entropy", "all elements of input should be between 0 and 1", "[3]"});
+    expect_error([&] { nn::functional::binary_cross_entropy(x, target); }, {"between 0 and 1"});
+  }
+  // The bounds themselves are valid: log is clamped at -100 (ATen's convention).
+  Tensor x = tensor::tensor({0.0f, 1.0f, 0.5f});
+  Tensor per = binary_cross_entropy(x, tensor::tensor({1.0f, 1.0f, 0.0f}), std::nullopt, 0);
+  EXPECT_FLOAT_EQ(per.select(0, 0).item<float>(), 100.0f);
+  EXPECT_FLOAT_EQ(per.select(0, 1).item<float>(), 0.0f);
+  EXPECT_FLOAT_EQ(per.select(0, 2).item<float>(), std::log(2.0f));
+  // A NaN target is not checked (libtorch neither): the loss is NaN.
+  EXPECT_TRUE(std::isnan(binary_cross_entropy(tensor::tensor({0.5f}), tensor::tensor({nan})).item<float>()));
+}
