@@ -112,12 +112,15 @@ class MeshContext : public gloo::Context {
       if (i == rank) continue;
       store.wait({std::to_string(i)}, remaining("waiting for the address of", i));
       std::vector<char> theirs = store.get(std::to_string(i));
-      // Rank i lists one address per peer but itself, in rank order.
-      const size_t width = theirs.size() / static_cast<size_t>(size - 1);
+      // Rank i lists one address per peer but itself, in rank order: as many as this rank
+      // does unless the ranks disagree on the world size (Gloo then failed on "136 vs 272").
+      const size_t width = all.size() / static_cast<size_t>(size - 1);
       const size_t slot = static_cast<size_t>(rank > i ? rank - 1 : rank);
-      TENSOR_CHECK(width > 0 && theirs.size() == width * static_cast<size_t>(size - 1),
-                   "rank {} published {} bytes of addresses, not a multiple of {} peers (a different world size?)", i,
-                   theirs.size(), size - 1);
+      TENSOR_CHECK(theirs.size() == all.size(),
+                   "rank {} published {} peer addresses, this rank {}: the ranks disagree on the world size (this "
+                   "rank has world size {}; rank {}'s addresses fit a world size of {})",
+                   i, static_cast<double>(theirs.size()) / static_cast<double>(width), size - 1, size, i,
+                   static_cast<double>(theirs.size()) / static_cast<double>(width) + 1);
       std::vector<char> addr(theirs.begin() + slot * width, theirs.begin() + (slot + 1) * width);
       try {
         remaining("before connecting to", i);
