@@ -64,8 +64,7 @@ Flags parse(int argc, char** argv) {
         std::exit(2);
       }
       f.timeout = std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(secs * 1000)));
-    }
-    else {
+    } else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       std::exit(2);
     }

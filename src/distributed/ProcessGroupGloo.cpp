@@ -19,8 +19,8 @@
 #include <gloo/alltoall.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
-#include <gloo/math.h>
 #include <gloo/context.h>
+#include <gloo/math.h>
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/context.h>
 #include <gloo/transport/tcp/address.h>

@@ -219,8 +219,9 @@ Tensor expand_geometry(const Tensor& self, IntArrayRef shape) {
     const int64_t d = nd - 1 - (n - 1 - i);
     int64_t want = shape[i];
     if (d < 0) {
-      TENSOR_CHECK(want >= 0, "expand: the size {} at dim {} is not allowed for a new leading dim (sizes {} for shape {})",
-                   want, i, shape_str(shape), shape_str(self.sizes()));
+      TENSOR_CHECK(want >= 0,
+                   "expand: the size {} at dim {} is not allowed for a new leading dim (sizes {} for shape {})", want,
+                   i, shape_str(shape), shape_str(self.sizes()));
       sz[i] = want;
       st[i] = 0;
       continue;
@@ -235,8 +236,8 @@ Tensor expand_geometry(const Tensor& self, IntArrayRef shape) {
     sz[i] = want;
     st[i] = have == want ? self.strides()[d] : 0;
   }
-  TENSOR_CHECK(detail::numel_fits(sz), "expand: the sizes {} of shape {} hold more elements than int64 can count", shape_str(sz),
-               shape_str(self.sizes()));
+  TENSOR_CHECK(detail::numel_fits(sz), "expand: the sizes {} of shape {} hold more elements than int64 can count",
+               shape_str(sz), shape_str(self.sizes()));
   return remember(make_view(self, sz, st, self.storage_offset()), self);
 }
 
