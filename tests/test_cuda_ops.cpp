@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include <limits>
 #include <random>
 #include <string>
 #include <tuple>
@@ -121,6 +122,37 @@ TEST(CudaElementwise, MixedDtypesPromote) {
   expect_close(i.cuda() * f.cuda(), i * f, "int32 * float32");
   expect_close(i.cuda() / 3, i / 3, "int32 / 3 (true division)");
   expect_close(i.cuda().to(kFloat16) + f.cuda(), i.to(kFloat16) + f, "half + float");
+}
+
+// MIN / -1 on CUDA gives the CPU's defined answer (Note [Integer division by -1]): the CUDA
+// kernels instantiate the same functors, so the quotient wraps and the remainder is 0.
+TEST(CudaElementwise, IntegerMinByMinusOneMatchesTheCpu) {
+  REQUIRE_CUDA();
+  for (ScalarType dt : {kInt64, kInt32, kInt16, kInt8}) {
+    const int64_t mn = dt == kInt64 ? std::numeric_limits<int64_t>::min()
+                       : dt == kInt32 ? std::numeric_limits<int32_t>::min()
+                       : dt == kInt16 ? std::numeric_limits<int16_t>::min()
+                                      : std::numeric_limits<int8_t>::min();
+    Tensor a = tensor::full({300}, mn, TensorOptions(dt)), b = tensor::full({300}, -1, TensorOptions(dt));
+    Tensor ac = a.cuda(), bc = b.cuda();
+    const std::string what = std::string("dtype ") + to_string(dt);
+    EXPECT_TRUE(tensor::equal(tensor::div(ac, bc, "floor").cpu(), a)) << what;
+    EXPECT_TRUE(tensor::equal(tensor::div(ac, bc, "trunc").cpu(), a)) << what;
+    EXPECT_TRUE(tensor::equal(tensor::remainder(ac, bc).cpu(), tensor::zeros({300}, dt))) << what;
+    EXPECT_TRUE(tensor::equal(tensor::fmod(ac, bc).cpu(), tensor::zeros({300}, dt))) << what;
+    EXPECT_TRUE(tensor::equal(tensor::remainder(ac, Scalar(-1)).cpu(), tensor::zeros({300}, dt))) << what;
+    EXPECT_TRUE(tensor::equal(tensor::div(ac, bc, "floor").cpu(), tensor::div(a, b, "floor"))) << what;
+  }
+}
+
+// An empty inner dim gives zeros (and the bias) on CUDA as on the CPU.
+TEST(CudaElementwise, MatmulWithAnEmptyInnerDimGivesZeros) {
+  REQUIRE_CUDA();
+  Tensor r = tensor::matmul(tensor::ones({2, 3, 0}).cuda(), tensor::ones({0, 4}).cuda());
+  EXPECT_TRUE(tensor::equal(r.cpu(), tensor::zeros({2, 3, 4})));
+  Tensor bias = tensor::arange(4, TensorOptions(kFloat32));
+  Tensor y = tensor::linear(tensor::ones({3, 2, 0}).cuda(), tensor::ones({4, 0}).cuda(), bias.cuda());
+  EXPECT_TRUE(tensor::equal(y.cpu(), bias.expand({3, 2, 4})));
 }
 
 TEST(CudaElementwise, LargeTensorsSplitFor32BitIndexing) {

@@ -4,6 +4,8 @@
 // inconsistent shards at save and dtype / shape / key mismatches at load.
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "tensor/distributed/checkpoint.h"
 #include "tests/distributed_harness.h"
@@ -334,4 +336,49 @@ TEST(DistributedCheckpoint, ModuleStateDictRoundTrip) {
   EXPECT_TRUE(b->weight.equal(a->weight));
   EXPECT_TRUE(b->bias.equal(a->bias));
   EXPECT_TRUE(b->weight.requires_grad());
+}
+
+// A crafted `.metadata` whose chunk names a file outside the checkpoint folder is refused
+// (Note [Shard files stay in their folder]); it was followed, reading any file the process can.
+TEST(DistributedCheckpoint, MetadataFileNamesOutsideTheFolderAreRefused) {
+  const std::string root = tensor::testing::temp_path("crafted");
+  const std::string dir = root + "/ckpt";
+  dcp::save({{"x", full({3}, 1.0f)}}, dir);
+  // A readable safetensors file outside the folder holding the same key: the escape loaded it.
+  io::save({{"x", full({3}, 7.0f)}}, root + "/secret.safetensors");
+  std::string meta;
+  {
+    std::ifstream in(dir + "/.metadata");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    meta = ss.str();
+  }
+  const std::string name = "__0_0.g1.safetensors";
+  ASSERT_NE(meta.find(name), std::string::npos) << meta;
+  for (const std::string bad : {std::string("../secret.safetensors"), root + "/secret.safetensors",
+                                std::string("../../../../../../../../etc/passwd"), std::string(".."),
+                                std::string("sub/") + name, std::string("")}) {
+    std::string crafted = meta;
+    crafted.replace(crafted.find(name), name.size(), bad);
+    std::ofstream(dir + "/.metadata", std::ios::trunc) << crafted;
+    Tensor x = zeros({3});
+    for (int pass = 0; pass < 2; ++pass) {
+      try {
+        if (pass == 0) dcp::load({{"x", x}}, dir);
+        else dcp::read_metadata(dir);
+        ADD_FAILURE() << "no error for file '" << bad << "'";
+      } catch (const Error& e) {
+        const std::string msg = e.what();
+        EXPECT_NE(msg.find("'" + bad + "'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("key 'x'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("inside the checkpoint folder"), std::string::npos) << msg;
+      }
+    }
+    EXPECT_TRUE(x.equal(zeros({3}))) << "read '" << bad << "'";
+  }
+  // The untouched metadata still loads.
+  std::ofstream(dir + "/.metadata", std::ios::trunc) << meta;
+  Tensor x = zeros({3});
+  dcp::load({{"x", x}}, dir);
+  EXPECT_TRUE(x.equal(full({3}, 1.0f)));
 }

@@ -149,13 +149,40 @@ DIST_SCENARIO(shape_mismatch) {
   } catch (const Error& e) {
     std::string m = e.what();
     DIST_CHECK(m.find("0.weight") != std::string::npos && m.find("[5, 4]") != std::string::npos, m);
-    if (rank == 1) DIST_CHECK(m.find("[6, 4]") != std::string::npos, m);
+    // Every rank, rank 0 included, names the other rank's entry (rank 0 printed its own twice).
+    DIST_CHECK(m.find("rank 0 has '0.weight [5, 4]") != std::string::npos, m);
+    DIST_CHECK(m.find("rank 1 has '0.weight [6, 4]") != std::string::npos, m);
+    DIST_CHECK(m.find("this rank") == std::string::npos, m);
     return;
   }
   DIST_CHECK(false, "expected a tensor::Error for the mismatched parameter");
 }
 TEST(DistributedDDP, MismatchedParameterShapesRaiseOnEveryRankNamingTheParameter) {
   dist_test::expect_all_ok("shape_mismatch", 2, 60);
+}
+
+// Rank 2 of 3 has an extra layer: every rank names rank 2's extra parameter against rank 0's
+// "no parameter" (rank 0 printed "no parameter" twice), and the two counts.
+DIST_SCENARIO(count_mismatch) {
+  auto pg = init(rank, world);
+  manual_seed(1);
+  nn::Sequential net;
+  net->push_back(nn::Linear(4, 5));
+  if (rank == 2) net->push_back(nn::Linear(5, 3));
+  try {
+    par::DistributedDataParallel ddp(net, pg);
+  } catch (const Error& e) {
+    std::string m = e.what();
+    DIST_CHECK(m.find("parameter #2") != std::string::npos, m);
+    DIST_CHECK(m.find("rank 0 has no parameter, rank 2 has '1.weight [3, 5]") != std::string::npos, m);
+    DIST_CHECK(m.find("(2 parameters on rank 0, 4 on rank 2)") != std::string::npos, m);
+    DIST_CHECK(m.find("this rank") == std::string::npos, m);
+    return;
+  }
+  DIST_CHECK(false, "expected a tensor::Error for the mismatched parameter count");
+}
+TEST(DistributedDDP, MismatchedParameterCountsNameTheOtherRanksEntry) {
+  dist_test::expect_all_ok("count_mismatch", 3, 60);
 }
 
 DIST_SCENARIO(mlp_matches_full_batch) { ddp_matches_single_process(rank, world, 16, 1, 25, kFloat32, 2e-6, 1); }

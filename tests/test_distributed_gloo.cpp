@@ -1,6 +1,12 @@
 // ProcessGroupGloo: every collective on 3 ranks against values computed by hand per rank,
 // each reduce op, several dtypes, sub-groups, async Work, and the dead / stalled rank timeouts.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cmath>
+#include <cstring>
+#include <thread>
 
 #include "tests/distributed_harness.h"
 
@@ -384,3 +390,94 @@ DIST_SCENARIO(missing_rank) {
 }
 
 TEST(DistributedGloo, MissingRankFailsRendezvousWithinTheTimeout) { dist_test::expect_all_ok("missing_rank", 1, 60); }
+
+// Rank 1 publishes an address that rank 0 can never hear from (as a peer whose hostname
+// resolves to 127.0.0.1 on another host): rank 0 listens for it and raises within about its
+// 1.5 s timeout, naming rank 1 and the address. Gloo waits 5x its timeout for a first
+// connection, so this took 7.5 s (Note [Rendezvous within the timeout]).
+TEST(DistributedGloo, UnreachablePeerAddressFailsRendezvousWithinTheTimeout) {
+  dist::TCPStoreOptions so;
+  so.is_master = true;
+  so.timeout = milliseconds(20000);
+  auto store = std::make_shared<dist::TCPStore>("127.0.0.1", so);
+  // What a Gloo TCP pair publishes (gloo::transport::tcp::Address's bytes): the address of
+  // its listening socket and a sequence number. 127.0.0.2 sorts after rank 0's 127.0.0.1, so
+  // rank 0 is the listening side of the pair and waits for rank 1 to connect.
+  struct {
+    sockaddr_storage ss;
+    ssize_t seq;
+  } fake{};
+  auto* in = reinterpret_cast<sockaddr_in*>(&fake.ss);
+  in->sin_family = AF_INET;
+  in->sin_port = htons(9);
+  ASSERT_EQ(::inet_pton(AF_INET, "127.0.0.2", &in->sin_addr), 1);
+  fake.seq = 0;
+  std::vector<uint8_t> bytes(sizeof(fake));
+  std::memcpy(bytes.data(), &fake, sizeof(fake));
+  store->set("rank_1", std::vector<uint8_t>{'x'});
+  store->set("1", bytes);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string m = "no error";
+  try {
+    dist::ProcessGroupGloo pg(store, 0, 2, dist::ProcessGroupGlooOptions().hostname("127.0.0.1").timeout(milliseconds(1500)));
+  } catch (const Error& e) {
+    m = e.what();
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(m.find("rendezvous of rank 0 of 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("1500 ms"), std::string::npos) << m;
+  EXPECT_NE(m.find("rank 1 at [127.0.0.2]"), std::string::npos) << m;
+  EXPECT_GE(secs, 1.4) << m;
+  EXPECT_LT(secs, 4.0) << "the rendezvous waited " << secs << " s for a 1.5 s timeout: " << m;
+}
+
+// A rank that believes the world has 3 ranks publishes 2 peer addresses; rank 0 of 2 expects
+// 1. It failed on Gloo's "sizeof(impl_) == bytes.size(). 136 vs 272"; now the error says the
+// ranks disagree on the world size, at once rather than after the timeout.
+TEST(DistributedGloo, WorldSizeMismatchIsNamedAtRendezvous) {
+  dist::TCPStoreOptions so;
+  so.is_master = true;
+  so.timeout = milliseconds(20000);
+  auto store = std::make_shared<dist::TCPStore>("127.0.0.1", so);
+  struct {
+    sockaddr_storage ss;
+    ssize_t seq;
+  } fake{};
+  auto* in = reinterpret_cast<sockaddr_in*>(&fake.ss);
+  in->sin_family = AF_INET;
+  in->sin_port = htons(9);
+  ASSERT_EQ(::inet_pton(AF_INET, "127.0.0.2", &in->sin_addr), 1);
+  std::vector<uint8_t> bytes(2 * sizeof(fake));
+  std::memcpy(bytes.data(), &fake, sizeof(fake));
+  std::memcpy(bytes.data() + sizeof(fake), &fake, sizeof(fake));
+  store->set("rank_1", std::vector<uint8_t>{'x'});
+  store->set("1", bytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string m = "no error";
+  try {
+    dist::ProcessGroupGloo pg(store, 0, 2, dist::ProcessGroupGlooOptions().hostname("127.0.0.1").timeout(milliseconds(5000)));
+  } catch (const Error& e) {
+    m = e.what();
+  }
+  EXPECT_NE(m.find("rendezvous of rank 0 of 2"), std::string::npos) << m;
+  EXPECT_NE(m.find("rank 1 published 2 peer addresses, this rank 1: the ranks disagree on the world size"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("fit a world size of 3"), std::string::npos) << m;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0) << m;
+}
+
+// The same with two real ranks: rank 1 is told the world has 3 ranks. Both raise naming the
+// disagreement, well within the 5 s timeout.
+DIST_SCENARIO(world_size_mismatch) {
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    dist::init_process_group("gloo", rank, rank == 1 ? 3 : 2, dist_test::init_method(), milliseconds(5000));
+    DIST_CHECK(false, "init_process_group with mismatched world sizes returned");
+  } catch (const Error& e) {
+    std::string m = e.what();
+    DIST_CHECK(m.find("the ranks disagree on the world size") != std::string::npos, m);
+  }
+  DIST_CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4), "the mismatch took the timeout to show");
+}
+TEST(DistributedGloo, WorldSizeMismatchBetweenRealRanks) { dist_test::expect_all_ok("world_size_mismatch", 2, 60); }

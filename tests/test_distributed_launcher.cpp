@@ -98,3 +98,38 @@ TEST(DistributedLauncher, BadUsageFails) {
   EXPECT_EQ(r.status, 127) << r.out;
   EXPECT_NE(r.out.find("cannot run /nonexistent/program"), std::string::npos) << r.out;
 }
+
+// The shipped DDP example takes --timeout: a rank whose peer never starts gives up after it
+// (the default is c10d's 30 minutes, which left an operator with a silent job).
+TEST(DistributedLauncher, DdpExampleTimeoutFlagBoundsTheRendezvous) {
+#ifndef DDP_EXAMPLE_PATH
+  GTEST_SKIP() << "examples are not built (TENSOR_BUILD_EXAMPLES=OFF)";
+#else
+  // Rank 0 of 2, started alone: rank 1 never comes.
+  const std::string env = "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                          std::to_string(dist_test::free_port()) + " ";
+  auto run = [&](const std::string& flags) {
+    std::string cmd = "timeout -s KILL 60 env " + env + DDP_EXAMPLE_PATH + " " + flags + " 2>&1";
+    auto t0 = std::chrono::steady_clock::now();
+    FILE* p = ::popen(cmd.c_str(), "r");
+    LaunchResult r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  LaunchResult r = run("--timeout 1.5");
+  EXPECT_EQ(r.status, 1) << r.out;
+  EXPECT_NE(r.out.find("1500 ms"), std::string::npos) << r.out;
+  EXPECT_GE(r.seconds, 1.4) << r.out;
+  EXPECT_LT(r.seconds, 15.0) << r.out;
+  for (const char* bad : {"0", "-3", "soon", "1s"}) {
+    LaunchResult b = run(std::string("--timeout ") + bad);
+    EXPECT_EQ(b.status, 2) << bad << ": " << b.out;
+    EXPECT_NE(b.out.find("--timeout: expected a positive number of seconds"), std::string::npos) << b.out;
+  }
+#endif
+}

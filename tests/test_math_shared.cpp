@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/math/Binary.h"
 #include "kernels/math/Half.h"
 #include "kernels/math/IntDivider.h"
 #include "kernels/math/OffsetCalculator.h"
@@ -36,6 +37,15 @@ float float_of(uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
+}
+
+// Python's (and NumPy's) integer floor division and modulo, written without the hardware
+// dividing MIN by -1: the reference for Note [Integer division by -1].
+template <class T>
+T py_floordiv(T a, T b) {
+  const long double q = std::floor(static_cast<long double>(a) / static_cast<long double>(b));
+  // Wraps like NumPy for the one quotient that does not fit (MIN // -1 == MIN).
+  return q > static_cast<long double>(std::numeric_limits<T>::max()) ? std::numeric_limits<T>::min() : static_cast<T>(q);
 }
 
 // ---- half / bfloat16 ----
@@ -632,6 +642,50 @@ TEST(MathReduce, LogSumExp) {
   km::LogSumExp<float> f = km::logsumexp_init<float>();
   for (double x : xs) f = km::logsumexp_update(f, static_cast<float>(x));
   EXPECT_NEAR(km::logsumexp_project(f), want, 1e-5 * std::fabs(want));
+}
+
+// ---- integer division (Note [Integer division by -1]) ----
+
+template <class T>
+void check_int_division_by_minus_one() {
+  using L = std::numeric_limits<T>;
+  const T mn = L::min(), mx = L::max();
+  // MIN / -1 trapped (SIGFPE) on x86; the shared functor answers before dividing.
+  EXPECT_EQ(km::binary_op<km::BinaryOp::DivTrunc>(mn, T(-1)), mn);
+  EXPECT_EQ(km::binary_op<km::BinaryOp::DivFloor>(mn, T(-1)), mn);
+  EXPECT_EQ(km::binary_op<km::BinaryOp::Remainder>(mn, T(-1)), T(0));
+  EXPECT_EQ(km::binary_op<km::BinaryOp::Fmod>(mn, T(-1)), T(0));
+  // Around the extremes, against Python's floor division and modulo (long double exact for
+  // these magnitudes only up to 2^64, so compare where the reference is exact).
+  const T as[] = {mn, static_cast<T>(mn + 1), T(-7), T(-1), T(0), T(1), T(7), static_cast<T>(mx - 1), mx};
+  const T bs[] = {T(-1), T(1), T(-2), T(2), T(3), T(-3), mn, mx};
+  for (T a : as)
+    for (T b : bs) {
+      const T trunc = km::binary_op<km::BinaryOp::DivTrunc>(a, b), floor = km::binary_op<km::BinaryOp::DivFloor>(a, b);
+      const T rem = km::binary_op<km::BinaryOp::Remainder>(a, b), fmod = km::binary_op<km::BinaryOp::Fmod>(a, b);
+      if (!(a == mn && b == T(-1))) {
+        EXPECT_EQ(trunc, static_cast<T>(a / b)) << +a << " / " << +b;
+        EXPECT_EQ(fmod, static_cast<T>(a % b)) << +a << " fmod " << +b;
+      }
+      if (sizeof(T) < 8) {
+        EXPECT_EQ(floor, py_floordiv(a, b)) << +a << " // " << +b;
+      }
+      // Python's identity a == (a // b) * b + a % b, in wraparound arithmetic; a % b takes b's sign.
+      using U = std::make_unsigned_t<T>;
+      EXPECT_EQ(static_cast<T>(static_cast<U>(floor) * static_cast<U>(b) + static_cast<U>(rem)), a) << +a << " % " << +b;
+      EXPECT_TRUE(rem == 0 || (rem < 0) == (b < 0)) << +a << " % " << +b;
+    }
+}
+
+TEST(MathBinary, IntegerMinDividedByMinusOneWraps) {
+  check_int_division_by_minus_one<int64_t>();
+  check_int_division_by_minus_one<int32_t>();
+  check_int_division_by_minus_one<int16_t>();
+  check_int_division_by_minus_one<int8_t>();
+  // Unsigned: 255 is not -1.
+  EXPECT_EQ(km::binary_op<km::BinaryOp::DivTrunc>(uint8_t{254}, uint8_t{255}), uint8_t{0});
+  EXPECT_EQ(km::binary_op<km::BinaryOp::Remainder>(uint8_t{254}, uint8_t{255}), uint8_t{254});
+  EXPECT_EQ(km::binary_op<km::BinaryOp::Fmod>(uint8_t{7}, uint8_t{255}), uint8_t{7});
 }
 
 }  // namespace

@@ -3,6 +3,10 @@
 //
 //   build/tensorrun --nproc-per-node 2 build/examples/ddp_fashion_mnist/ddp_fashion_mnist [--epochs N]
 //       [--batch-size N (per rank)] [--lr X] [--threads N (per rank)] [--data DIR] [--limit-batches N]
+//       [--timeout SECONDS]
+//
+// --timeout bounds the rendezvous and every collective (default 1800 s, c10d's 30 minutes): a
+// rank that dies, stalls or cannot be reached makes the others raise after that long.
 //
 // Each rank reads its own share of the training set through data::samplers::DistributedRandomSampler
 // (the shares of an epoch are disjoint, reshuffled each epoch with set_epoch), so with the default
@@ -13,6 +17,7 @@
 #include <tensor/nn/parallel/distributed.h>
 #include <tensor/tensor.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +36,7 @@ struct Flags {
   int threads = 1;
   std::string data = "/usr/share/datasets/fashion-mnist";
   int64_t limit_batches = 0;
+  std::chrono::milliseconds timeout = dist::kProcessGroupDefaultTimeout;
 };
 
 Flags parse(int argc, char** argv) {
@@ -40,7 +46,7 @@ Flags parse(int argc, char** argv) {
     if (i + 1 >= argc) {
       std::fprintf(stderr,
                    "usage: ddp_fashion_mnist [--epochs N] [--batch-size N] [--lr X] [--threads N] [--data DIR] "
-                   "[--limit-batches N]\n");
+                   "[--limit-batches N] [--timeout SECONDS]\n");
       std::exit(2);
     }
     const char* v = argv[++i];
@@ -50,7 +56,15 @@ Flags parse(int argc, char** argv) {
     else if (a == "--threads") f.threads = std::atoi(v);
     else if (a == "--data") f.data = v;
     else if (a == "--limit-batches") f.limit_batches = std::atoll(v);
-    else {
+    else if (a == "--timeout") {
+      char* end = nullptr;
+      const double secs = std::strtod(v, &end);
+      if (end == v || *end != '\0' || !(secs > 0) || secs > 1e9) {
+        std::fprintf(stderr, "--timeout: expected a positive number of seconds, got '%s'\n", v);
+        std::exit(2);
+      }
+      f.timeout = std::chrono::milliseconds(std::max<int64_t>(1, static_cast<int64_t>(secs * 1000)));
+    } else {
       std::fprintf(stderr, "unknown flag %s\n", a.c_str());
       std::exit(2);
     }
@@ -80,7 +94,8 @@ int main(int argc, char** argv) {
   const Flags flags = parse(argc, argv);
   set_num_threads(flags.threads);
   try {
-    auto pg = dist::init_process_group("gloo");  // RANK, WORLD_SIZE, MASTER_* from tensorrun
+    // RANK, WORLD_SIZE, MASTER_* from tensorrun.
+    auto pg = dist::init_process_group("gloo", -1, -1, "env://", flags.timeout);
     const int rank = pg->rank(), world = pg->size();
     manual_seed(rank);  // different on purpose: DDP's construction broadcasts rank 0's weights
 

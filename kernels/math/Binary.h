@@ -26,6 +26,29 @@ TENSOR_HD_INLINE bool is_negative(T v) {
   else return v < T(0);
 }
 
+// Note [Integer division by -1]
+// MIN / -1 overflows: x86's idiv traps (SIGFPE kills the process) and C++ leaves it undefined;
+// MIN % -1 traps too. The front end rejects a 0 divisor before any kernel runs; -1 is answered
+// here, before the hardware divides, so the CPU and CUDA kernels (which share these functors)
+// give one defined answer: the quotient wraps (-MIN == MIN, as libtorch on CUDA and NumPy give)
+// and every remainder by -1 is 0 (Python's x % -1 == 0).
+template <class T>
+TENSOR_HD_INLINE bool is_minus_one(T b) {
+  if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) return b == T(-1);
+  else return false;
+}
+/// -a with two's-complement wraparound (-MIN == MIN), without signed overflow; only called
+/// where is_minus_one holds, so for signed integers.
+template <class T>
+TENSOR_HD_INLINE T wrapping_neg(T a) {
+  if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
+  } else {
+    return a;
+  }
+}
+
 /// Python-style modulo: the result takes the sign of the divisor.
 template <class T>
 TENSOR_HD_INLINE T py_mod(T a, T b) {
@@ -34,6 +57,7 @@ TENSOR_HD_INLINE T py_mod(T a, T b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
   } else {
+    if (is_minus_one(b)) return T(0);  // Note [Integer division by -1]
     T r = static_cast<T>(a % b);
     if (r != 0 && (is_negative(r) != is_negative(b))) r = static_cast<T>(r + b);
     return r;
@@ -69,9 +93,15 @@ TENSOR_HD_INLINE auto binary_op(T a, T b) {
     if constexpr (std::is_same_v<T, bool>) return a && b; else return static_cast<T>(a * b);
   } else if constexpr (Op == BinaryOp::Div) return static_cast<T>(a / b);
   else if constexpr (Op == BinaryOp::DivTrunc) {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(a / b); else return std::trunc(a / b);
+    if constexpr (std::is_integral_v<T>) {
+      if (is_minus_one(b)) return wrapping_neg(a);  // Note [Integer division by -1]
+      return static_cast<T>(a / b);
+    } else {
+      return std::trunc(a / b);
+    }
   } else if constexpr (Op == BinaryOp::DivFloor) {
     if constexpr (std::is_integral_v<T>) {
+      if (is_minus_one(b)) return wrapping_neg(a);  // exact, so floor == trunc
       T q = static_cast<T>(a / b);
       if ((a % b != 0) && (is_negative(a) != is_negative(b))) --q;
       return q;
@@ -90,7 +120,8 @@ TENSOR_HD_INLINE auto binary_op(T a, T b) {
     }
   } else if constexpr (Op == BinaryOp::Remainder) return py_mod(a, b);
   else if constexpr (Op == BinaryOp::Fmod) {
-    if constexpr (std::is_integral_v<T>) return static_cast<T>(a % b); else return std::fmod(a, b);
+    if constexpr (std::is_integral_v<T>) return is_minus_one(b) ? T(0) : static_cast<T>(a % b);
+    else return std::fmod(a, b);
   } else if constexpr (Op == BinaryOp::Pow) {
     if constexpr (std::is_integral_v<T>) return int_pow(a, b); else return std::pow(a, b);
   } else if constexpr (Op == BinaryOp::Maximum) return is_nan(a) ? a : is_nan(b) ? b : (a > b ? a : b);

@@ -684,13 +684,15 @@ TENSOR_ROW(Addmm, ops::linalg_ops().addmm, "AddmmBackward0", arg(1) | arg(2), tr
     return {n.needs_input_grad(0) ? times(grad, beta) : Tensor(),
             n.needs_input_grad(1) ? times(grad.mm(mat2.t()), alpha) : Tensor(),
             n.needs_input_grad(2) ? times(mat1.t().mm(grad), alpha) : Tensor()};)
-// Leading dims of input and grad are flattened for the weight's and bias's gradients.
+// Leading dims of input and grad are flattened for the weight's and bias's gradients
+// (flatten, not reshape({-1, k}): -1 cannot be inferred when k, a feature count, is 0).
 TENSOR_ROW(Linear, ops::linalg_ops().linear, "LinearBackward0", arg(0) | arg(1), true,
     (const Tensor& input, const Tensor& weight, const Tensor& bias),
-    Tensor g2 = grad.dim() == 2 ? grad : grad.reshape({-1, grad.size(-1)});
+    auto rows = [](const Tensor& t) { return t.dim() == 2 ? t : t.dim() == 1 ? t.unsqueeze(0) : t.flatten(0, -2); };
+    Tensor g2 = rows(grad);
     Tensor gx, gw, gb;
     if (n.needs_input_grad(0)) gx = grad.matmul(weight);
-    if (n.needs_input_grad(1)) gw = g2.t().mm(input.dim() == 2 ? input : input.reshape({-1, input.size(-1)}));
+    if (n.needs_input_grad(1)) gw = g2.t().mm(rows(input));
     if (n.needs_input_grad(2)) gb = g2.sum({0}).reshape(n.input_meta(2).sizes);
     return {gx, gw, gb};)
 void register_matrix_rows() {

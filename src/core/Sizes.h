@@ -16,4 +16,17 @@ inline bool contiguous_strides_fit(IntArrayRef sizes) {
   return true;
 }
 
+/// True when the element count of the non-negative `sizes` fits in int64 (any 0 makes it 0,
+/// as libtorch's safe_compute_numel counts). TensorImpl::refresh checks every shape with it;
+/// ops check first to name themselves in the message.
+inline bool numel_fits(IntArrayRef sizes) {
+  int64_t n = 1;
+  bool overflow = false, zero = false;
+  for (int64_t s : sizes) {
+    zero |= s == 0;
+    overflow |= __builtin_mul_overflow(n, s, &n);  // a wrapped n may be 0: hence `zero`
+  }
+  return !overflow || zero;
+}
+
 }  // namespace tensor::detail

@@ -4,6 +4,7 @@
 
 #include "src/core/AutogradHooks.h"
 #include "src/core/Check.h"
+#include "src/core/Sizes.h"
 
 namespace tensor {
 
@@ -57,6 +58,10 @@ void TensorImpl::set_sizes_and_strides(IntArrayRef sizes, IntArrayRef strides, i
 }
 
 void TensorImpl::refresh() {
+  // Every shape passes here, so this is where a count that wraps is caught (an expand or view
+  // to [2^32, 2^32] would otherwise report 0 elements and reduce to 0).
+  TENSOR_CHECK(detail::numel_fits(sizes_), "tensor of size {} has more elements than int64 can count",
+               detail::shape_str(sizes_));
   int64_t n = 1;
   for (int64_t s : sizes_) n *= s;
   numel_ = n;

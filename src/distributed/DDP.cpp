@@ -60,6 +60,16 @@ std::string shape_string(const Tensor& t) {
   return s + "]";
 }
 
+// `s` of rank `root` on every rank (its length, then its bytes). Collective.
+std::string broadcast_string(dist::ProcessGroup& pg, const std::string& s, int root) {
+  Tensor len = full({1}, static_cast<int64_t>(s.size()), kInt64);
+  pg.broadcast(len, dist::BroadcastOptions().root_rank(root))->wait();
+  Tensor bytes = zeros({len.item<int64_t>()}, kUInt8);
+  if (pg.rank() == root && !s.empty()) std::memcpy(bytes.data_ptr<uint8_t>(), s.data(), s.size());
+  if (bytes.numel() > 0) pg.broadcast(bytes, dist::BroadcastOptions().root_rank(root))->wait();
+  return std::string(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), static_cast<size_t>(bytes.numel()));
+}
+
 std::vector<std::string> split(const std::string& s, char sep) {
   std::vector<std::string> out;
   std::string cur;
@@ -377,12 +387,7 @@ void DistributedDataParallelImpl::init(std::shared_ptr<Module> module, AnyModule
     mine.push_back(r->names[i] + " " + shape_string(r->params[i]) + " " + to_string(r->params[i].scalar_type()));
     sig += (i ? "\n" : "") + mine.back();
   }
-  Tensor len = full({1}, static_cast<int64_t>(sig.size()), kInt64);
-  pg_->broadcast(len)->wait();
-  Tensor bytes = zeros({len.item<int64_t>()}, kUInt8);
-  if (rank == 0 && !sig.empty()) std::memcpy(bytes.data_ptr<uint8_t>(), sig.data(), sig.size());
-  if (bytes.numel() > 0) pg_->broadcast(bytes)->wait();
-  std::string theirs_s(reinterpret_cast<const char*>(bytes.data_ptr<uint8_t>()), static_cast<size_t>(bytes.numel()));
+  const std::string theirs_s = broadcast_string(*pg_, sig, 0);
   std::vector<std::string> theirs = theirs_s.empty() ? std::vector<std::string>{} : split(theirs_s, '\n');
   int64_t first_bad = std::numeric_limits<int64_t>::max();
   size_t n = std::max(mine.size(), theirs.size());
@@ -398,10 +403,19 @@ void DistributedDataParallelImpl::init(std::shared_ptr<Module> module, AnyModule
     auto at = [](const std::vector<std::string>& v, int64_t i) {
       return i < static_cast<int64_t>(v.size()) ? "'" + v[i] + "'" : std::string("no parameter");
     };
+    // Rank 0 agrees with itself: every rank names the lowest rank that differs from rank 0 at
+    // #b, with that rank's entry and parameter count (sent by it), beside rank 0's.
+    const std::string mine_b = at(mine, b) + "\n" + std::to_string(mine.size());
+    const int64_t differs = at(mine, b) != at(theirs, b) ? rank : std::numeric_limits<int>::max();
+    Tensor culprit = full({1}, differs, kInt64);
+    pg_->allreduce(culprit, dist::AllreduceOptions().op(dist::ReduceOp::MIN))->wait();
+    const int q = static_cast<int>(culprit.item<int64_t>());
+    const std::vector<std::string> other = split(broadcast_string(*pg_, mine_b, q), '\n');
     TENSOR_ERROR(
         "DistributedDataParallel: the ranks' parameters differ at parameter #{} (name, shape, dtype): rank 0 has {}, "
-        "this rank ({}) has {} ({} parameters here, {} on rank 0). Every rank must wrap the same model.",
-        b, at(theirs, b), rank, at(mine, b), mine.size(), theirs.size());
+        "rank {} has {} ({} parameters on rank 0, {} on rank {}){}. Every rank must wrap the same model.",
+        b, at(theirs, b), q, other.at(0), theirs.size(), other.at(1), q,
+        differs == rank && rank != q ? fmt::format("; this rank ({}) has {}", rank, at(mine, b)) : std::string());
   }
 
   // 2. Rank 0's parameters and buffers everywhere (issued together, waited together).

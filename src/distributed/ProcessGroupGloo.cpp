@@ -19,9 +19,11 @@
 #include <gloo/alltoall.h>
 #include <gloo/barrier.h>
 #include <gloo/broadcast.h>
+#include <gloo/context.h>
 #include <gloo/math.h>
-#include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
+#include <gloo/transport/context.h>
+#include <gloo/transport/tcp/address.h>
 #include <gloo/transport/tcp/device.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
@@ -59,6 +61,85 @@ class GlooStore : public gloo::rendezvous::Store {
 
  private:
   std::shared_ptr<distributed::Store> store_;
+};
+
+// Note [Rendezvous within the timeout]
+// Gloo's rendezvous::Context::connectFullMesh gives each pair 5x the context's timeout to
+// connect (tcp::Pair::waitUntil: "a longer timeout when waiting for initial connect"), so a
+// peer that published an address this rank cannot reach (a hostname that resolves to
+// 127.0.0.1 on a two-host job) held the rendezvous for 5x its timeout: 2.5 h at the default.
+// MeshContext is that full mesh (the same store keys and address layout, so ranks agree with
+// any Gloo peer) with the pairs created at a fifth of the timeout, so that their connect
+// waits one timeout, and the waits for the peers' addresses bounded by what remains of it.
+// Collectives pass their own timeouts (the options of each call); the pairs' own timeout
+// serves only their connect (the sockets are non-blocking, sync mode is unused).
+class MeshContext : public gloo::Context {
+ public:
+  MeshContext(int rank, int size) : gloo::Context(rank, size) {}
+
+  void connect_full_mesh(gloo::rendezvous::Store& store, const std::shared_ptr<gloo::transport::Device>& dev,
+                         ms timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    auto remaining = [&](const char* what, int peer) {
+      const auto left = std::chrono::duration_cast<ms>(deadline - std::chrono::steady_clock::now());
+      TENSOR_CHECK(left.count() > 0, "timed out after {} ms {} rank {}", timeout.count(), what, peer);
+      return left;
+    };
+    // Ranks on the same host, counted below this one (Gloo's local rank; same keys as Gloo).
+    char host[256] = {0};
+    ::gethostname(host, sizeof(host) - 1);
+    const std::string local_host(host);
+    store.set("rank_" + std::to_string(rank), std::vector<char>(local_host.begin(), local_host.end()));
+    int local_rank = 0;
+    for (int i = 0; i < rank; ++i) {
+      const std::string key = "rank_" + std::to_string(i);
+      store.wait({key}, remaining("waiting for the host name of", i));
+      auto v = store.get(key);
+      if (std::string(v.begin(), v.end()) == local_host) ++local_rank;
+    }
+    auto transport = dev->createContext(rank, size);
+    transport->setTimeout(std::max(ms(1), (timeout + ms(4)) / 5));  // the pairs' connect waits 5x this
+    std::vector<char> all;
+    for (int i = 0; i < size; ++i) {
+      if (i == rank) continue;
+      auto& pair = transport->createPair(i);
+      pair->setLocalRank(local_rank);
+      auto bytes = pair->address().bytes();
+      all.insert(all.end(), bytes.begin(), bytes.end());
+    }
+    store.set(std::to_string(rank), all);
+    for (int i = 0; i < size; ++i) {
+      if (i == rank) continue;
+      store.wait({std::to_string(i)}, remaining("waiting for the address of", i));
+      std::vector<char> theirs = store.get(std::to_string(i));
+      // Rank i lists one address per peer but itself, in rank order: as many as this rank
+      // does unless the ranks disagree on the world size (Gloo then failed on "136 vs 272").
+      const size_t width = all.size() / static_cast<size_t>(size - 1);
+      const size_t slot = static_cast<size_t>(rank > i ? rank - 1 : rank);
+      TENSOR_CHECK(theirs.size() == all.size(),
+                   "rank {} published {} peer addresses, this rank {}: the ranks disagree on the world size (this "
+                   "rank has world size {}; rank {}'s addresses fit a world size of {})",
+                   i, static_cast<double>(theirs.size()) / static_cast<double>(width), size - 1, size, i,
+                   static_cast<double>(theirs.size()) / static_cast<double>(width) + 1);
+      std::vector<char> addr(theirs.begin() + slot * width, theirs.begin() + (slot + 1) * width);
+      try {
+        remaining("before connecting to", i);
+        transport->getPair(i)->connect(addr);
+      } catch (const std::exception& e) {
+        std::string where;
+        try {
+          where = gloo::transport::tcp::Address(addr).str();
+        } catch (...) {
+          where = "an unreadable address";
+        }
+        TENSOR_ERROR("connecting to rank {} at {} (the address it published; check that this host can reach it): {}", i,
+                     where, e.what());
+      }
+    }
+    transport->setTimeout(timeout);
+    device_ = dev;
+    transportContext_ = std::move(transport);
+  }
 };
 
 // Gloo has no bfloat16: the reductions for it, computed in float.
@@ -238,10 +319,10 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   }
   try {
     impl_->device = gloo::transport::tcp::CreateDevice(attr);
-    auto ctx = std::make_shared<gloo::rendezvous::Context>(rank, size);
+    auto ctx = std::make_shared<MeshContext>(rank, size);
     ctx->setTimeout(impl_->timeout);
     GlooStore gs(store);
-    ctx->connectFullMesh(gs, impl_->device);
+    ctx->connect_full_mesh(gs, impl_->device, impl_->timeout);  // Note [Rendezvous within the timeout]
     impl_->ctx = ctx;
   } catch (const std::exception& e) {
     TENSOR_ERROR("ProcessGroupGloo: rendezvous of rank {} of {} failed (timeout {} ms): {}", rank, size,

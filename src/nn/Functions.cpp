@@ -295,7 +295,9 @@ Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std:
                op, detail::shape_str(target.sizes()), detail::shape_str(self.sizes()));
   if (self.numel() > 0) {
     NoGradGuard no_grad;
-    TENSOR_CHECK(!(self.lt(0).logical_or(self.gt(1))).any().item<bool>(),
+    // Written as "all in [0, 1]" so that NaN, which compares false both ways, fails too (libtorch's
+    // CPU kernel checks input >= 0 && input <= 1 per element).
+    TENSOR_CHECK(self.ge(0).logical_and(self.le(1)).all().item<bool>(),
                  "{}: all elements of input should be between 0 and 1 (input {}); for logits use "
                  "binary_cross_entropy_with_logits",
                  op, self.describe());

@@ -119,7 +119,7 @@ Tensor linear_fn(const Tensor& x, const Tensor& w, const Tensor& bias) {
   Tensor out = empty(os, x.options());
   if constexpr (K == DispatchKey::Meta) return out;
   if (out.numel() == 0) return out;
-  const int64_t rows = x.numel() / std::max<int64_t>(x.size(-1), 1);
+  const int64_t rows = out.numel() / of;  // not x.numel() / in_features: in_features may be 0
   Tensor x2 = x.dim() == 2 ? x : x.reshape({rows, x.size(-1)});
   kernel("linear", x2, w.t(), bias.defined() ? bias.reshape({of}) : bias,
               out.dim() == 2 ? out : out.view({rows, of}), 1, 0);
@@ -223,7 +223,11 @@ Tensor matmul_composite(const Tensor& a, const Tensor& b) {
     TENSOR_CHECK(a.size(-1) == bm.size(0), "matmul: shapes {} and {} cannot be multiplied", shape_str(a.sizes()),
                  shape_str(b.sizes()));
     DimVector os(IntArrayRef(a.sizes().data(), a.dim() - 1));
-    Tensor r = mm(a.reshape({-1, a.size(-1)}), bm);
+    // The row count is spelled out: reshape cannot infer -1 next to an empty inner dim
+    // ([2, 3, 0] has 6 rows of 0 elements).
+    int64_t rows = 1;
+    for (int64_t s : os) rows *= s;
+    Tensor r = mm(a.reshape({rows, a.size(-1)}), bm);
     if (db == 2) os.push_back(bm.size(1));
     return r.reshape(os);
   }

@@ -7,6 +7,7 @@
 
 #include "src/autograd/Functions.h"
 #include "src/core/Check.h"
+#include "src/core/Sizes.h"
 #include "src/dispatch/BackendKernels.h"
 #include "tensor/ops.h"
 
@@ -65,15 +66,20 @@ Tensor alias(const Tensor& self) {
 DimVector infer_size(IntArrayRef shape, int64_t numel, const char* op) {
   DimVector out(shape);
   int64_t known = 1, infer = -1;
+  bool known_overflows = false, has_zero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] == -1) {
       TENSOR_CHECK(infer < 0, "{}: only one dimension can be inferred (-1) in shape {}", op, shape_str(shape));
       infer = static_cast<int64_t>(i);
     } else {
       TENSOR_CHECK(shape[i] >= 0, "{}: invalid shape dimension {} in {}", op, shape[i], shape_str(shape));
-      known *= shape[i];
+      known_overflows |= __builtin_mul_overflow(known, shape[i], &known);
+      has_zero |= shape[i] == 0;
     }
   }
+  // A wrapped product could match numel (2^32 * 2^32 wraps to 0, the numel of an empty tensor).
+  TENSOR_CHECK(!known_overflows || has_zero, "{}: shape {} holds more elements than int64 can count", op,
+               shape_str(shape));
   if (infer >= 0) {
     TENSOR_CHECK(known != 0 && numel % known == 0, "{}: shape {} is invalid for input of size {}", op, shape_str(shape), numel);
     out[infer] = numel / known;
@@ -213,19 +219,25 @@ Tensor expand_geometry(const Tensor& self, IntArrayRef shape) {
     const int64_t d = nd - 1 - (n - 1 - i);
     int64_t want = shape[i];
     if (d < 0) {
-      TENSOR_CHECK(want >= 0, "expand: -1 is not allowed for a new leading dim (sizes {})", shape_str(shape));
+      TENSOR_CHECK(want >= 0,
+                   "expand: the size {} at dim {} is not allowed for a new leading dim (sizes {} for shape {})", want,
+                   i, shape_str(shape), shape_str(self.sizes()));
       sz[i] = want;
       st[i] = 0;
       continue;
     }
     const int64_t have = self.sizes()[d];
     if (want == -1) want = have;
+    TENSOR_CHECK(want >= 0, "expand: invalid size {} at dim {} (sizes {} for shape {}); only -1 keeps a dim's size",
+                 want, i, shape_str(shape), shape_str(self.sizes()));
     TENSOR_CHECK(have == want || have == 1,
                  "expand: the expanded size {} must match the existing size {} at dim {} (shape {} to {})", want, have,
                  i, shape_str(self.sizes()), shape_str(shape));
     sz[i] = want;
     st[i] = have == want ? self.strides()[d] : 0;
   }
+  TENSOR_CHECK(detail::numel_fits(sz), "expand: the sizes {} of shape {} hold more elements than int64 can count",
+               shape_str(sz), shape_str(self.sizes()));
   return remember(make_view(self, sz, st, self.storage_offset()), self);
 }
 

@@ -225,6 +225,23 @@ void set_save_fault_hook(std::function<void(const std::string&, int)> hook) {
 }
 }  // namespace detail
 
+namespace {
+// Note [Shard files stay in their folder]
+// A chunk's "file" is joined to the checkpoint folder and opened, so a crafted `.metadata`
+// naming "../../etc/passwd" or "/etc/shadow" would read any file the process can. save()
+// writes only plain names (`__<rank>_0.g<generation>.safetensors`), so every name read back
+// must be one path component: not empty, no '/' (nor a backslash, a separator elsewhere), not "." or "..".
+void check_shard_file_name(const std::string& file, const std::string& key, const std::string& metadata_path) {
+  const bool plain = !file.empty() && file != "." && file != ".." && file.find('/') == std::string::npos &&
+                     file.find('\\') == std::string::npos && file.find('\0') == std::string::npos;
+  TENSOR_CHECK(plain,
+               "checkpoint: the metadata file '{}' names the shard file '{}' for key '{}', which is not a plain file "
+               "name inside the checkpoint folder (no '/', '..' or absolute paths); refusing to read it (the "
+               "checkpoint is corrupt or crafted)",
+               metadata_path, file, key);
+}
+}  // namespace
+
 Metadata read_metadata(const std::string& checkpoint_dir) {
   std::string path = (fs::path(checkpoint_dir) / kMetadataFile).string();
   std::ifstream in(path, std::ios::binary);
@@ -243,8 +260,11 @@ Metadata read_metadata(const std::string& checkpoint_dir) {
       TensorMetadata tm;
       tm.dtype = dtype_from_name(t.at("dtype").get<std::string>(), path);
       tm.global_shape = t.at("shape").get<Shape>();
-      for (const auto& c : t.at("chunks"))
-        tm.chunks.push_back({c.at("file").get<std::string>(), c.at("offsets").get<Shape>(), c.at("sizes").get<Shape>()});
+      for (const auto& c : t.at("chunks")) {
+        std::string file = c.at("file").get<std::string>();
+        check_shard_file_name(file, key, path);
+        tm.chunks.push_back({std::move(file), c.at("offsets").get<Shape>(), c.at("sizes").get<Shape>()});
+      }
       m.tensors[key] = std::move(tm);
     }
   } catch (const json::exception& e) {
