@@ -6,7 +6,7 @@
 // table, the dtype switches, the dispatcher tables, the kernel tables, the derivatives switch
 // and the public definitions. Now every one of them is generated from the X-macros below, or
 // statically checked against them:
-//   - cpu::UnaryOp / cpu::BinaryOp, the names and the dtype rules     (this header)
+//   - kernels::UnaryOp / BinaryOp, the names and the dtype rules      (this header)
 //   - the dispatcher tables and the public functions/methods        (src/ops/ElementwiseOps.cpp)
 //   - the CPU kernel tables and the dtypes each kernel accepts       (kernels/cpu/*Kernels.cpp)
 //   - the derivatives table: a switch without `default`, compiled with -Werror=switch, so an
@@ -16,7 +16,7 @@
 // autograd and tests all include it downwards. It includes nothing.
 //
 // Columns: X(Enum, name, dtypes, result, api)
-//   Enum    the enumerator in cpu::UnaryOp / cpu::BinaryOp.
+//   Enum    the enumerator in kernels::UnaryOp / kernels::BinaryOp (also named cpu::).
 //   name    the public name: tensor::name, Tensor::name, error messages, the test table's row.
 //   dtypes  the input dtypes the kernels accept, over B (bool), I (integers), F (floating,
 //           half types included) and C (complex); anything else raises a tensor::Error.
@@ -135,15 +135,26 @@ using BinaryKernel = void (*)(const TensorIterator& iter, const Scalar& alpha);
 
 }  // namespace tensor
 
-namespace tensor::cpu {
+namespace tensor::kernels {
 
 #define TENSOR_OPLIST_ENUM(Enum, name, dtypes, result, api) Enum,
-/// Elementwise ops, in op-list order (the value indexes every generated table).
+/// Elementwise ops, in op-list order (the value indexes every generated table). Backend-neutral:
+/// every backend's kernel tables are indexed by them.
 enum class UnaryOp : int { TENSOR_UNARY_OPS(TENSOR_OPLIST_ENUM) };
 enum class BinaryOp : int { TENSOR_BINARY_OPS(TENSOR_OPLIST_ENUM) };
 #undef TENSOR_OPLIST_ENUM
 
+/// The op list's row of an op.
 constexpr const oplist::OpInfo& info(UnaryOp op) { return oplist::kUnary[static_cast<int>(op)]; }
 constexpr const oplist::OpInfo& info(BinaryOp op) { return oplist::kBinary[static_cast<int>(op)]; }
+
+}  // namespace tensor::kernels
+
+namespace tensor::cpu {
+
+// The names the CPU kernels, kernels/math and the CUDA kernels were written against.
+using kernels::BinaryOp;
+using kernels::info;
+using kernels::UnaryOp;
 
 }  // namespace tensor::cpu

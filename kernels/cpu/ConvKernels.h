@@ -1,17 +1,14 @@
-// Internal: convolution parameters and the plain-loop convolution kernels.
+// Internal: the plain-loop convolution kernels, over the backend-neutral ConvParams of
+// kernels/Conv.h.
 #pragma once
 
+#include "kernels/Conv.h"
 #include "tensor/core/Tensor.h"
 
 namespace tensor::cpu {
 
-/// The parameters of one convolution, per spatial dim (Note [Convolution padding]).
-struct ConvParams {
-  DimVector stride, pad_l, pad_r, dilation;
-  bool transposed = false;
-  int64_t groups = 1;
-  int64_t spatial() const { return static_cast<int64_t>(stride.size()); }
-};
+// The contract's parameters, under the name the CPU code uses.
+using kernels::ConvParams;
 
 // Plain loops (kernels/cpu/ConvKernels.cpp): any floating dtype, computed in float64; the
 // path for dtypes and layouts oneDNN does not take, and the reference the tests compare to.

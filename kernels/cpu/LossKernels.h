@@ -1,33 +1,21 @@
-// Internal: the CPU loops of the CTC loss (kernels/cpu/LossKernels.cpp).
+// Internal: the CPU loops of the CTC loss (kernels/cpu/LossKernels.cpp). Each does what its
+// backend-neutral contract in kernels/Loss.h says.
 #pragma once
 
-#include <cstdint>
-#include <vector>
-
+#include "kernels/Loss.h"
 #include "tensor/core/Tensor.h"
 
 namespace tensor::cpu {
 
-/// The geometry of one _ctc_loss call, checked by the front end (src/ops/LossOps.cpp): sample b
-/// aligns input_lengths[b] <= T steps to target_lengths[b] labels read from the contiguous
-/// int64 targets at tg_offsets[b] + i * tg_stride.
-struct CtcArgs {
-  int64_t T = 0, N = 0, C = 0;
-  int64_t max_target_length = 0;
-  std::vector<int64_t> input_lengths, target_lengths, tg_offsets;
-  int64_t tg_stride = 1;
-  int64_t blank = 0;
-  bool zero_infinity = false;
-};
+// The contract's geometry, under the name the CPU code uses.
+using kernels::CtcArgs;
 
-/// Fills neg_log_likelihood (N) and log_alpha (N, T, 2 * max_target_length + 1), both
-/// contiguous, from log_probs (T, N, C), float32 or float64, any strides. Throws naming
-/// _ctc_loss when a target value is outside [0, C).
+/// CPU's ctc_loss kernel: neg_log_likelihood and log_alpha from log_probs.
 void ctc_loss(const Tensor& log_probs, const Tensor& targets, const CtcArgs& a, const Tensor& neg_log_likelihood,
               const Tensor& log_alpha);
 
-/// Fills grad_input (T, N, C), contiguous, with grad[b] times the derivative of sample b's
-/// negative log-likelihood with respect to log_probs (Note [CTC gradient]).
+/// CPU's ctc_loss_backward kernel: grad_input from grad and the forward's results (Note [CTC
+/// gradient]).
 void ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor& targets, const CtcArgs& a,
                        const Tensor& neg_log_likelihood, const Tensor& log_alpha, const Tensor& grad_input);
 

@@ -3,19 +3,13 @@
 // type (float for float32 and the half types, double for float64), as PyTorch's CPU kernels.
 #pragma once
 
-#include <cstdint>
-#include <optional>
-
+#include "kernels/Upsample.h"
 #include "tensor/core/Tensor.h"
 
 namespace tensor::cpu {
 
-/// One 2-d resize over `planes` = N * C planes, after the front end's checks.
-struct Upsample2d {
-  int64_t planes = 0, ih = 0, iw = 0, oh = 0, ow = 0;
-  bool align_corners = false;
-  std::optional<double> scales_h, scales_w;
-};
+// The contract's geometry (kernels/Upsample.h), under the name the CPU code uses.
+using kernels::Upsample2d;
 
 namespace loops {
 /// x: contiguous (N, C, H, W) -> out (N, C, OH, OW), contiguous.

@@ -1,4 +1,4 @@
-// The CUDA kernels of the reductions, scans and softmax (contracts: kernels/cpu/Reduce.h):
+// The CUDA kernels of the reductions, scans and softmax (contracts: kernels/Reduce.h):
 // describe the tensors as plain data for kernels/cuda/ReduceBody.h, split what exceeds 32-bit
 // indexing, allocate the partials' scratch, and call kernels/cuda/Reduce*.cu's launchers.
 #include <cuda_runtime_api.h>
@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/cpu/Reduce.h"
+#include "kernels/Reduce.h"
 #include "kernels/cuda/ReduceBody.h"
 #include "src/core/Check.h"
 #include "src/cuda/CUDARuntime.h"
@@ -22,12 +22,12 @@ namespace ck = cuda_kernels;
 using ck::DescStatus;
 using ck::ReduceDim;
 using ck::ReduceKind;
-using cpu::ReduceOp;
+using kernels::ReduceOp;
 
 static_assert(int(ReduceOp::Sum) == int(ReduceKind::Sum) && int(ReduceOp::Prod) == int(ReduceKind::Prod) &&
                   int(ReduceOp::Max) == int(ReduceKind::Max) && int(ReduceOp::Min) == int(ReduceKind::Min) &&
                   int(ReduceOp::Any) == int(ReduceKind::Any) && int(ReduceOp::All) == int(ReduceKind::All),
-              "ReduceKind mirrors cpu::ReduceOp");
+              "ReduceKind mirrors kernels::ReduceOp");
 
 const char* op_name(ReduceOp op) {
   switch (op) {

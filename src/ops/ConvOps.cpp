@@ -21,7 +21,7 @@ namespace tensor {
 namespace ops {
 namespace {
 
-using cpu::ConvParams;
+using kernels::ConvParams;
 
 // The per-backend kernels: CPU's built in (src/cpu/ConvKernel.cpp), CUDA's registered.
 dispatch::BackendKernels<ConvolutionKernel> g_conv_kernels{{&cpu::convolution_kernel, nullptr}};

@@ -1,6 +1,7 @@
 // Internal: the convolution op table and its backend kernels (Note [Front ends and backend
 // kernels]). CPU's kernels: src/cpu/Conv.h (the entries, which pick oneDNN or the plain loops
-// of kernels/cpu/ConvKernels.h).
+// of kernels/cpu/ConvKernels.h). The parameters every backend's kernel takes, ConvParams, are
+// the backend-neutral kernels/Conv.h.
 //
 // Every public convolution (conv1d/2d/3d, conv_transpose1d/2d/3d, the "same"/"valid" forms)
 // checks its arguments in src/ops/ConvOps.cpp, adds a batch dim to unbatched inputs and calls
@@ -21,7 +22,7 @@
 #include <array>
 #include <tuple>
 
-#include "kernels/cpu/ConvKernels.h"  // ConvParams
+#include "kernels/Conv.h"  // ConvParams
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor {
@@ -39,11 +40,11 @@ using ConvolutionBackwardFn = std::tuple<Tensor, Tensor, Tensor>(const Tensor&, 
 /// Backend kernel of convolution: out (non-empty, allocated by the front end in the input's
 /// layout, Note [Channels-last layout]) = convolution(input, weight) + bias (may be undefined).
 using ConvolutionKernel = void (*)(const Tensor& input, const Tensor& weight, const Tensor& bias,
-                                   const cpu::ConvParams& p, const Tensor& out);
+                                   const kernels::ConvParams& p, const Tensor& out);
 /// Backend kernel of convolution_backward: fills the defined ones of grad_input, grad_weight and
 /// grad_bias (allocated by the front end); grad may differ from the input's dtype.
 using ConvolutionBackwardKernel = void (*)(const Tensor& grad, const Tensor& input, const Tensor& weight,
-                                           const cpu::ConvParams& p, const Tensor& grad_input,
+                                           const kernels::ConvParams& p, const Tensor& grad_input,
                                            const Tensor& grad_weight, const Tensor& grad_bias);
 
 struct ConvOpDefs {

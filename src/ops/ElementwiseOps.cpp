@@ -236,10 +236,10 @@ void register_kernel(DispatchKey backend, UnaryOp op, UnaryKernel kernel) {
 }  // namespace ops
 
 // ---- public API: generated from the op list's `api` column ----
+using kernels::BinaryOp;
+using kernels::UnaryOp;
 using ops::binary_op;
 using ops::unary_op;
-using cpu::BinaryOp;
-using cpu::UnaryOp;
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) { return binary_op(BinaryOp::Add).functional(a, b, alpha); }
 Tensor add(const Tensor& a, const Scalar& b, const Scalar& alpha) { return add(a, wrapped_scalar(b), alpha); }

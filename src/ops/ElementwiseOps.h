@@ -7,8 +7,8 @@
 
 namespace tensor::ops {
 
-using cpu::BinaryOp;
-using cpu::UnaryOp;
+using kernels::BinaryOp;
+using kernels::UnaryOp;
 
 using BinaryFn = Tensor(const Tensor&, const Tensor&, const Scalar&);
 using BinaryInplaceFn = Tensor&(Tensor&, const Tensor&, const Scalar&);

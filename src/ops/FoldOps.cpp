@@ -6,6 +6,7 @@
 
 #include <array>
 
+#include "kernels/cpu/FoldKernels.h"
 #include "src/core/Check.h"
 #include "src/dispatch/BackendKernels.h"
 #include "tensor/conv.h"
@@ -28,7 +29,7 @@ std::array<int64_t, 2> pair_arg(const char* op, const char* name, IntArrayRef v)
 }
 
 /// Checks the kernel, dilation, padding and stride and fills them into g.
-void fill_params(const char* op, cpu::FoldGeometry& g, IntArrayRef kernel_size, IntArrayRef dilation,
+void fill_params(const char* op, kernels::FoldGeometry& g, IntArrayRef kernel_size, IntArrayRef dilation,
                  IntArrayRef padding, IntArrayRef stride) {
   const auto k = pair_arg(op, "kernel_size", kernel_size), d = pair_arg(op, "dilation", dilation),
              p = pair_arg(op, "padding", padding), s = pair_arg(op, "stride", stride);
@@ -44,7 +45,7 @@ void fill_params(const char* op, cpu::FoldGeometry& g, IntArrayRef kernel_size, 
 }
 
 /// The number of block positions per spatial dim (may be < 1: the callers check).
-void fill_blocks(cpu::FoldGeometry& g) {
+void fill_blocks(kernels::FoldGeometry& g) {
   g.oh = (g.h + 2 * g.ph - (g.dh * (g.kh - 1) + 1)) / g.sh + 1;
   g.ow = (g.w + 2 * g.pw - (g.dw * (g.kw - 1) + 1)) / g.sw + 1;
   if (g.h + 2 * g.ph < g.dh * (g.kh - 1) + 1) g.oh = 0;  // C++ division truncates towards zero
@@ -67,7 +68,7 @@ Tensor im2col_fn(const Tensor& input, IntArrayRef kernel_size, IntArrayRef dilat
                "im2col: expected 3D (unbatched) or 4D (batched) input with possibly 0 batch size and other non-zero "
                "dimensions, but got input of shape {} ({})",
                shape_str(input.sizes()), input.dtype());
-  cpu::FoldGeometry g;
+  kernels::FoldGeometry g;
   fill_params("im2col", g, kernel_size, dilation, padding, stride);
   g.n = nd == 4 ? input.size(0) : 1;
   g.c = input.size(nd - 3), g.h = input.size(nd - 2), g.w = input.size(nd - 1);
@@ -98,7 +99,7 @@ Tensor col2im_fn(const Tensor& input, IntArrayRef output_size, IntArrayRef kerne
                "col2im: expected 2D (unbatched) or 3D (batched) input with possibly 0 batch size and non-zero "
                "dimensions, but got input of shape {} ({})",
                shape_str(input.sizes()), input.dtype());
-  cpu::FoldGeometry g;
+  kernels::FoldGeometry g;
   fill_params("col2im", g, kernel_size, dilation, padding, stride);
   const auto o = pair_arg("col2im", "output_size", output_size);
   TENSOR_CHECK(o[0] > 0 && o[1] > 0, "col2im: output_size should be greater than zero, but got output_size={}",

@@ -1,9 +1,10 @@
 // Internal: the im2col / col2im op table and its backend kernels (Note [Front ends and backend
-// kernels]). CPU's kernels: kernels/cpu/FoldKernels.h. Each op is the other's gradient (they
+// kernels]). What every backend's kernel does, and the geometry it takes: kernels/Fold.h;
+// CPU's kernels: kernels/cpu/FoldKernels.h. Each op is the other's gradient (they
 // are adjoint linear maps), rows of src/autograd/Derivatives.cpp.
 #pragma once
 
-#include "kernels/cpu/FoldKernels.h"
+#include "kernels/Fold.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -14,9 +15,10 @@ using Im2colFn = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, In
 /// padding, stride).
 using Col2imFn = Tensor(const Tensor&, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef, IntArrayRef);
 
-/// Backend kernels: fill out (contiguous, allocated by the front end) from input.
-using Im2colKernel = void (*)(const Tensor& input, const cpu::FoldGeometry& g, const Tensor& out);
-using Col2imKernel = void (*)(const Tensor& input, const cpu::FoldGeometry& g, const Tensor& out);
+/// Backend kernels: fill out (contiguous, allocated by the front end) from input (contract:
+/// kernels/Fold.h).
+using Im2colKernel = void (*)(const Tensor& input, const kernels::FoldGeometry& g, const Tensor& out);
+using Col2imKernel = void (*)(const Tensor& input, const kernels::FoldGeometry& g, const Tensor& out);
 
 struct FoldOpDefs {
   dispatch::OpDef<Im2colFn> im2col;

@@ -27,8 +27,8 @@ dispatch::BackendKernels<CtcKernel> g_ctc_loss{{&cpu::ctc_loss, nullptr}};
 dispatch::BackendKernels<CtcBwdKernel> g_ctc_loss_backward{{&cpu::ctc_loss_backward, nullptr}};
 
 // Checks the arguments of both ops (naming `op`) and returns their geometry.
-cpu::CtcArgs ctc_args(const char* op, const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
-                      IntArrayRef target_lengths, int64_t blank, bool zero_infinity) {
+kernels::CtcArgs ctc_args(const char* op, const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
+                          IntArrayRef target_lengths, int64_t blank, bool zero_infinity) {
   TENSOR_CHECK(log_probs.dim() == 3,
                "{}: expected log_probs of shape (T, N, C), got shape {} (dtype {}); targets shape {}", op,
                shape_str(log_probs.sizes()), log_probs.dtype(), shape_str(targets.sizes()));
@@ -38,7 +38,7 @@ cpu::CtcArgs ctc_args(const char* op, const Tensor& log_probs, const Tensor& tar
   TENSOR_CHECK(targets.dtype() == kInt64 || targets.dtype() == kInt32,
                "{}: targets must be int64 or int32, got dtype {} (shape {}; log_probs shape {})", op, targets.dtype(),
                shape_str(targets.sizes()), shape_str(log_probs.sizes()));
-  cpu::CtcArgs a;
+  kernels::CtcArgs a;
   a.T = log_probs.size(0);
   a.N = log_probs.size(1);
   a.C = log_probs.size(2);
@@ -88,7 +88,8 @@ template <DispatchKey K>
 std::tuple<Tensor, Tensor> ctc_loss_fn(const Tensor& log_probs, const Tensor& targets, IntArrayRef input_lengths,
                                        IntArrayRef target_lengths, int64_t blank, bool zero_infinity) {
   const CtcKernel kernel = g_ctc_loss.get<K>("_ctc_loss");
-  const cpu::CtcArgs a = ctc_args("_ctc_loss", log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
+  const kernels::CtcArgs a =
+      ctc_args("_ctc_loss", log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
   Tensor nll = empty({a.N}, log_probs.options());
   Tensor log_alpha = empty({a.N, a.T, 2 * a.max_target_length + 1}, log_probs.options());
   if constexpr (K != DispatchKey::Meta) kernel(log_probs, targets.to(kInt64).contiguous(), a, nll, log_alpha);
@@ -100,7 +101,7 @@ Tensor ctc_loss_backward_fn(const Tensor& grad, const Tensor& log_probs, const T
                             IntArrayRef input_lengths, IntArrayRef target_lengths, const Tensor& nll,
                             const Tensor& log_alpha, int64_t blank, bool zero_infinity) {
   const CtcBwdKernel kernel = g_ctc_loss_backward.get<K>("_ctc_loss_backward");
-  const cpu::CtcArgs a =
+  const kernels::CtcArgs a =
       ctc_args("_ctc_loss_backward", log_probs, targets, input_lengths, target_lengths, blank, zero_infinity);
   const auto expect = [&](const Tensor& t, const char* what, std::vector<int64_t> sizes) {
     TENSOR_CHECK(t.sizes().vec() == sizes && t.dtype() == log_probs.dtype(),

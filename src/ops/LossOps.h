@@ -6,7 +6,7 @@
 
 #include <tuple>
 
-#include "kernels/cpu/LossKernels.h"
+#include "kernels/Loss.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -20,12 +20,13 @@ using CtcLossBwdFn = Tensor(const Tensor&, const Tensor&, const Tensor&, IntArra
                             const Tensor&, int64_t, bool);
 
 /// A backend's kernels (called after the front end's checks; never on meta tensors). targets is
-/// contiguous int64; the outputs are allocated (contiguous) by the front end.
+/// contiguous int64; the outputs are allocated (contiguous) by the front end. What each fills:
+/// kernels/Loss.h.
 struct LossKernels {
-  void (*ctc_loss)(const Tensor& log_probs, const Tensor& targets, const cpu::CtcArgs& a,
+  void (*ctc_loss)(const Tensor& log_probs, const Tensor& targets, const kernels::CtcArgs& a,
                    const Tensor& neg_log_likelihood, const Tensor& log_alpha) = nullptr;
-  void (*ctc_loss_backward)(const Tensor& grad, const Tensor& log_probs, const Tensor& targets, const cpu::CtcArgs& a,
-                            const Tensor& neg_log_likelihood, const Tensor& log_alpha,
+  void (*ctc_loss_backward)(const Tensor& grad, const Tensor& log_probs, const Tensor& targets,
+                            const kernels::CtcArgs& a, const Tensor& neg_log_likelihood, const Tensor& log_alpha,
                             const Tensor& grad_input) = nullptr;
 };
 

@@ -21,7 +21,7 @@ namespace tensor {
 namespace ops {
 namespace {
 
-using cpu::Pool2d;
+using kernels::Pool2d;
 
 using detail::shape_str;
 
@@ -387,7 +387,7 @@ NormResult group_norm_backward_fn(const Tensor& grad, const Tensor& x, int64_t g
 }
 
 // ---- 3-d pooling geometry ----
-using cpu::Pool3d;
+using kernels::Pool3d;
 
 std::array<int64_t, 3> triple_arg(const char* op, const char* name, IntArrayRef v, IntArrayRef in_sizes) {
   TENSOR_CHECK(v.size() == 1 || v.size() == 3,

@@ -1,13 +1,13 @@
 // Internal: dispatcher tables of pooling and normalization, and their backend kernels (Note
 // [Front ends and backend kernels]). CPU's kernels: src/cpu/PoolNorm.h (the entries, which pick
-// oneDNN or the plain loops of kernels/cpu/PoolNormKernels.h; that header also holds the
-// pooling geometry Pool2d the front ends compute once).
+// oneDNN or the plain loops of kernels/cpu/PoolNormKernels.h). The pooling geometry the front
+// ends compute once, Pool2d and Pool3d, is the backend-neutral kernels/PoolNorm.h.
 #pragma once
 
 #include <optional>
 #include <tuple>
 
-#include "kernels/cpu/PoolNormKernels.h"
+#include "kernels/PoolNorm.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -84,19 +84,20 @@ dispatch::OpDef<AdaptiveMaxPoolFn>& adaptive_max_pool2d_op();
 /// Tensor allocate their result, whose layout may follow the backend's choice of kernel.
 struct PoolNormKernels {
   /// -> the pooled values, x's dim.
-  Tensor (*max_pool2d)(const Tensor& x, const cpu::Pool2d& g) = nullptr;
+  Tensor (*max_pool2d)(const Tensor& x, const kernels::Pool2d& g) = nullptr;
   /// -> (values, int64 flat H * W indices), x's dim.
-  std::tuple<Tensor, Tensor> (*max_pool2d_with_indices)(const Tensor& x, const cpu::Pool2d& g) = nullptr;
+  std::tuple<Tensor, Tensor> (*max_pool2d_with_indices)(const Tensor& x, const kernels::Pool2d& g) = nullptr;
   /// grad_input (non-empty, the input's sizes, contiguous) = grad scattered to the indices.
-  void (*max_pool2d_backward)(const Tensor& grad, const Tensor& indices, const cpu::Pool2d& g,
+  void (*max_pool2d_backward)(const Tensor& grad, const Tensor& indices, const kernels::Pool2d& g,
                               const Tensor& grad_input) = nullptr;
-  Tensor (*avg_pool2d)(const Tensor& x, const cpu::Pool2d& g) = nullptr;
+  Tensor (*avg_pool2d)(const Tensor& x, const kernels::Pool2d& g) = nullptr;
   /// grad non-empty -> the gradient of the input's sizes.
-  Tensor (*avg_pool2d_backward)(const Tensor& grad, IntArrayRef in_sizes, const cpu::Pool2d& g) = nullptr;
+  Tensor (*avg_pool2d_backward)(const Tensor& grad, IntArrayRef in_sizes, const kernels::Pool2d& g) = nullptr;
   /// Non-empty output (g: sizes only).
-  Tensor (*adaptive_avg_pool2d)(const Tensor& x, const cpu::Pool2d& g) = nullptr;
+  Tensor (*adaptive_avg_pool2d)(const Tensor& x, const kernels::Pool2d& g) = nullptr;
   /// Fills grad_input (non-empty, contiguous); grad may be empty.
-  void (*adaptive_avg_pool2d_backward)(const Tensor& grad, const cpu::Pool2d& g, const Tensor& grad_input) = nullptr;
+  void (*adaptive_avg_pool2d_backward)(const Tensor& grad, const kernels::Pool2d& g,
+                                       const Tensor& grad_input) = nullptr;
   /// -> out; fills mean/var (allocated by the front end: the statistics used) and updates the
   /// running statistics in training. x may be empty.
   Tensor (*batch_norm)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& running_mean,
@@ -121,9 +122,9 @@ struct PoolNormKernels {
                               const Tensor& mean, const Tensor& var, double eps, const Tensor& grad_input,
                               const Tensor& grad_weight, const Tensor& grad_bias) = nullptr;
   /// -> (values, int64 flat D * H * W indices), x's dim (4 or 5), x non-empty.
-  std::tuple<Tensor, Tensor> (*max_pool3d_with_indices)(const Tensor& x, const cpu::Pool3d& g) = nullptr;
+  std::tuple<Tensor, Tensor> (*max_pool3d_with_indices)(const Tensor& x, const kernels::Pool3d& g) = nullptr;
   /// -> (values, int64 flat D * H * W indices), x's dim; x and the output non-empty.
-  std::tuple<Tensor, Tensor> (*adaptive_max_pool3d)(const Tensor& x, const cpu::Pool3d& g) = nullptr;
+  std::tuple<Tensor, Tensor> (*adaptive_max_pool3d)(const Tensor& x, const kernels::Pool3d& g) = nullptr;
 };
 using MaxPoolKernel = decltype(PoolNormKernels::max_pool2d);
 using MaxPoolIdxKernel = decltype(PoolNormKernels::max_pool2d_with_indices);

@@ -9,7 +9,7 @@
 #include <optional>
 #include <tuple>
 
-#include "kernels/cpu/Reduce.h"
+#include "kernels/Reduce.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -48,8 +48,8 @@ struct ReduceOpDefs {
 /// The one table of reduction ops.
 ReduceOpDefs& reduce_ops();
 
-// ---- backend kernels (contracts: kernels/cpu/Reduce.h, where CPU's live) ----
-using cpu::ReduceOp;
+// ---- backend kernels (what each must do: Note [Reduction kernel contracts] in kernels/Reduce.h) ----
+using kernels::ReduceOp;
 using ReduceKernel = void (*)(ReduceOp op, const Tensor& in, uint64_t mask, const Tensor& out);
 using ArgReduceKernel = void (*)(bool is_max, const Tensor& in, int64_t dim, const Tensor& values, const Tensor& indices);
 using CumulativeKernel = void (*)(bool is_prod, const Tensor& in, int64_t dim, const Tensor& out);

@@ -6,6 +6,7 @@
 
 #include <array>
 
+#include "kernels/cpu/UnpoolKernels.h"
 #include "src/core/Check.h"
 #include "src/dispatch/BackendKernels.h"
 #include "tensor/ops.h"
@@ -105,8 +106,8 @@ Tensor max_unpool3d_fn(const Tensor& self, const Tensor& indices, IntArrayRef ou
 
 // ---- fractional max pooling ----
 /// Checks a fractional pooling call and computes its problem (dims = 2 or 3).
-cpu::FractionalPool fractional_geometry(const char* op, int64_t dims, const Tensor& self, IntArrayRef kernel_size,
-                                        IntArrayRef output_size, const Tensor& samples) {
+kernels::FractionalPool fractional_geometry(const char* op, int64_t dims, const Tensor& self, IntArrayRef kernel_size,
+                                            IntArrayRef output_size, const Tensor& samples) {
   TENSOR_CHECK(self.is_floating_point(), "{}: expected a floating point input, got {}", op, self.describe());
   TENSOR_CHECK(static_cast<int64_t>(kernel_size.size()) == dims,
                "{}: kernel_size must either be a single Int or tuple of {} Ints, got {} (input {})", op, dims,
@@ -117,7 +118,7 @@ cpu::FractionalPool fractional_geometry(const char* op, int64_t dims, const Tens
   TENSOR_CHECK(self.dim() == dims + 1 || self.dim() == dims + 2,
                "{}: expected a {}-d or {}-d input, but got {}", op, dims + 1, dims + 2, self.describe());
   check_non_empty(op, "input", self, 1);
-  cpu::FractionalPool g;
+  kernels::FractionalPool g;
   const bool batched = self.dim() == dims + 2;
   g.n = batched ? self.size(0) : 1;
   g.c = self.size(batched ? 1 : 0);
@@ -161,7 +162,7 @@ template <DispatchKey K>
 std::tuple<Tensor, Tensor> fractional_impl(const char* op, int64_t dims, const Tensor& self, IntArrayRef kernel_size,
                                            IntArrayRef output_size, const Tensor& samples) {
   const FractionalPoolKernel kernel = g_fractional.get<K>(op);
-  const cpu::FractionalPool g = fractional_geometry(op, dims, self, kernel_size, output_size, samples);
+  const kernels::FractionalPool g = fractional_geometry(op, dims, self, kernel_size, output_size, samples);
   const DimVector osz = fractional_out_sizes(self, dims, output_size);
   Tensor out = empty(osz, self.options());
   Tensor idx = empty(osz, self.options().dtype(kInt64));

@@ -1,12 +1,13 @@
 // Internal: the dispatcher table of max unpooling and fractional max pooling, and its backend
 // kernels (Note [Front ends and backend kernels]). CPU's kernels: the plain loops of
-// kernels/cpu/UnpoolKernels.h. Derivatives: rows of src/autograd/Derivatives.cpp ("unpooling")
+// kernels/cpu/UnpoolKernels.h; the fractional pooling geometry every backend's kernel takes:
+// kernels/Unpool.h. Derivatives: rows of src/autograd/Derivatives.cpp ("unpooling")
 // and the fractional pools' hand-written nodes in src/autograd/nodes/Unpool.cpp.
 #pragma once
 
 #include <tuple>
 
-#include "kernels/cpu/UnpoolKernels.h"
+#include "kernels/Unpool.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -40,8 +41,8 @@ struct UnpoolKernels {
   int64_t (*max_unpool)(const Tensor& x, const Tensor& indices, int64_t planes, int64_t in_plane, int64_t out_plane,
                         const Tensor& out) = nullptr;
   /// Fills out and indices.
-  void (*fractional_max_pool)(const Tensor& x, const Tensor& samples, const cpu::FractionalPool& g, const Tensor& out,
-                              const Tensor& indices) = nullptr;
+  void (*fractional_max_pool)(const Tensor& x, const Tensor& samples, const kernels::FractionalPool& g,
+                              const Tensor& out, const Tensor& indices) = nullptr;
   /// grad_in = grad summed at the indices; -1, or the first index found out of range.
   int64_t (*fractional_max_pool_backward)(const Tensor& grad, const Tensor& indices, int64_t planes,
                                           int64_t out_plane, int64_t in_plane, const Tensor& grad_in) = nullptr;

@@ -4,6 +4,7 @@
 // backward are adjoint linear maps).
 #include "src/ops/UpsampleOps.h"
 
+#include "kernels/cpu/UpsampleKernels.h"
 #include "src/core/Check.h"
 #include "src/dispatch/BackendKernels.h"
 #include "tensor/nn/upsampling.h"
@@ -21,8 +22,8 @@ BackendKernels<UpsampleBicubicBwdKernel> g_upsample_bicubic2d_backward{
     {&cpu::loops::upsample_bicubic2d_backward, nullptr}};
 
 // The geometry of input sizes [N, C, H, W] resized to output_size [OH, OW].
-cpu::Upsample2d geometry(const char* op, IntArrayRef in_sizes, IntArrayRef output_size, bool align_corners,
-                         std::optional<double> scales_h, std::optional<double> scales_w) {
+kernels::Upsample2d geometry(const char* op, IntArrayRef in_sizes, IntArrayRef output_size, bool align_corners,
+                             std::optional<double> scales_h, std::optional<double> scales_w) {
   TENSOR_CHECK(output_size.size() == 2, "{}: It is expected output_size equals to 2, but got size {} (output_size {})",
                op, output_size.size(), shape_str(output_size));
   TENSOR_CHECK(in_sizes.size() == 4, "{}: It is expected input_size equals to 4, but got size {} (input {})", op,
@@ -31,7 +32,7 @@ cpu::Upsample2d geometry(const char* op, IntArrayRef in_sizes, IntArrayRef outpu
                "{}: Input and output sizes should be greater than 0, but got input (H: {}, W: {}) output (H: {}, W: "
                "{})",
                op, in_sizes[2], in_sizes[3], output_size[0], output_size[1]);
-  cpu::Upsample2d g;
+  kernels::Upsample2d g;
   g.planes = in_sizes[0] * in_sizes[1];
   g.ih = in_sizes[2], g.iw = in_sizes[3], g.oh = output_size[0], g.ow = output_size[1];
   g.align_corners = align_corners;
@@ -50,7 +51,7 @@ Tensor upsample_bicubic2d_fn(const Tensor& x, IntArrayRef output_size, bool alig
   const UpsampleBicubicKernel kernel = g_upsample_bicubic2d.get<K>(op);
   check_floating(op, x);
   TENSOR_CHECK(x.dim() == 4, "{}: Non-empty 4D data tensor expected but got {}", op, x.describe());
-  const cpu::Upsample2d g = geometry(op, x.sizes(), output_size, align_corners, scales_h, scales_w);
+  const kernels::Upsample2d g = geometry(op, x.sizes(), output_size, align_corners, scales_h, scales_w);
   Tensor out = empty({x.size(0), x.size(1), g.oh, g.ow}, x.options());
   if constexpr (K != DispatchKey::Meta)
     if (out.numel() != 0) kernel(x.contiguous(), g, out);
@@ -64,7 +65,7 @@ Tensor upsample_bicubic2d_backward_fn(const Tensor& grad, IntArrayRef output_siz
   const char* op = "upsample_bicubic2d_backward";
   const UpsampleBicubicBwdKernel kernel = g_upsample_bicubic2d_backward.get<K>(op);
   check_floating(op, grad);
-  const cpu::Upsample2d g = geometry(op, input_size, output_size, align_corners, scales_h, scales_w);
+  const kernels::Upsample2d g = geometry(op, input_size, output_size, align_corners, scales_h, scales_w);
   TENSOR_CHECK(grad.dim() == 4 && grad.size(0) == input_size[0] && grad.size(1) == input_size[1] &&
                    grad.size(2) == g.oh && grad.size(3) == g.ow,
                "{}: Expected grad_output to have the output's shape [{}, {}, {}, {}], but got {}", op, input_size[0],

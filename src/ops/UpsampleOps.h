@@ -1,10 +1,11 @@
 // Internal: dispatcher tables of the upsampling ops (src/ops/UpsampleOps.cpp) and their backend
-// kernels (Note [Front ends and backend kernels]). CPU's kernels: kernels/cpu/UpsampleKernels.h.
+// kernels (Note [Front ends and backend kernels]). CPU's kernels: kernels/cpu/UpsampleKernels.h;
+// the geometry every backend's kernel takes: kernels/Upsample.h.
 #pragma once
 
 #include <optional>
 
-#include "kernels/cpu/UpsampleKernels.h"
+#include "kernels/Upsample.h"
 #include "src/dispatch/Dispatcher.h"
 
 namespace tensor::ops {
@@ -27,8 +28,9 @@ UpsampleOpDefs& upsample_ops();
 /// A backend's kernels (called after the front end's checks, on non-empty tensors; never on
 /// meta tensors). Each fills its contiguous, preallocated result.
 struct UpsampleKernels {
-  void (*upsample_bicubic2d)(const Tensor& x, const cpu::Upsample2d& g, const Tensor& out) = nullptr;
-  void (*upsample_bicubic2d_backward)(const Tensor& grad, const cpu::Upsample2d& g, const Tensor& grad_input) = nullptr;
+  void (*upsample_bicubic2d)(const Tensor& x, const kernels::Upsample2d& g, const Tensor& out) = nullptr;
+  void (*upsample_bicubic2d_backward)(const Tensor& grad, const kernels::Upsample2d& g,
+                                      const Tensor& grad_input) = nullptr;
 };
 using UpsampleBicubicKernel = decltype(UpsampleKernels::upsample_bicubic2d);
 using UpsampleBicubicBwdKernel = decltype(UpsampleKernels::upsample_bicubic2d_backward);
