@@ -22,7 +22,7 @@ namespace tensor::cuda_kernels {
 
 // ---- the description of one reduction ----
 
-/// The reduce ops, in cpu::ReduceOp's order (src/cuda/CUDAReduce.cpp checks it).
+/// The reduce ops, in kernels::ReduceOp's order (src/cuda/CUDAReduce.cpp checks it).
 enum class ReduceKind : int { Sum, Prod, Max, Min, Any, All };
 
 /// One reduction launch. Each output index o (row-major over the kept dims, in the order the

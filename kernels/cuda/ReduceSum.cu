@@ -1,6 +1,6 @@
 // sum and prod on CUDA: every real input dtype into its own dtype, bool and the integers into
-// int64, float16/bfloat16 into float32 (kernels/cpu/Reduce.h's output dtypes). Also the entry
-// point launch_reduce, which hands the other ops to kernels/cuda/ReduceMinMax.cu.
+// int64, float16/bfloat16 into float32 (the output dtypes of kernels/Reduce.h's contract). Also
+// the entry point launch_reduce, which hands the other ops to kernels/cuda/ReduceMinMax.cu.
 #include "kernels/cuda/ReduceKernels.cuh"
 
 namespace tensor::cuda_kernels {
