@@ -450,8 +450,8 @@ try:
 except (OSError, ET.ParseError):
     L.append("  no results (see ctest.log)")
 
-L += ["", "GPU benchmarks (GB/s; share of the same-run device copy; torch = PyTorch on the same GPU;",
-      "ratio = libtensor time / torch time, below 1 means libtensor is faster):"]
+L += ["", "GPU benchmarks (GB/s, the cuda_mm/cuda_linear cases TFLOP/s; share of the same-run device copy;",
+      "torch = PyTorch on the same GPU; ratio = libtensor time / torch time, below 1 means libtensor is faster):"]
 try:
     doc = json.load(open(os.path.join(out, "bench_cuda.json")))
     cases = doc["cases"]
