@@ -671,8 +671,10 @@ void check_int_division_by_minus_one() {
         EXPECT_EQ(floor, py_floordiv(a, b)) << +a << " // " << +b;
       }
       // Python's identity a == (a // b) * b + a % b, in wraparound arithmetic; a % b takes b's sign.
+      // In uint64_t: narrower unsigned operands would promote to int, whose product can overflow.
       using U = std::make_unsigned_t<T>;
-      EXPECT_EQ(static_cast<T>(static_cast<U>(floor) * static_cast<U>(b) + static_cast<U>(rem)), a) << +a << " % " << +b;
+      const auto wide = [](T v) { return static_cast<uint64_t>(static_cast<U>(v)); };
+      EXPECT_EQ(static_cast<T>(wide(floor) * wide(b) + wide(rem)), a) << +a << " % " << +b;
       EXPECT_TRUE(rem == 0 || (rem < 0) == (b < 0)) << +a << " % " << +b;
     }
 }
