@@ -19,26 +19,8 @@ using tensor::testing::random_input;
 
 namespace {
 
-template <class T> struct Tag { using type = T; };
-
-template <class F>
-void visit_real(ScalarType t, const F& f) {
-  switch (t) {
-    case kBool: return f(Tag<bool>{});
-    case kUInt8: return f(Tag<uint8_t>{});
-    case kInt8: return f(Tag<int8_t>{});
-    case kInt16: return f(Tag<int16_t>{});
-    case kInt32: return f(Tag<int32_t>{});
-    case kInt64: return f(Tag<int64_t>{});
-    case kFloat16: return f(Tag<Half>{});
-    case kBFloat16: return f(Tag<BFloat16>{});
-    case kFloat32: return f(Tag<float>{});
-    case kFloat64: return f(Tag<double>{});
-    default: FAIL() << "not a real dtype: " << t;
-  }
-}
-
-const std::vector<ScalarType> kReal = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+using tensor::testing::visit_real_dtype;
+const std::vector<ScalarType>& kReal = tensor::testing::kRealDtypes;
 
 // Runs the strided body for every element of dst (innermost dim first, byte strides computed
 // here from the public sizes and strides), src broadcast to dst's shape.
@@ -88,9 +70,9 @@ TEST(CopyBodies, EveryRealDtypePairMatchesCpuCopy) {
       const Tensor row = random_input({7}, in, 0, 100, seed++);                  // broadcast over rows
       const Tensor contiguous = random_input({133}, in, 0, 100, seed++);         // a vector tail
       const std::string what = std::string(to_string(in)) + " -> " + to_string(out);
-      visit_real(out, [&](auto ot) {
+      visit_real_dtype(out, [&](auto ot) {
         using out_t = typename decltype(ot)::type;
-        visit_real(in, [&](auto it) {
+        visit_real_dtype(in, [&](auto it) {
           using in_t = typename decltype(it)::type;
           for (const Tensor* src : {&transposed, &row}) {
             Tensor got = empty({5, 7}, TensorOptions(out)), want = empty({5, 7}, TensorOptions(out));
@@ -110,7 +92,7 @@ TEST(CopyBodies, EveryRealDtypePairMatchesCpuCopy) {
 // A fill is the same launch with the input a scalar argument in the output's dtype.
 TEST(CopyBodies, FillMatchesCpuFill) {
   for (ScalarType t : kReal)
-    visit_real(t, [&](auto tag) {
+    visit_real_dtype(t, [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (double value : {0.0, 1.0, 3.0, 100.0}) {
         Tensor want = empty({4, 6}, TensorOptions(t));

@@ -17,7 +17,7 @@ using tensor::testing::random_input;
 namespace {
 
 const Device kGpu(kCUDA, 0);
-const std::vector<ScalarType> kReal = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+const std::vector<ScalarType>& kReal = tensor::testing::kRealDtypes;
 
 void expect_same(const Tensor& got, const Tensor& want, const std::string& what) {
   const Tensor g = got.cpu().contiguous(), w = want.contiguous();

@@ -18,7 +18,7 @@ using tensor::testing::random_input;
 
 namespace {
 
-const std::vector<ScalarType> kReal = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+const std::vector<ScalarType>& kReal = tensor::testing::kRealDtypes;
 const std::vector<ScalarType> kMoved = {kBool, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
 const std::vector<ScalarType> kAdded = {kBool, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
 const std::vector<ScalarType> kFloating = {kFloat16, kBFloat16, kFloat32, kFloat64};

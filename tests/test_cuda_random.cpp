@@ -18,7 +18,7 @@ namespace {
 
 const Device kGpu(kCUDA, 0);
 const ScalarType kFloating[] = {kFloat16, kBFloat16, kFloat32, kFloat64};
-const ScalarType kReal[] = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+const std::vector<ScalarType>& kReal = tensor::testing::kRealDtypes;
 const int64_t kSizes[] = {0, 1, 2, 7, 257, 100001};
 const uint64_t kSeeds[] = {0, 42, 0x123456789abcdefull};
 

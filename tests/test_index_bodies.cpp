@@ -27,25 +27,7 @@ using tensor::testing::random_input;
 
 namespace {
 
-template <class T> struct Tag { using type = T; };
-
-// Calls f(Tag<T>{}) for a real dtype.
-template <class F>
-void visit(ScalarType t, const F& f) {
-  switch (t) {
-    case kBool: return f(Tag<bool>{});
-    case kUInt8: return f(Tag<uint8_t>{});
-    case kInt8: return f(Tag<int8_t>{});
-    case kInt16: return f(Tag<int16_t>{});
-    case kInt32: return f(Tag<int32_t>{});
-    case kInt64: return f(Tag<int64_t>{});
-    case kFloat16: return f(Tag<Half>{});
-    case kBFloat16: return f(Tag<BFloat16>{});
-    case kFloat32: return f(Tag<float>{});
-    case kFloat64: return f(Tag<double>{});
-    default: FAIL() << "no test type for " << t;
-  }
-}
+using tensor::testing::visit_real_dtype;
 
 template <size_t N> struct Bits;
 template <> struct Bits<1> { using type = uint8_t; };
@@ -55,7 +37,7 @@ template <> struct Bits<8> { using type = uint64_t; };
 template <class T> using bits_t = typename Bits<sizeof(T)>::type;
 
 const std::vector<ScalarType> kFloating = {kFloat16, kBFloat16, kFloat32, kFloat64};
-const std::vector<ScalarType> kAll = {kBool, kUInt8, kInt8, kInt16, kInt32, kInt64, kFloat16, kBFloat16, kFloat32, kFloat64};
+const std::vector<ScalarType>& kAll = tensor::testing::kRealDtypes;
 
 // Byte strides, innermost dim first, of `t` broadcast to `shape`.
 void byte_strides(const Tensor& t, IntArrayRef shape, int64_t* out) {
@@ -141,7 +123,7 @@ Tensor with_edges(Tensor y, double th) {
 TEST(SelectBodies, ThresholdBackwardMatchesTheCpuKernelAndAFloat64Loop) {
   g_compared = 0;
   for (ScalarType dt : kFloating) {
-    visit(dt, [&](auto tag) {
+    visit_real_dtype(dt, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using op_t = math::opmath_t<T>;
       for (double th : {0.0, 0.5, -1.25}) {
@@ -195,7 +177,7 @@ TEST(SelectBodies, ClampMatchesTheCpuKernel) {
   g_compared = 0;
   for (ScalarType dt : kAll) {
     if (dt == kBool) continue;  // clamp refuses bool
-    visit(dt, [&](auto tag) {
+    visit_real_dtype(dt, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using op_t = math::opmath_t<T>;
       const double lo = is_floating_point(dt) ? -1.5 : -3, hi = is_floating_point(dt) ? 2.25 : 4;
@@ -269,7 +251,7 @@ Tensor random_mask(IntArrayRef shape, uint64_t seed) { return random_input(shape
 TEST(SelectBodies, WhereMatchesTheCpuKernel) {
   g_compared = 0;
   for (ScalarType dt : kAll) {
-    visit(dt, [&](auto tag) {
+    visit_real_dtype(dt, [&](auto tag) {
       using T = typename decltype(tag)::type;
       const TensorOptions o(dt);
       struct Case { Tensor c, a, b; bool cs, as, bs; };
@@ -301,7 +283,7 @@ TEST(SelectBodies, WhereMatchesTheCpuKernel) {
 TEST(SelectBodies, MaskedFillMatchesTheCpuKernel) {
   g_compared = 0;
   for (ScalarType dt : kAll) {
-    visit(dt, [&](auto tag) {
+    visit_real_dtype(dt, [&](auto tag) {
       using T = typename decltype(tag)::type;
       for (bool transposed : {false, true}) {
         Tensor self = transposed ? random_input({6, 5}, dt, -9, 9, 41).t() : random_input({5, 6}, dt, -9, 9, 41);
@@ -375,7 +357,7 @@ std::vector<Tensor> selves(ScalarType dt, uint64_t seed) {
 TEST(IndexBodies, GatherAndIndexSelectMatchTheCpuKernels) {
   g_compared = 0;
   for (ScalarType dt : kAll) {
-    visit(dt, [&](auto tag) {
+    visit_real_dtype(dt, [&](auto tag) {
       using E = bits_t<typename decltype(tag)::type>;
       for (const Tensor& self : selves(dt, 51)) {
         for (int64_t dim = 0; dim < 3; ++dim) {
@@ -403,8 +385,8 @@ TEST(IndexBodies, GatherAndIndexSelectMatchTheCpuKernels) {
             expect_identical(body, cpu, "index_select " + std::string(to_string(dt)) + " dim " + std::to_string(dim) +
                                             " index " + std::string(to_string(index.dtype())));
           };
-          select_with(Tag<int32_t>{});
-          select_with(Tag<int64_t>{});
+          select_with(tensor::testing::TypeTag<int32_t>{});
+          select_with(tensor::testing::TypeTag<int64_t>{});
         }
       }
     });
@@ -417,7 +399,7 @@ TEST(IndexBodies, GatherAndIndexSelectMatchTheCpuKernels) {
 TEST(IndexBodies, ScatterScatterAddAndIndexAddMatchTheCpuKernels) {
   g_compared = 0;
   for (ScalarType dt : kAll) {
-    visit(dt, [&](auto tag) {
+    visit_real_dtype(dt, [&](auto tag) {
       using T = typename decltype(tag)::type;
       using E = bits_t<T>;
       using op_t = math::opmath_t<T>;
@@ -458,8 +440,8 @@ TEST(IndexBodies, ScatterScatterAddAndIndexAddMatchTheCpuKernels) {
             for (uint32_t i = 0; i < source.numel(); ++i) ck::index_add_body<T>(a, i, static_cast<op_t>(alpha));
             expect_identical(body, cpu, "index_add " + what + " index " + std::string(to_string(index.dtype())));
           };
-          index_add_with(Tag<int32_t>{});
-          index_add_with(Tag<int64_t>{});
+          index_add_with(tensor::testing::TypeTag<int32_t>{});
+          index_add_with(tensor::testing::TypeTag<int64_t>{});
         }
       }
     });

@@ -23,27 +23,8 @@ using tensor::testing::vals;
 
 namespace {
 
-template <class T> struct Tag { using type = T; };
-
-template <class F>
-void visit_real(ScalarType t, const F& f) {
-  switch (t) {
-    case kBool: return f(Tag<bool>{});
-    case kUInt8: return f(Tag<uint8_t>{});
-    case kInt8: return f(Tag<int8_t>{});
-    case kInt16: return f(Tag<int16_t>{});
-    case kInt32: return f(Tag<int32_t>{});
-    case kInt64: return f(Tag<int64_t>{});
-    case kFloat16: return f(Tag<Half>{});
-    case kBFloat16: return f(Tag<BFloat16>{});
-    case kFloat32: return f(Tag<float>{});
-    case kFloat64: return f(Tag<double>{});
-    default: FAIL() << "not a real dtype: " << t;
-  }
-}
-
-const std::vector<ScalarType> kRealTypes = {kBool,    kUInt8,    kInt8,    kInt16,  kInt32,
-                                            kInt64,   kFloat16,  kBFloat16, kFloat32, kFloat64};
+using tensor::testing::visit_real_dtype;
+const std::vector<ScalarType>& kRealTypes = tensor::testing::kRealDtypes;
 
 std::vector<int64_t> dims_of_mask(uint64_t mask, int64_t nd) {
   std::vector<int64_t> v;
@@ -222,7 +203,7 @@ TEST(ReduceBodies, SumEveryDtypeLayoutAndDimSet) {
         for (bool keep : {false, true}) {
           const auto dims = dims_of_mask(mask, 3);
           const std::string what = name_of("sum", layout, dt, mask, keep);
-          visit_real(dt, [&](auto tag) {
+          visit_real_dtype(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
             // In the input's dtype, and in the default output dtype (int64 / float32) where it differs.
             check_reduce<ck::SumProdOp<T, T, false>>(x, mask, tensor::sum(x, dims, keep, dt), sum_tol(dt), what);
@@ -250,7 +231,7 @@ TEST(ReduceBodies, ProdEveryDtype) {
           auto cpu = [&](std::optional<ScalarType> t) {
             return mask == 0b111 ? tensor::prod(x, t) : tensor::prod(x, __builtin_ctzll(mask), keep, t);
           };
-          visit_real(dt, [&](auto tag) {
+          visit_real_dtype(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
             check_reduce<ck::SumProdOp<T, T, true>>(x, mask, cpu(dt), sum_tol(dt), what);
             if constexpr (std::is_integral_v<T> && !std::is_same_v<T, int64_t>)
@@ -272,7 +253,7 @@ TEST(ReduceBodies, MaxMinPropagateNaN) {
           for (bool keep : {false, true}) {
             const auto dims = dims_of_mask(mask, 3);
             const std::string what = name_of(nan ? "amax/amin with NaN" : "amax/amin", layout, dt, mask, keep);
-            visit_real(dt, [&](auto tag) {
+            visit_real_dtype(dt, [&](auto tag) {
               using T = typename decltype(tag)::type;
               check_reduce<ck::MinMaxOp<T, true>>(x, mask, tensor::amax(x, dims, keep), 0, what);
               check_reduce<ck::MinMaxOp<T, false>>(x, mask, tensor::amin(x, dims, keep), 0, what);
@@ -298,7 +279,7 @@ TEST(ReduceBodies, AnyAll) {
             // any/all of uint8 give uint8 on the CPU; the kernel's contract is bool.
             const Tensor want_any = (mask == 0b111 ? tensor::any(x) : tensor::any(x, dim, keep)).to(kBool);
             const Tensor want_all = (mask == 0b111 ? tensor::all(x) : tensor::all(x, dim, keep)).to(kBool);
-            visit_real(dt, [&](auto tag) {
+            visit_real_dtype(dt, [&](auto tag) {
               using T = typename decltype(tag)::type;
               check_reduce<ck::AnyAllOp<T, true>>(x, mask, want_any, 0, what + " any");
               check_reduce<ck::AnyAllOp<T, false>>(x, mask, want_all, 0, what + " all");
@@ -349,7 +330,7 @@ TEST(ReduceBodies, ArgMaxMinNaNWinsTiesToLowerIndex) {
         if (nan && !is_floating_point(dt)) continue;
         Tensor x = make_input(layout, dt, lo, hi, 51 + layout, nan);
         if (is_floating_point(dt)) x = tensor::round(x);  // ties in floating types too
-        visit_real(dt, [&](auto tag) {
+        visit_real_dtype(dt, [&](auto tag) {
           using T = typename decltype(tag)::type;
           for (int64_t dim = 0; dim < 3; ++dim)
             for (bool keep : {false, true}) {
@@ -455,7 +436,7 @@ TEST(ReduceBodies, ScanColumnMatchesCumsumCumprod) {
       for (bool prod : {false, true}) {
         const Tensor want = prod ? tensor::cumprod(x, dim, dt) : tensor::cumsum(x, dim, dt);
         Tensor out = empty(x.sizes(), TensorOptions(dt));
-        visit_real(dt, [&](auto tag) {
+        visit_real_dtype(dt, [&](auto tag) {
           using T = typename decltype(tag)::type;
           for (uint32_t c = 0; c < outer * inner; ++c) {
             if (prod) ck::scan_column<T, true>(x.data_ptr<T>(), out.data_ptr<T>(), c, R, static_cast<uint32_t>(inner));

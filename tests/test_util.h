@@ -90,6 +90,33 @@ inline Tensor random_input(IntArrayRef shape, ScalarType dt, double lo, double h
   return t.to(dt);
 }
 
+/// The ten real dtypes, bool to float64 (the CUDA kernels' dtypes).
+inline const std::vector<ScalarType> kRealDtypes = {kBool,    kUInt8,   kInt8,     kInt16,   kInt32,
+                                                    kInt64,   kFloat16, kBFloat16, kFloat32, kFloat64};
+
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+
+/// Calls f(TypeTag<T>{}) with the C++ type of a real dtype; a test failure for any other.
+template <class F>
+void visit_real_dtype(ScalarType t, const F& f) {
+  switch (t) {
+    case kBool: return f(TypeTag<bool>{});
+    case kUInt8: return f(TypeTag<uint8_t>{});
+    case kInt8: return f(TypeTag<int8_t>{});
+    case kInt16: return f(TypeTag<int16_t>{});
+    case kInt32: return f(TypeTag<int32_t>{});
+    case kInt64: return f(TypeTag<int64_t>{});
+    case kFloat16: return f(TypeTag<Half>{});
+    case kBFloat16: return f(TypeTag<BFloat16>{});
+    case kFloat32: return f(TypeTag<float>{});
+    case kFloat64: return f(TypeTag<double>{});
+    default: FAIL() << "not a real dtype: " << t;
+  }
+}
+
 }  // namespace tensor::testing
 
 /// Skips the test (reported skipped, never passed) where no CUDA device is visible, and the
