@@ -1,6 +1,6 @@
 // The random and range factories on CUDA against the CPU (Note [Factory kernels]): for the same
-// seed, rand, randint, arange and linspace give the CPU's bits in every dtype the CUDA kernels
-// take, and the generator advances by the same count on either device; randn matches within
+// seed, rand, randint, randperm, arange and linspace give the CPU's bits in every dtype the CUDA
+// kernels take, and the generator advances by the same count on either device; randn matches within
 // CUDA's math-library accuracy (its log, cos and sin are not glibc's, bit for bit). The fills
 // and dropout built over rand match too. Skips without a device.
 #include <gtest/gtest.h>
@@ -119,6 +119,26 @@ TEST(CudaRandom, RandintMatchesCpuInEveryDtype) {
   Tensor big = randint(0, 100, {17000003}, on_gpu(kInt8));
   manual_seed(10);
   expect_same_bits(big, randint(0, 100, {17000003}, kInt8), "randint 17M int8");
+}
+
+TEST(CudaRandom, RandpermMatchesCpu) {
+  REQUIRE_CUDA();
+  // CUB's radix sort and the CPU's stable sort order the same keys the same way (Note
+  // [randperm by sorted keys]), in every size the sort's tiles treat differently.
+  for (int64_t n : {int64_t(0), int64_t(1), int64_t(2), int64_t(7), int64_t(257), int64_t(100001), int64_t(3000017)}) {
+    for (uint64_t seed : kSeeds) {
+      const std::string what = "randperm n=" + std::to_string(n) + " seed=" + std::to_string(seed);
+      manual_seed(seed);
+      Tensor g = randperm(n, on_gpu(kInt64));
+      manual_seed(seed);
+      expect_same_bits(g, randperm(n), what);
+    }
+  }
+  manual_seed(4);
+  Tensor f = randperm(1000, on_gpu(kFloat32));
+  manual_seed(4);
+  expect_same_bits(f, randperm(1000, kFloat32), "randperm float32");
+  EXPECT_THROW((void)randperm(300, on_gpu(kUInt8)), Error);
 }
 
 TEST(CudaRandom, ArangeAndLinspaceMatchCpuInEveryDtype) {

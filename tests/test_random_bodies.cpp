@@ -9,6 +9,7 @@
 #include <tensor/tensor.h>
 
 #include <cstring>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -173,6 +174,39 @@ TEST(RandomBodies, RandintMatchesTheReferenceAndTheFactory) {
                    reference_randint(33, 5, 0, -(int64_t(1) << 62), int64_t(1) << 62, kInt64), "randint wide");
 }
 
+// randperm (Note [randperm by sorted keys]): the permutation that sorts randint's keys over
+// [0, 2^62) from the same counters, equal keys in index order; computed here by sorting
+// (key, index) pairs, an independent statement of "stable".
+TEST(RandomBodies, RandpermIsTheStableArgsortOfRandintKeys) {
+  for (uint64_t seed : kSeeds) {
+    for (int64_t n : kSizes) {
+      const std::string what = "randperm n=" + std::to_string(n) + " seed=" + std::to_string(seed);
+      manual_seed(seed);
+      (void)rand({5});  // counters 0..2 taken: the keys start at counter 3
+      Tensor got = randperm(n);
+      Tensor keys = reference_randint(n, seed, 3, 0, int64_t(1) << 62, kInt64);
+      std::vector<std::pair<int64_t, int64_t>> pairs;
+      for (int64_t i = 0; i < n; ++i) pairs.emplace_back(keys.data_ptr<int64_t>()[i], i);
+      std::sort(pairs.begin(), pairs.end());
+      ASSERT_EQ(got.dtype(), kInt64) << what;
+      ASSERT_EQ(got.numel(), n) << what;
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(got.data_ptr<int64_t>()[i], pairs[i].second) << what << " at " << i;
+      // The generator moved past the n keys.
+      Tensor next = rand({2}, kFloat64);
+      expect_same_bits(next, reference_random(2, seed, 3 + n, false, kFloat64), what + " next draw");
+    }
+  }
+  // Other dtypes hold the same values; a dtype that cannot hold n - 1 exactly is refused.
+  manual_seed(9);
+  Tensor a = randperm(200);
+  for (ScalarType t : {kUInt8, kInt16, kInt32, kFloat16, kBFloat16, kFloat32, kFloat64}) {
+    manual_seed(9);
+    Tensor b = randperm(200, t);
+    EXPECT_EQ(b.dtype(), t);
+    EXPECT_TRUE(b.to(kInt64).equal(a)) << to_string(t);
+  }
+}
+
 TEST(RandomBodies, ArangeMatchesTheReferenceAndTheFactory) {
   struct Case {
     Scalar start, end, step;
@@ -280,6 +314,15 @@ TEST(RandomBodies, BadArgumentsRaiseNamingTheOp) {
   EXPECT_NE(message([] { (void)linspace(0, 1, -1); }).find("linspace"), std::string::npos);
   EXPECT_NE(message([] { (void)arange(0, 1, 0); }).find("arange: step must be nonzero"), std::string::npos);
   EXPECT_NE(message([] { (void)arange(0, 5, -1); }).find("arange"), std::string::npos);
+  EXPECT_NE(message([] { (void)randperm(-1); }).find("randperm: n must be non-negative, got -1"), std::string::npos);
+  // 0 .. n-1 must be exact in the dtype: bfloat16 holds every integer up to 256, int8 up to 127.
+  EXPECT_NO_THROW((void)randperm(257, kBFloat16));
+  EXPECT_NE(message([] { (void)randperm(258, kBFloat16); }).find("randperm: n is too large for result tensor type bfloat16"),
+            std::string::npos);
+  EXPECT_NO_THROW((void)randperm(128, kInt8));
+  EXPECT_NE(message([] { (void)randperm(129, kInt8); }).find("too large"), std::string::npos);
+  EXPECT_NE(message([] { (void)randperm(3, kBool); }).find("randperm: expected a real integer or floating dtype"),
+            std::string::npos);
   // A failed call does not advance the generator.
   manual_seed(3);
   Tensor a = rand({4}, kFloat64);

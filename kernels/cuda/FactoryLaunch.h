@@ -1,9 +1,11 @@
 // The contract between src/cuda/CUDARandom.cpp and the factory kernels of
-// kernels/cuda/RandomKernels.cu (rand, randn, randint) and RangeKernels.cu (arange, linspace):
+// kernels/cuda/RandomKernels.cu (rand, randn, randint), RangeKernels.cu (arange, linspace) and
+// RandpermKernels.cu:
 // a fresh contiguous output and the front end's parameters (Note [Factory kernels] in
 // src/ops/FactoryOps.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/Factory.h"
@@ -28,5 +30,13 @@ LaunchStatus launch_randint(const FactoryLaunch& l, uint64_t seed, uint64_t base
 LaunchStatus launch_arange(const FactoryLaunch& l, const kernels::ArangeParams& p);
 /// linspace into a real output.
 LaunchStatus launch_linspace(const FactoryLaunch& l, const kernels::LinspaceParams& p);
+
+/// The device scratch bytes launch_randperm needs for n keys (CUB's radix sort storage plus the
+/// sorted keys and the index sequence, each 256-byte aligned).
+size_t randperm_scratch_bytes(int64_t n);
+/// randperm's stable argsort (Note [randperm by sorted keys] in src/ops/FactoryOps.cpp): perm[i]
+/// is the index of the i-th smallest of n keys in [0, 2^62), equal keys in index order.
+LaunchStatus launch_randperm(const int64_t* keys, int64_t* perm, int64_t n, void* scratch, size_t scratch_bytes,
+                             void* stream);
 
 }  // namespace tensor::cuda_kernels

@@ -18,6 +18,5 @@ Tensor empty_strided_impl(IntArrayRef sizes, IntArrayRef strides, const TensorOp
 Tensor full_impl(IntArrayRef sizes, const Scalar& value, const TensorOptions& o);
 Tensor scalar_tensor_impl(const Scalar& s, const TensorOptions& o);
 Tensor eye_impl(int64_t n, int64_t m, const TensorOptions& o);
-Tensor randperm_impl(int64_t n, const TensorOptions& o);
 
 }  // namespace tensor::detail

@@ -55,17 +55,4 @@ void manual_seed(uint64_t seed) {
 
 Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& o) { return randint(0, high, sizes, o); }
 
-Tensor detail::randperm_impl(int64_t n, const TensorOptions& o) {
-  TENSOR_CHECK(n >= 0, "randperm: n must be non-negative, got {}", n);
-  Tensor keys = randint(0, int64_t(1) << 62, {n});
-  // Fisher-Yates driven by the drawn keys keeps it a function of (seed, offset) only.
-  Tensor out = empty({n}, TensorOptions(kInt64));
-  int64_t* p = out.data_ptr<int64_t>();
-  const int64_t* k = keys.data_ptr<int64_t>();
-  for (int64_t i = 0; i < n; ++i) p[i] = i;
-  for (int64_t i = n - 1; i > 0; --i) std::swap(p[i], p[k[i] % (i + 1)]);
-  TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
-  return out.to(TensorOptions().dtype(opts.dtype()).device(opts.device()));
-}
-
 }  // namespace tensor

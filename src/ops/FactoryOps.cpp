@@ -6,13 +6,15 @@
 // the profiler sees `empty`, `zeros` (as `full`), `arange` or `randn` like any other op, as in
 // libtorch. The implementations (src/core/Factories.cpp, src/core/Random.cpp) allocate through
 // the device's allocator, so one function fills every backend slot (composite_def). The filling
-// factories (rand, randn, randint, arange, linspace) are front ends over a per-backend kernel
-// instead (Note [Factory kernels] in src/ops/FactoryOps.h). The *_like factories,
-// zeros, ones, and the shorter arange/eye/randint overloads call these, so they show as the op
-// they call. from_blob and the tensor() literals are not ops, as in libtorch.
+// factories (rand, randn, randint, randperm, arange, linspace) are front ends over a
+// per-backend kernel instead (Note [Factory kernels] in src/ops/FactoryOps.h). The *_like
+// factories, zeros, ones, and the shorter arange/eye/randint overloads call these, so they show
+// as the op they call. from_blob and the tensor() literals are not ops, as in libtorch.
 #include "src/ops/FactoryOps.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "kernels/cuda/RandomBody.h"
 #include "src/core/Check.h"
@@ -86,10 +88,24 @@ void linspace_cpu(const Tensor& out, const kernels::LinspaceParams& l) {
   });
 }
 
+// Note [randperm by sorted keys]
+// randperm draws one Philox key per element (randint's n counters over [0, 2^62)) and returns
+// the stable argsort of the keys: a uniform permutation (ties, rare at 62 bits, keep index
+// order) that is a function of (seed, offset) only. Unlike a Fisher-Yates shuffle it sorts in
+// parallel, so CUDA (CUB's radix sort, stable too) gives the same permutation as the CPU.
+void randperm_cpu(const Tensor& keys, const Tensor& out) {
+  const int64_t n = keys.numel();
+  const int64_t* k = keys.data_ptr<int64_t>();
+  int64_t* p = out.data_ptr<int64_t>();
+  for (int64_t i = 0; i < n; ++i) p[i] = i;
+  std::stable_sort(p, p + n, [k](int64_t a, int64_t b) { return k[a] < k[b]; });
+}
+
 dispatch::BackendKernels<RandomKernel> g_random_kernels{{&random_cpu, nullptr}};
 dispatch::BackendKernels<RandintKernel> g_randint_kernels{{&randint_cpu, nullptr}};
 dispatch::BackendKernels<ArangeKernel> g_arange_kernels{{&arange_cpu, nullptr}};
 dispatch::BackendKernels<LinspaceKernel> g_linspace_kernels{{&linspace_cpu, nullptr}};
+dispatch::BackendKernels<RandpermKernel> g_randperm_kernels{{&randperm_cpu, nullptr}};
 
 // ---- the front ends, shared by every backend; Meta allocates and fills nothing ----
 // The output is allocated before the kernel is looked up, so a CUDA request without the CUDA
@@ -127,6 +143,43 @@ Tensor randint_front(int64_t low, int64_t high, IntArrayRef sizes, const TensorO
     // In uint64: high - low overflows int64 for ranges over 2^63 (randint(-2^62, 2^62) is one).
     k(out, r.seed, r.offset, low, static_cast<uint64_t>(high) - static_cast<uint64_t>(low));
   }
+  return detail::apply_factory_options(out, o);
+}
+
+// The largest n whose permutation's values 0 .. n-1 all fit `t` exactly.
+int64_t randperm_limit(ScalarType t) {
+  switch (t) {
+    case kUInt8: return int64_t(1) << 8;
+    case kInt8: return int64_t(1) << 7;
+    case kInt16: return int64_t(1) << 15;
+    case kInt32: return int64_t(1) << 31;
+    case kFloat16: return (int64_t(1) << 11) + 1;
+    case kBFloat16: return (int64_t(1) << 8) + 1;
+    case kFloat32: return (int64_t(1) << 24) + 1;
+    case kFloat64: return (int64_t(1) << 53) + 1;
+    default: return std::numeric_limits<int64_t>::max();
+  }
+}
+
+template <DispatchKey K>
+Tensor randperm_front(int64_t n, const TensorOptions& o) {
+  TENSOR_CHECK(n >= 0, "randperm: n must be non-negative, got {}", n);
+  const TensorOptions opts = o.has_dtype() ? o : o.dtype(kInt64);
+  const ScalarType t = opts.dtype();
+  TENSOR_CHECK(t != kBool && !is_complex(t), "randperm: expected a real integer or floating dtype, got {}", t);
+  TENSOR_CHECK(n <= randperm_limit(t), "randperm: n is too large for result tensor type {}: n={} (at most {})", t, n,
+               randperm_limit(t));
+  const TensorOptions idx = TensorOptions(kInt64).device(opts.device());
+  Tensor perm = empty({n}, idx);
+  if constexpr (K != DispatchKey::Meta) {
+    RandintKernel draw = g_randint_kernels.get<K>("randperm");
+    RandpermKernel sort = g_randperm_kernels.get<K>("randperm");
+    Tensor keys = empty({n}, idx);
+    const detail::RngState r = detail::reserve_rng(static_cast<uint64_t>(n));
+    draw(keys, r.seed, r.offset, 0, uint64_t(1) << 62);
+    sort(keys, perm);
+  }
+  Tensor out = t == kInt64 ? perm : perm.to(t);
   return detail::apply_factory_options(out, o);
 }
 
@@ -194,7 +247,7 @@ FactoryOpDefs g_factories = {
     TENSOR_FACTORY_DEF(RandFn, "rand", rand_front),
     TENSOR_FACTORY_DEF(RandFn, "randn", randn_front),
     TENSOR_FACTORY_DEF(RandintFn, "randint", randint_front),
-    composite_def<RandpermFn>("randperm", &detail::randperm_impl),
+    TENSOR_FACTORY_DEF(RandpermFn, "randperm", randperm_front),
 };
 #undef TENSOR_FACTORY_DEF
 }  // namespace
@@ -216,6 +269,10 @@ void register_kernel(DispatchKey backend, ArangeKernel kernel) {
 void register_kernel(DispatchKey backend, LinspaceKernel kernel) {
   dispatch::check_kernel_backend(backend, "linspace");
   g_linspace_kernels.set(backend, kernel);
+}
+void register_kernel(DispatchKey backend, RandpermKernel kernel) {
+  dispatch::check_kernel_backend(backend, "randperm");
+  g_randperm_kernels.set(backend, kernel);
 }
 }  // namespace ops
 

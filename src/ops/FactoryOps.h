@@ -37,7 +37,7 @@ struct FactoryOpDefs {
 TENSOR_API FactoryOpDefs& factory_ops();
 
 // Note [Factory kernels]
-// rand, randn, randint, arange and linspace have one front end for every backend (checks, the
+// rand, randn, randint, randperm, arange and linspace have one front end for every backend (checks, the
 // count, the dtype rules, the allocation on the options' device, the generator's reservation,
 // apply_factory_options) and a per-backend kernel that only fills the fresh contiguous output,
 // so no backend computes on the host and copies. The generator stays in libtensor: a kernel
@@ -55,12 +55,17 @@ using RandintKernel = void (*)(const Tensor& out, uint64_t seed, uint64_t base, 
 using ArangeKernel = void (*)(const Tensor& out, const kernels::ArangeParams& p);
 /// Fills contiguous `out` with linspace's values (kernels::LinspaceParams).
 using LinspaceKernel = void (*)(const Tensor& out, const kernels::LinspaceParams& p);
+/// randperm's sort: writes to contiguous int64 `out` the indices that order contiguous int64
+/// `keys` (values in [0, 2^62)) ascending, equal keys in index order (a stable argsort), so
+/// every backend gives the same permutation for the same keys (Note [randperm by sorted keys]).
+using RandpermKernel = void (*)(const Tensor& keys, const Tensor& out);
 
-/// Registers a backend's (CUDA's) fill for rand/randn, randint, arange or linspace; until
+/// Registers a backend's (CUDA's) fill for rand/randn, randint, arange, linspace or randperm; until
 /// then that backend's slot of the op raises "no kernel". CPU's are built in.
 TENSOR_API void register_kernel(DispatchKey backend, RandomKernel kernel);
 TENSOR_API void register_kernel(DispatchKey backend, RandintKernel kernel);
 TENSOR_API void register_kernel(DispatchKey backend, ArangeKernel kernel);
 TENSOR_API void register_kernel(DispatchKey backend, LinspaceKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, RandpermKernel kernel);
 
 }  // namespace tensor::ops
