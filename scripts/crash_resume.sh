@@ -7,6 +7,7 @@
 # epoch, batch and step it resumed from, and that its final checkpoint is byte-identical to the
 # uninterrupted run's: same tensors bit for bit (model, Adam moments and step counts) and same
 # metadata. Training is bit-deterministic at a fixed thread count, so nothing looser is needed.
+# The killed run's log must keep the lines it printed before the kill (line-buffered stdout).
 # Extra arguments go to cmake's configure step. Exits non-zero with a message on failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,6 +74,9 @@ epochs_done=$(field "$h" epoch) batches_done=$(field "$h" batches_done) step=$(f
 [[ $epochs_done == 1 && $batches_done -gt 0 && $batches_done -lt $LIMIT ]] ||
   fail "after the kill the checkpoint is not mid-epoch 2 (epoch $epochs_done, batches_done $batches_done)"
 leftovers=$(find "$tmp" -name 'run.safetensors.tmp.*' | wc -l)
+# The killed run's output went to a file: stdout is line-buffered, so every line it finished
+# before the kill is there (a fully buffered stdout lost them all).
+grep -q "^epoch 1: .*test accuracy" "$tmp/killed.log" || fail "the killed run's log lost its epoch 1 line"
 
 # 3. Resume for the epochs left (the one in progress counts as the first).
 "$bin" "${flags[@]}" --epochs $((EPOCHS - epochs_done)) --resume --checkpoint "$ck" >"$tmp/resumed.log" 2>&1 ||

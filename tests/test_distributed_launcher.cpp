@@ -1,6 +1,12 @@
-// tensorrun: environment of the ranks, line prefixes, failure propagation.
+// tensorrun: environment of the ranks, line prefixes, failure propagation, restarts, jobs of
+// several nodes (two launchers on loopback), ranks dying with their launcher, and two jobs on
+// one port.
+#include <spawn.h>
+
 #include <array>
 #include <cstdio>
+#include <fstream>
+#include <future>
 
 #include "tests/distributed_harness.h"
 
@@ -29,6 +35,21 @@ LaunchResult tensorrun(const std::string& args, const std::string& scenario = ""
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   ::unsetenv("TENSOR_DIST_SCENARIO");
+  return r;
+}
+
+// The same without touching the environment, for launches that run at once (threads).
+LaunchResult run_cmd(const std::string& args) {
+  std::string cmd = std::string("timeout -s KILL 60 ") + TENSORRUN_PATH + " " + args + " 2>&1";
+  auto t0 = std::chrono::steady_clock::now();
+  FILE* p = ::popen(cmd.c_str(), "r");
+  LaunchResult r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = ::pclose(p);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return r;
 }
 
@@ -94,6 +115,10 @@ TEST(DistributedLauncher, RankIgnoringSigtermIsKilledAfterTheGracePeriod) {
 TEST(DistributedLauncher, BadUsageFails) {
   EXPECT_EQ(tensorrun("--nproc-per-node 2").status, 2);
   EXPECT_EQ(tensorrun("--bogus 1 true").status, 2);
+  EXPECT_EQ(tensorrun("--nnodes 2 --node-rank 0 true").status, 2);  // no --rdzv-id
+  EXPECT_EQ(tensorrun("--nnodes 2 --node-rank 2 --rdzv-id x true").status, 2);
+  EXPECT_EQ(tensorrun("--max-restarts -1 true").status, 2);
+  EXPECT_EQ(tensorrun("--nproc-per-node two true").status, 2);
   LaunchResult r = tensorrun("--nproc-per-node 1 /nonexistent/program");
   EXPECT_EQ(r.status, 127) << r.out;
   EXPECT_NE(r.out.find("cannot run /nonexistent/program"), std::string::npos) << r.out;
@@ -132,4 +157,161 @@ TEST(DistributedLauncher, DdpExampleTimeoutFlagBoundsTheRendezvous) {
     EXPECT_NE(b.out.find("--timeout: expected a positive number of seconds"), std::string::npos) << b.out;
   }
 #endif
+}
+
+TEST(DistributedLauncher, FailedRanksAreRestartedWhileRestartsAreLeft) {
+  // Round 0: rank 1 fails. Round 1: every rank (rank 0 too) starts again and succeeds.
+  const std::string prog =
+      "sh -c 'echo round=$TENSOR_RESTART_COUNT; if [ $TENSOR_RESTART_COUNT = 0 ] && [ $RANK = 1 ]; then exit 4; fi'";
+  LaunchResult r = tensorrun("--nproc-per-node 2 --max-restarts 2 " + prog);
+  EXPECT_EQ(r.status, 0) << r.out;
+  for (const char* line : {"[0] round=0\n", "[1] round=0\n", "[0] round=1\n", "[1] round=1\n"})
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << " in " << r.out;
+  EXPECT_NE(r.out.find("restarting the ranks (restart 1 of 2)"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("round=2"), std::string::npos) << r.out;
+  // Without restarts the failure is the job's status; a rank failing every round uses them up.
+  EXPECT_EQ(tensorrun("--nproc-per-node 2 " + prog).status, 4);
+  LaunchResult always = tensorrun("--nproc-per-node 1 --max-restarts 2 sh -c 'echo round=$TENSOR_RESTART_COUNT; exit 6'");
+  EXPECT_EQ(always.status, 6) << always.out;
+  EXPECT_NE(always.out.find("[0] round=2\n"), std::string::npos) << always.out;
+  EXPECT_NE(always.out.find("no restarts left (2 used)"), std::string::npos) << always.out;
+}
+
+// Two launchers on loopback stand for two hosts: global ranks, one world, one allreduce.
+TEST(DistributedLauncher, TwoNodeJobRunsOneWorld) {
+  const std::string port = std::to_string(dist_test::free_port());
+  ::setenv("TENSOR_DIST_SCENARIO", "launched", 1);
+  auto node = [&](int r) {
+    return std::async(std::launch::async, [=] {
+      return run_cmd("--nnodes 2 --node-rank " + std::to_string(r) + " --rdzv-id job1 --nproc-per-node 2 --master-port " +
+                     port + " " + self_exe());
+    });
+  };
+  auto n0 = node(0), n1 = node(1);
+  LaunchResult r0 = n0.get(), r1 = n1.get();
+  ::unsetenv("TENSOR_DIST_SCENARIO");
+  EXPECT_EQ(r0.status, 0) << r0.out;
+  EXPECT_EQ(r1.status, 0) << r1.out;
+  for (int k = 0; k < 4; ++k) {
+    const LaunchResult& r = k < 2 ? r0 : r1;
+    const std::string ks = std::to_string(k), local = std::to_string(k % 2);
+    EXPECT_NE(r.out.find("[" + ks + "] env RANK=" + ks + " LOCAL_RANK=" + local + " WORLD_SIZE=4 LOCAL_WORLD_SIZE=2"),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("[" + ks + "] sum=10\n"), std::string::npos) << r.out;  // 1 + 2 + 3 + 4
+  }
+}
+
+// A rank failing on node 1 stops node 0's ranks (which would sleep for 50 s) and restarts both
+// nodes' ranks; the second round succeeds everywhere.
+TEST(DistributedLauncher, TwoNodeJobRestartsEveryNodeAfterOneFails) {
+  const std::string port = std::to_string(dist_test::free_port());
+  const std::string prog =
+      "sh -c 'echo round=$TENSOR_RESTART_COUNT; if [ $TENSOR_RESTART_COUNT = 0 ]; then if [ $RANK = 1 ]; then exit 5; "
+      "fi; exec sleep 50; fi'";
+  auto node = [&](int r) {
+    return std::async(std::launch::async, [=] {
+      return run_cmd("--nnodes 2 --node-rank " + std::to_string(r) + " --rdzv-id job2 --max-restarts 1 --master-port " +
+                     port + " " + prog);
+    });
+  };
+  auto n0 = node(0), n1 = node(1);
+  LaunchResult r0 = n0.get(), r1 = n1.get();
+  EXPECT_EQ(r0.status, 0) << r0.out;
+  EXPECT_EQ(r1.status, 0) << r1.out;
+  EXPECT_NE(r0.out.find("a rank on another node failed (status 5)"), std::string::npos) << r0.out;
+  EXPECT_NE(r0.out.find("[0] round=1\n"), std::string::npos) << r0.out;
+  EXPECT_NE(r1.out.find("[1] round=1\n"), std::string::npos) << r1.out;
+  EXPECT_LT(r0.seconds, 30) << "node 0's sleeping rank was not stopped";
+  // Without restarts both launchers end with the failure.
+  const std::string port2 = std::to_string(dist_test::free_port());
+  auto once = [&](int r) {
+    return std::async(std::launch::async, [=] {
+      return run_cmd("--nnodes 2 --node-rank " + std::to_string(r) + " --rdzv-id job3 --master-port " + port2 + " " + prog);
+    });
+  };
+  auto m0 = once(0), m1 = once(1);
+  LaunchResult s0 = m0.get(), s1 = m1.get();
+  EXPECT_NE(s0.status, 0) << s0.out;
+  EXPECT_EQ(s1.status, 5) << s1.out;
+}
+
+namespace {
+// Whether process `pid` is gone (or a zombie nobody reaped yet).
+bool gone(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return true;
+  const size_t paren = line.rfind(')');
+  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+}
+}  // namespace
+
+// kill -9 of tensorrun used to leave its ranks training, orphaned: they now die with it.
+TEST(DistributedLauncher, RanksDieWithTheirLauncher) {
+  char dir_template[] = "/tmp/tensorrun_orphansXXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string script = "echo $$ > " + dir + "/pid.$RANK.tmp && mv " + dir + "/pid.$RANK.tmp " + dir +
+                             "/pid.$RANK; exec sleep 60";
+  std::vector<std::string> args = {TENSORRUN_PATH, "--nproc-per-node", "2", "sh", "-c", script};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t launcher = -1;
+  ASSERT_EQ(::posix_spawn(&launcher, TENSORRUN_PATH, nullptr, nullptr, argv.data(), environ), 0);
+  std::vector<pid_t> ranks;
+  for (int tries = 0; tries < 200 && ranks.size() < 2; ++tries) {
+    ranks.clear();
+    for (int r = 0; r < 2; ++r) {
+      std::ifstream f(dir + "/pid." + std::to_string(r));
+      pid_t p = 0;
+      if (f >> p) ranks.push_back(p);
+    }
+    if (ranks.size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(ranks.size(), 2u) << "the ranks did not start";
+  for (pid_t p : ranks) EXPECT_FALSE(gone(p));
+  ::kill(launcher, SIGKILL);
+  ::waitpid(launcher, nullptr, 0);
+  bool all_gone = false;
+  for (int tries = 0; tries < 100 && !all_gone; ++tries) {
+    all_gone = gone(ranks[0]) && gone(ranks[1]);
+    if (!all_gone) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_TRUE(all_gone) << "a rank outlived its killed launcher";
+  for (pid_t p : ranks) ::kill(p, SIGKILL);  // nothing left behind if the check failed
+  (void)std::system(("rm -rf " + dir).c_str());
+}
+
+// Job A's rank 1 comes 1.5 s late, so A's rendezvous is still open when job B starts on the
+// same port. B's rank 1 reaches A's store (B's rank 0, 1 s late, would then fail to listen):
+// before run ids it joined A's rendezvous in place of A's rank 1 (A's rank 0 then summed B's
+// value, or A died). Now B's rank 1 is refused (another run id), B fails, and A finishes with
+// its own sum.
+DIST_SCENARIO(late_rank_sum) {
+  const char* delay = rank == 0 ? "RANK0_DELAY_MS" : "RANK1_DELAY_MS";
+  std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(dist_test::env_or(delay, "0").c_str())));
+  auto pg = dist::init_process_group("gloo", -1, -1, "env://", std::chrono::seconds(10));
+  Tensor t = full({1}, rank + 1.0 + std::atof(dist_test::env_or("JOB_OFFSET", "0").c_str()), kFloat64);
+  pg->allreduce(t)->wait();
+  std::fprintf(stderr, "sum=%g\n", t.item<double>());
+}
+
+TEST(DistributedLauncher, TwoJobsOnOnePortDoNotDisturbEachOther) {
+  const std::string port = std::to_string(dist_test::free_port());
+  ::setenv("TENSOR_DIST_SCENARIO", "late_rank_sum", 1);
+  auto a = std::async(std::launch::async, [&] {
+    return run_cmd("--nproc-per-node 2 --master-port " + port + " env RANK1_DELAY_MS=1500 " + self_exe());
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  LaunchResult b =
+      run_cmd("--nproc-per-node 2 --master-port " + port + " env JOB_OFFSET=100 RANK0_DELAY_MS=1000 " + self_exe());
+  LaunchResult ra = a.get();
+  ::unsetenv("TENSOR_DIST_SCENARIO");
+  EXPECT_EQ(ra.status, 0) << ra.out;
+  EXPECT_NE(ra.out.find("[0] sum=3\n"), std::string::npos) << ra.out;
+  EXPECT_NE(ra.out.find("[1] sum=3\n"), std::string::npos) << ra.out;
+  EXPECT_NE(b.status, 0) << b.out;
+  EXPECT_NE(b.out.find("belongs to another job"), std::string::npos) << b.out;
 }

@@ -169,6 +169,31 @@ DIST_SCENARIO(store_dead_server) {
 
 TEST(DistributedStore, DeadServerRaisesNamingTheKey) { dist_test::expect_all_ok("store_dead_server", 2, 60); }
 
+// Note [Store run ids]: a client of another job is refused before it reads or writes a key.
+TEST(DistributedStore, ClientOfAnotherRunIsRefused) {
+  dist::TCPStoreOptions mo = master_opts(milliseconds(2000));
+  mo.run_id = "job-a/0";
+  dist::TCPStore server("127.0.0.1", mo);
+  server.set("k", std::string("a's value"));
+  dist::TCPStoreOptions co;
+  co.port = server.port();
+  co.timeout = milliseconds(2000);
+  co.run_id = "job-b/0";
+  try {
+    dist::TCPStore other("127.0.0.1", co);
+    FAIL() << "expected tensor::Error";
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("belongs to another job (its run id 'job-a/0', this process's 'job-b/0')"), std::string::npos) << m;
+  }
+  co.run_id = "";  // empty is an id too: it matches only empty
+  EXPECT_THROW(dist::TCPStore("127.0.0.1", co), Error);
+  co.run_id = "job-a/0";
+  dist::TCPStore same("127.0.0.1", co);
+  auto v = same.get("k");
+  EXPECT_EQ(std::string(v.begin(), v.end()), "a's value");
+}
+
 TEST(DistributedStore, PortInUseRaisesNamingThePort) {
   dist::TCPStore first("127.0.0.1", master_opts(milliseconds(1000)));
   dist::TCPStoreOptions o = master_opts(milliseconds(1000));

@@ -86,6 +86,8 @@ struct CharLM : nn::Module {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line by line even into a file or pipe: a killed run keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const Flags f = parse(argc, argv);
   set_num_threads(f.threads);
   manual_seed(f.seed);

@@ -96,6 +96,8 @@ double accuracy(Net& model, Loader& loader) {
 }
 
 int main(int argc, char** argv) {
+  // Line by line even into a file or pipe: a killed run keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const std::string dir = argc > 1 ? argv[1] : ".";
   tensor::manual_seed(0);
 

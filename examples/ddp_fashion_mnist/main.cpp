@@ -91,6 +91,8 @@ struct CNN : nn::Module {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line by line even into a file or pipe: a killed run keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const Flags flags = parse(argc, argv);
   set_num_threads(flags.threads);
   try {

@@ -195,6 +195,8 @@ double evaluate(CNN& model, data::DataLoader& loader) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Line by line even into a file or pipe: a killed run keeps every line it printed.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const Flags flags = parse(argc, argv);
   set_num_threads(flags.threads);
   manual_seed(flags.seed);

@@ -1,4 +1,10 @@
 // Work, the ProcessGroup base, and the default group: init_process_group / new_group.
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <map>
 
@@ -91,12 +97,44 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host.rfind("127.", 0) == 0 || host == "::1";
 }
 
+// Note [Gloo's address on a multi-host job]
+// Gloo binds each rank's endpoint to an address the others must reach. This host's name often
+// resolves to 127.0.0.1 (Debian's /etc/hosts), which a second host cannot reach, so a two-host
+// job connected only with GLOO_SOCKET_IFNAME set by hand. The address this host uses to reach
+// the master is one the master's network can route back to: a UDP socket connected to the
+// master (no packet is sent) reports it.
+std::string address_towards(const std::string& master) {
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* res = nullptr;
+  if (::getaddrinfo(master.c_str(), "9", &hints, &res) != 0 || !res) return "";
+  std::string out;
+  int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && ::connect(fd, res->ai_addr, res->ai_addrlen) == 0) {
+    sockaddr_in local{};
+    socklen_t len = sizeof(local);
+    char buf[INET_ADDRSTRLEN] = {};
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &len) == 0 &&
+        ::inet_ntop(AF_INET, &local.sin_addr, buf, sizeof(buf)))
+      out = buf;
+  }
+  if (fd >= 0) ::close(fd);
+  ::freeaddrinfo(res);
+  return out;
+}
+
 std::shared_ptr<ProcessGroup> make_group(const std::string& backend, std::shared_ptr<Store> store, int rank, int size,
                                          std::chrono::milliseconds timeout, const std::string& master_addr) {
   if (backend == "gloo") {
     ProcessGroupGlooOptions o;
     o.timeout(timeout);
-    if (is_loopback(master_addr)) o.hostname("127.0.0.1");
+    if (is_loopback(master_addr)) {
+      o.hostname("127.0.0.1");
+    } else {
+      const std::string local = address_towards(master_addr);
+      if (!local.empty()) o.hostname(local);  // GLOO_SOCKET_IFNAME still wins
+    }
     return std::make_shared<ProcessGroupGloo>(std::move(store), rank, size, o);
   }
   if (backend == "nccl") {
@@ -145,6 +183,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, int
   so.port = static_cast<uint16_t>(port);
   so.is_master = rank == 0;
   so.timeout = timeout;
+  if (const char* id = std::getenv("TENSOR_RUN_ID")) so.run_id = id;  // Note [Store run ids]
   auto store = std::make_shared<TCPStore>(host, so);
   // The default group's keys live under their own prefix, sub-groups' under theirs (c10d).
   auto pg = make_group(backend, std::make_shared<PrefixStore>("default_pg", store), rank, world_size, timeout, host);

@@ -8,6 +8,14 @@
 // keeps the server a single stateless poll() loop; rendezvous traffic is tiny, so the extra
 // round trips cost nothing measurable. Every client socket has SO_RCVTIMEO/SO_SNDTIMEO set
 // to the store timeout, so a dead or stalled server turns into a tensor::Error, never a hang.
+// A client's first request is Hello with its run id (Note [Store run ids]).
+//
+// Note [Store run ids]
+// Two jobs started on one port used to kill each other: the second job's rank 0 could not
+// listen, but its other ranks connected to the first job's server and wrote their keys there.
+// The server now holds its job's run id and answers a client's Hello with it; a different id
+// closes the connection before any key is read or written, and the client raises naming both
+// jobs. tensorrun gives every job (and every restart round) its own id.
 #include "tensor/distributed/store.h"
 
 #include <arpa/inet.h>
@@ -39,7 +47,7 @@ void Store::set(const std::string& key, const std::string& value) {
 
 namespace {
 
-enum class Cmd : uint8_t { Set = 1, Get, Add, Check, Delete };
+enum class Cmd : uint8_t { Set = 1, Get, Add, Check, Delete, Hello };
 
 using Clock = std::chrono::steady_clock;
 
@@ -100,7 +108,7 @@ void set_timeouts(int fd, std::chrono::milliseconds t) {
 // pipe the destructor writes to.
 class Server {
  public:
-  explicit Server(uint16_t port) {
+  Server(uint16_t port, std::string run_id) : run_id_(std::move(run_id)) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     TENSOR_CHECK(listen_fd_ >= 0, "TCPStore: socket() failed: {}", std::strerror(errno));
     int one = 1;
@@ -212,12 +220,22 @@ class Server {
         reply.push_back(data_.erase(key) != 0);
         break;
       }
+      case Cmd::Hello: {
+        std::string id;
+        if (!recv_str(fd, id)) return false;
+        const bool same = id == run_id_;
+        reply.push_back(same);
+        put_str(reply, run_id_.data(), run_id_.size());
+        // Another job's client gets the answer and nothing else (Note [Store run ids]).
+        return send_all(fd, reply.data(), reply.size()) && same;
+      }
       default:
         return false;
     }
     return send_all(fd, reply.data(), reply.size());
   }
 
+  std::string run_id_;
   int listen_fd_ = -1;
   int wake_[2] = {-1, -1};
   uint16_t port_ = 0;
@@ -234,6 +252,11 @@ struct TCPStore::Impl {
   std::unique_ptr<Server> server;
   int fd = -1;
   std::mutex mu;  // one request in flight per connection; the store is shared between threads
+
+  // Closing here (not in ~TCPStore) also covers a constructor that raises after connecting.
+  ~Impl() {
+    if (fd >= 0) ::close(fd);
+  }
 
   std::string where() const { return fmt::format("{}:{}", host, port); }
 
@@ -291,16 +314,21 @@ TCPStore::TCPStore(std::string host, const TCPStoreOptions& opts) : Store(opts.t
   impl_->host = std::move(host);
   impl_->port = opts.port;
   if (opts.is_master) {
-    impl_->server = std::make_unique<Server>(opts.port);
+    impl_->server = std::make_unique<Server>(opts.port, opts.run_id);
     impl_->port = impl_->server->port();
   }
   TENSOR_CHECK(impl_->port != 0, "TCPStore: a client needs the server's port (got port 0 with is_master = false)");
   impl_->connect(opts.timeout);
+  std::string req(1, static_cast<char>(Cmd::Hello));
+  put_str(req, opts.run_id.data(), opts.run_id.size());
+  uint8_t same = 0;
+  std::string theirs;
+  impl_->request(req, "connecting", opts.timeout, [&] { return recv_all(impl_->fd, &same, 1) && recv_str(impl_->fd, theirs); });
+  TENSOR_CHECK(same, "TCPStore: the server at {} belongs to another job (its run id '{}', this process's '{}'): two jobs "
+               "on one port? Give each job its own --master-port", impl_->where(), theirs, opts.run_id);
 }
 
-TCPStore::~TCPStore() {
-  if (impl_->fd >= 0) ::close(impl_->fd);
-}
+TCPStore::~TCPStore() = default;
 
 uint16_t TCPStore::port() const { return impl_->port; }
 const std::string& TCPStore::host() const { return impl_->host; }

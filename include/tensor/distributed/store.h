@@ -54,6 +54,10 @@ struct TENSOR_API TCPStoreOptions {
   bool is_master = false;
   /// Timeout of every blocking call, connecting to the server included.
   std::chrono::milliseconds timeout = Store::kDefaultTimeout;
+  /// The job's run id (init_process_group passes tensorrun's TENSOR_RUN_ID): a client whose id
+  /// differs from the server's is refused with an error naming both, so a rank of a second job
+  /// started on the same port cannot join this job's store. Empty matches only empty.
+  std::string run_id;
 };
 
 /// A Store served over TCP: the master process runs the server in a thread, every process
