@@ -26,6 +26,7 @@ void OptimizerOptions::set_named_value(const std::string& name, double) {
 }
 
 OptimizerParamState::~OptimizerParamState() = default;
+bool OptimizerParamState::shaped_like_param(const std::string&) const { return true; }
 
 OptimizerParamGroup::OptimizerParamGroup(std::vector<Tensor> params) : params_(std::move(params)) {}
 OptimizerParamGroup::OptimizerParamGroup(std::vector<Tensor> params, std::unique_ptr<OptimizerOptions> options)
@@ -278,9 +279,10 @@ void Optimizer::load_state_dict(const NamedTensors& state_dict) {
       auto& slot = state_[p.unsafeGetTensorImpl()];
       if (!slot) slot = make_param_state();
       TENSOR_CHECK(value.defined(), "Optimizer::load_state_dict: '{}' is undefined", key);
-      Tensor v = value.is_floating_point() ? value.to(p.device(), p.dtype(), false, /*copy=*/true)
-                                           : value.to(p.device(), false, /*copy=*/true);
-      if (v.is_floating_point()) {
+      const bool per_element = value.is_floating_point() && slot->shaped_like_param(name);
+      Tensor v = per_element ? value.to(p.device(), p.dtype(), false, /*copy=*/true)
+                             : value.to(p.device(), false, /*copy=*/true);
+      if (per_element) {
         TENSOR_CHECK(v.sizes() == p.sizes(), "Optimizer::load_state_dict: '{}' is {} but its parameter is {}", key,
                      v.describe(), p.describe());
       }

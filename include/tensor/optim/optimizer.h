@@ -1,5 +1,5 @@
-// optim::Optimizer: the base of SGD, Adam and AdamW, as libtorch's torch::optim::Optimizer,
-// plus PyTorch's step hooks and a flat state_dict that io can save.
+// optim::Optimizer: the base of SGD, Adam, AdamW, RMSprop, Adagrad and LBFGS, as libtorch's
+// torch::optim::Optimizer, plus PyTorch's step hooks and a flat state_dict that io can save.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +52,9 @@ class TENSOR_API OptimizerParamState {
   virtual NamedTensors named_tensors() const = 0;
   /// Restores one entry (load_state_dict); tensor::Error for a name it lacks.
   virtual void set_named_tensor(const std::string& name, const Tensor& value) = 0;
+  /// Whether the floating entry `name` has its parameter's shape, so that load_state_dict
+  /// checks the shape and casts to the parameter's dtype. LBFGS's flat state says no.
+  virtual bool shaped_like_param(const std::string& name) const;
 };
 
 template <typename Derived>
