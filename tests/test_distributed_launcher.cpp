@@ -315,3 +315,54 @@ TEST(DistributedLauncher, TwoJobsOnOnePortDoNotDisturbEachOther) {
   EXPECT_NE(b.status, 0) << b.out;
   EXPECT_NE(b.out.find("belongs to another job"), std::string::npos) << b.out;
 }
+
+// Two hosts: two network namespaces joined by a veth pair, one launcher in each, the master at
+// the first one's address. This host's name resolves to 127.0.0.1 here, which the other host
+// cannot reach: Gloo must bind to the address that reaches the master (Note [Gloo's address on
+// a multi-host job]), with no GLOO_SOCKET_IFNAME. Needs root (ip netns); skips without it.
+TEST(DistributedLauncher, TwoHostJobInNetworkNamespaces) {
+  const std::string tag = std::to_string(::getpid() % 100000);
+  const std::string a = "ltA" + tag, b = "ltB" + tag, va = "lva" + tag, vb = "lvb" + tag;
+  auto sh = [](const std::string& c) { return std::system((c + " >/dev/null 2>&1").c_str()) == 0; };
+  if (::geteuid() != 0 || !sh("ip netns add " + a)) GTEST_SKIP() << "needs root and ip netns";
+  struct Cleanup {
+    std::string a, b;
+    ~Cleanup() {
+      (void)std::system(("ip netns del " + a + " >/dev/null 2>&1; ip netns del " + b + " >/dev/null 2>&1").c_str());
+    }
+  } cleanup{a, b};
+  ASSERT_TRUE(sh("ip netns add " + b));
+  ASSERT_TRUE(sh("ip link add " + va + " type veth peer name " + vb));
+  ASSERT_TRUE(sh("ip link set " + va + " netns " + a + " && ip link set " + vb + " netns " + b));
+  ASSERT_TRUE(sh("ip -n " + a + " addr add 10.231.7.1/24 dev " + va + " && ip -n " + a + " link set " + va +
+                 " up && ip -n " + a + " link set lo up"));
+  ASSERT_TRUE(sh("ip -n " + b + " addr add 10.231.7.2/24 dev " + vb + " && ip -n " + b + " link set " + vb +
+                 " up && ip -n " + b + " link set lo up"));
+  ::setenv("TENSOR_DIST_SCENARIO", "launched", 1);
+  ::unsetenv("GLOO_SOCKET_IFNAME");
+  // Each launcher (and so its rank) runs inside its host's namespace.
+  auto host = [&](const std::string& ns, int r) {
+    return std::async(std::launch::async, [=] {
+      std::string cmd = "timeout -s KILL 60 ip netns exec " + ns + " " + TENSORRUN_PATH + " --nnodes 2 --node-rank " +
+                        std::to_string(r) +
+                        " --rdzv-id hosts --rdzv-timeout 20 --master-addr 10.231.7.1 --master-port 29611 "
+                        "--nproc-per-node 1 " +
+                        self_exe() + " 2>&1";
+      FILE* p = ::popen(cmd.c_str(), "r");
+      LaunchResult res;
+      std::array<char, 4096> buf;
+      size_t n;
+      while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) res.out.append(buf.data(), n);
+      int st = ::pclose(p);
+      res.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      return res;
+    });
+  };
+  auto h0 = host(a, 0), h1 = host(b, 1);
+  LaunchResult r0 = h0.get(), r1 = h1.get();
+  ::unsetenv("TENSOR_DIST_SCENARIO");
+  EXPECT_EQ(r0.status, 0) << r0.out;
+  EXPECT_EQ(r1.status, 0) << r1.out;
+  EXPECT_NE(r0.out.find("[0] sum=3\n"), std::string::npos) << r0.out;
+  EXPECT_NE(r1.out.find("[1] sum=3\n"), std::string::npos) << r1.out;
+}
