@@ -1,5 +1,6 @@
 // CPU unary elementwise kernels, compiled once per Highway target (Note [Per-ISA loops]).
 #include <cmath>
+#include <limits>
 
 #include "kernels/cpu/Elementwise.h"
 #include "kernels/math/Unary.h"
@@ -91,7 +92,11 @@ HWY_INLINE bool vec_unary(const T* in, T* out, int64_t n) {
     return run([](D d, auto v) {
       auto one = hn::Set(d, T(1));
       auto r = hn::Div(v, hn::Add(one, safe_exp(d, hn::Neg(v))));
-      return hn::IfThenElse(hn::Lt(v, hn::Set(d, T(sizeof(T) == 4 ? -80 : -700))), hn::Zero(d), r);  // -inf * 0
+      // Below -80 (-700) the quotient underflows to -0: 0, as the scalar x * sigmoid(x). At -inf
+      // it is -inf * 0, NaN, as in libtorch and the scalar functor.
+      auto ninf = hn::Set(d, -std::numeric_limits<T>::infinity());
+      r = hn::IfThenElse(hn::Lt(v, hn::Set(d, T(sizeof(T) == 4 ? -80 : -700))), hn::Zero(d), r);
+      return hn::IfThenElse(hn::Eq(v, ninf), hn::Set(d, std::numeric_limits<T>::quiet_NaN()), r);
     });
   else if constexpr (Op == UnaryOp::Sqrt) return run([](D, auto v) { return hn::Sqrt(v); });
   else if constexpr (Op == UnaryOp::Rsqrt) return run([](D d, auto v) { return hn::Div(hn::Set(d, T(1)), hn::Sqrt(v)); });
