@@ -190,6 +190,9 @@ TEST(Pickle, WrongKindsOfFileForTheLoad) {
   // io::load stays a safetensors reader and says where .pt files go.
   expect_error([&] { io::load(kRef + "mlp.pt"); }, {".pt file", "tensor::load"});
   expect_error([&] { jit::load(kRef + "mlp.pt"); }, {"TorchScript is not supported", "state_dict"});
+  // A torch.jit.save archive is recognized and refused with the same advice.
+  expect_error([&] { tensor::load(net, kRef + "scripted.pt"); }, {"TorchScript archive", "state_dict()"});
+  expect_error([&] { pickle_load_file(kRef + "scripted.pt"); }, {"TorchScript archive"});
 }
 
 // ---- hostile inputs ----

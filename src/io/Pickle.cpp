@@ -136,7 +136,7 @@ namespace {
 enum class NK { None, Bool, Int, BigInt, Double, String, Bytes, List, Tuple, Dict, Global, Storage, Recipe };
 enum class GK { RebuildTensorV2, RebuildTensor, RebuildParameter, RebuildParameterWithState, OrderedDict, StorageType, Device };
 
-constexpr size_t kMaxNodes = size_t{1} << 22;
+constexpr size_t kMaxNodes = size_t{1} << 21;  // ~300 MB of nodes at most; ~100k tensors
 constexpr int kMaxDepth = 512;  // nesting of containers in the result
 constexpr int64_t kMaxDims = 64;
 
@@ -740,7 +740,10 @@ PickleValue load_zip(Load& L, const unsigned char* data, size_t size) {
     }
   }
   if (!pkl) L.fail("a zip archive without <name>/data.pkl is not a torch.save file");
-  if (by_name.count(prefix + "constants.pkl") || by_name.count(prefix + "code/"))
+  bool script = false;  // torch.jit.save writes TorchScript code and constants beside data.pkl
+  for (const auto& e : entries)
+    script = script || e.name == prefix + "constants.pkl" || e.name.rfind(prefix + "code/", 0) == 0;
+  if (script)
     L.fail("this is a TorchScript archive (torch.jit.save, or libtorch's torch::save), which libtensor cannot load: "
            "in Python, torch.save(model.state_dict(), path) and load that with tensor::load(module, path)");
   std::string scratch;

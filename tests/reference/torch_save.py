@@ -10,6 +10,7 @@ in the zip format and the legacy one (_use_new_zipfile_serialization=False):
                                and plain values (list, tuple, nested dict, int, float, str,
                                bool, None)
   tensor.pt, list.pt           torch.save(tensor) and torch.save([tensor, tensor])
+  scripted.pt                  torch.jit.save of a scripted Linear (TorchScript: refused)
 
 The loose tensors' values follow formulas the C++ test recomputes (arange-based), so the test
 checks them independently of this script. Run: python3 tests/reference/torch_save.py (torch 2.x).
@@ -93,6 +94,7 @@ def main():
     save_both(mixed, "mixed")
     torch.save(torch.arange(6, dtype=torch.int32).reshape(2, 3), os.path.join(OUT, "tensor.pt"))
     torch.save([torch.ones(2), torch.arange(3)], os.path.join(OUT, "list.pt"))
+    torch.jit.save(torch.jit.script(torch.nn.Linear(2, 1)), os.path.join(OUT, "scripted.pt"))
 
 
 if __name__ == "__main__":
