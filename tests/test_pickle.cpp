@@ -7,9 +7,9 @@
 #include <fstream>
 #include <iterator>
 
+#include "tensor/tensor.h"
 #include "tests/temp_dir_util.h"
 #include "tests/test_util.h"
-#include "tensor/tensor.h"
 
 using namespace tensor;
 using tensor::testing::expect_error;
@@ -62,9 +62,9 @@ TEST_P(TorchSave, DtypesMatchTheirFormulas) {
     Tensor want;
   };
   const Case cases[] = {
-      {"f32", kFloat32, k * 0.5},      {"f64", kFloat64, k * 0.5},  {"f16", kFloat16, k * 0.5},
-      {"bf16", kBFloat16, k * 0.5},    {"i8", kInt8, k},            {"i16", kInt16, k},
-      {"i32", kInt32, k},              {"i64", kInt64, k},          {"u8", kUInt8, k + 3},
+      {"f32", kFloat32, k * 0.5},   {"f64", kFloat64, k * 0.5}, {"f16", kFloat16, k * 0.5},
+      {"bf16", kBFloat16, k * 0.5}, {"i8", kInt8, k},           {"i16", kInt16, k},
+      {"i32", kInt32, k},           {"i64", kInt64, k},         {"u8", kUInt8, k + 3},
   };
   for (const auto& c : cases) {
     const Tensor& t = at(d, c.name);
@@ -162,8 +162,9 @@ TEST_P(TorchSave, ModelTrainedInPythonGivesPyTorchsOutputs) {
   EXPECT_TRUE(y.allclose(want, 1e-5, 1e-6)) << y << want;
 }
 
-INSTANTIATE_TEST_SUITE_P(Formats, TorchSave, ::testing::Values("", "_legacy"),
-                         [](const auto& info) { return info.param.empty() ? std::string("Zip") : std::string("Legacy"); });
+INSTANTIATE_TEST_SUITE_P(Formats, TorchSave, ::testing::Values("", "_legacy"), [](const auto& info) {
+  return info.param.empty() ? std::string("Zip") : std::string("Legacy");
+});
 
 TEST(Pickle, LoadTensorAndTensorList) {
   Tensor t;
@@ -219,8 +220,10 @@ std::string tuple_of(const std::vector<int64_t>& v) {
 // One float32 tensor over storage "0" of `numel` elements, pickled as torch.save does.
 std::string tensor_pickle(int64_t numel, int64_t offset, const std::vector<int64_t>& size,
                           const std::vector<int64_t>& stride, const std::string& storage = "FloatStorage") {
-  return B("\x80\x02" "ctorch._utils\n_rebuild_tensor_v2\n((") + X("storage") + "ctorch\n" + storage + "\n" + X("0") +
-         X("cpu") + I64(numel) + "NtQ" + I64(offset) + tuple_of(size) + tuple_of(stride) + "\x89}tR.";
+  return B("\x80\x02"
+           "ctorch._utils\n_rebuild_tensor_v2\n((") +
+         X("storage") + "ctorch\n" + storage + "\n" + X("0") + X("cpu") + I64(numel) + "NtQ" + I64(offset) +
+         tuple_of(size) + tuple_of(stride) + "\x89}tR.";
 }
 
 // A legacy torch.save file around `main`, storing storage "0" with `count` elements and `bytes`.
@@ -251,10 +254,12 @@ TEST(PickleHostile, OffsetsAndSizesOutsideTheStorage) {
   expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 2, {4}, {1}), 4, data)); },
                {"reads element 5", "storage '0' has 4"});
   expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 0, {2, 2}, {3, 1}), 4, data)); }, {"reads element 4"});
-  expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 0, {int64_t{1} << 62, 4}, {1, 1}), 4, data)); },
-               {"overflows"});
-  expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 0, {3}, {int64_t{1} << 62}), 4, data)); },
-               {"overflows"});
+  expect_error(
+      [&] {
+        load_bytes(legacy_file(tensor_pickle(4, 0, {int64_t{1} << 62, 4}, {1, 1}), 4, data));
+      },
+      {"overflows"});
+  expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 0, {3}, {int64_t{1} << 62}), 4, data)); }, {"overflows"});
   expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 0, {2}, {-1}), 4, data)); }, {"non-negative"});
   expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 9, {0}, {1}), 4, data)); }, {"offset 9 is beyond"});
   // A huge storage is refused before anything is allocated: the bytes are not in the file.
@@ -263,7 +268,8 @@ TEST(PickleHostile, OffsetsAndSizesOutsideTheStorage) {
   expect_error([&] { load_bytes(legacy_file(tensor_pickle(int64_t{1} << 62, 0, {1}, {1}), uint64_t{1} << 62, data)); },
                {"overflows"});
   // The element count stored beside the data must be the one the pickle named.
-  expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 0, {1}, {1}), 3, data)); }, {"named with 4", "stored with 3"});
+  expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 0, {1}, {1}), 3, data)); },
+               {"named with 4", "stored with 3"});
   expect_error([&] { load_bytes(legacy_file(tensor_pickle(4, 0, {1}, {1}, "QInt8Storage"), 4, data)); },
                {"torch.QInt8Storage", "not allowed"});
 }
@@ -308,27 +314,81 @@ TEST(PickleHostile, SingleByteCorruptionsLoadOrThrow) {
 }
 
 TEST(PickleHostile, UnknownGlobalsAreNamed) {
-  expect_error([] { load_bytes(B("\x80\x02" "cos\nsystem\n") + X("ls") + B("\x85R.")); }, {"'os.system' is not allowed", "runs no code"});
-  expect_error([] { load_bytes(B("\x80\x04" "\x8c\x08__main__\x8c\x03Net\x93)\x81.")); },
-               {"'__main__.Net'", "state_dict()"});
-  expect_error([] { load_bytes(B("\x80\x02" "cbuiltins\neval\n.")); }, {"builtins.eval"});
-  expect_error([] { load_bytes(B("\x80\x02" "c__torch__.Net\nfoo\n.")); }, {"TorchScript"});
+  expect_error(
+      [] {
+        load_bytes(B("\x80\x02"
+                     "cos\nsystem\n") +
+                   X("ls") + B("\x85R."));
+      },
+      {"'os.system' is not allowed", "runs no code"});
+  expect_error(
+      [] {
+        load_bytes(
+            B("\x80\x04"
+              "\x8c\x08__main__\x8c\x03Net\x93)\x81."));
+      },
+      {"'__main__.Net'", "state_dict()"});
+  expect_error(
+      [] {
+        load_bytes(
+            B("\x80\x02"
+              "cbuiltins\neval\n."));
+      },
+      {"builtins.eval"});
+  expect_error(
+      [] {
+        load_bytes(
+            B("\x80\x02"
+              "c__torch__.Net\nfoo\n."));
+      },
+      {"TorchScript"});
 }
 
 TEST(PickleHostile, MalformedPickles) {
   const std::string deep = B("\x80\x02") + std::string(100000, ']') + std::string(99999, 'a') + ".";
   expect_error([&] { load_bytes(deep); }, {"nests deeper than 512"});
-  expect_error([] { load_bytes(B("\x80\x02]q\x00h\x00" "a.")); }, {"contains itself"});
+  expect_error(
+      [] {
+        load_bytes(
+            B("\x80\x02]q\x00h\x00"
+              "a."));
+      },
+      {"contains itself"});
   expect_error([] { load_bytes(B("\x80\x02h\x05.")); }, {"memo entry 5"});
-  expect_error([] { load_bytes(B("\x80\x02" "a.")); }, {"needs more values"});
-  expect_error([] { load_bytes(B("\x80\x02" "e.")); }, {"no MARK"});
+  expect_error(
+      [] {
+        load_bytes(
+            B("\x80\x02"
+              "a."));
+      },
+      {"needs more values"});
+  expect_error(
+      [] {
+        load_bytes(
+            B("\x80\x02"
+              "e."));
+      },
+      {"no MARK"});
   expect_error([] { load_bytes(B("\x80\x02NN.")); }, {"STOP with 2 values"});
-  expect_error([] { load_bytes(B("\x80\x02X\xff\xff\xff\x7f" "abc")); }, {"truncated"});
+  expect_error(
+      [] {
+        load_bytes(
+            B("\x80\x02X\xff\xff\xff\x7f"
+              "abc"));
+      },
+      {"truncated"});
   expect_error([] { load_bytes(B("\x80\x02\x8b\xff\xff\xff\xff.")); }, {"truncated"});
-  expect_error([] { load_bytes(B("\x80\x02" "I1\n.")); }, {"opcode 0x49 ('I')", "not supported"});
+  expect_error(
+      [] {
+        load_bytes(
+            B("\x80\x02"
+              "I1\n."));
+      },
+      {"opcode 0x49 ('I')", "not supported"});
   expect_error([] { load_bytes(B("\x80\x09N.")); }, {"protocol 9"});
   expect_error([] { load_bytes(B("\x80\x02\x8a\x09") + std::string(9, '\x01') + "."); }, {"does not fit in 64 bits"});
-  expect_error([] { load_bytes(B("\x80\x02(") + X("storage") + "N" + X("0") + X("cpu") + B("K\x01tQ.")); }, {"persistent id", "outside"});
+  expect_error([] { load_bytes(B("\x80\x02(") + X("storage") + "N" + X("0") + X("cpu") + B("K\x01tQ.")); },
+               {"persistent id", "outside"});
   expect_error([] { load_bytes("{\"a\": 1}"); }, {"not a torch.save file"});
   expect_error([] { load_bytes(""); }, {"not a torch.save file"});
   // A plain pickle without tensors is fine.

@@ -66,16 +66,26 @@ PickleValue PickleValue::from_dict(Dict items) {
 
 const char* PickleValue::kind_name() const {
   switch (kind_) {
-    case Kind::None: return "None";
-    case Kind::Bool: return "bool";
-    case Kind::Int: return "int";
-    case Kind::Double: return "float";
-    case Kind::String: return "str";
-    case Kind::Bytes: return "bytes";
-    case Kind::Tensor: return "tensor";
-    case Kind::List: return "list";
-    case Kind::Tuple: return "tuple";
-    case Kind::Dict: return "dict";
+    case Kind::None:
+      return "None";
+    case Kind::Bool:
+      return "bool";
+    case Kind::Int:
+      return "int";
+    case Kind::Double:
+      return "float";
+    case Kind::String:
+      return "str";
+    case Kind::Bytes:
+      return "bytes";
+    case Kind::Tensor:
+      return "tensor";
+    case Kind::List:
+      return "list";
+    case Kind::Tuple:
+      return "tuple";
+    case Kind::Dict:
+      return "dict";
   }
   return "?";
 }
@@ -134,26 +144,34 @@ namespace {
 // memory by a fixed cap however the opcodes are arranged; storages are only allocated after
 // their bytes were found in the file.
 enum class NK { None, Bool, Int, BigInt, Double, String, Bytes, List, Tuple, Dict, Global, Storage, Recipe };
-enum class GK { RebuildTensorV2, RebuildTensor, RebuildParameter, RebuildParameterWithState, OrderedDict, StorageType, Device };
+enum class GK {
+  RebuildTensorV2,
+  RebuildTensor,
+  RebuildParameter,
+  RebuildParameterWithState,
+  OrderedDict,
+  StorageType,
+  Device
+};
 
 constexpr size_t kMaxNodes = size_t{1} << 21;  // ~300 MB of nodes at most; ~100k tensors
-constexpr int kMaxDepth = 512;  // nesting of containers in the result
+constexpr int kMaxDepth = 512;                 // nesting of containers in the result
 constexpr int64_t kMaxDims = 64;
 
 struct Storage;
 
 struct Node {
   NK k = NK::None;
-  int64_t i = 0;            // Int, Bool; Recipe: storage offset
-  double d = 0;             // Double
-  std::string s;            // String, Bytes, BigInt (little-endian bytes), Global (its name)
-  std::vector<Node*> items; // List, Tuple; Dict: key, value, key, value...
+  int64_t i = 0;             // Int, Bool; Recipe: storage offset
+  double d = 0;              // Double
+  std::string s;             // String, Bytes, BigInt (little-endian bytes), Global (its name)
+  std::vector<Node*> items;  // List, Tuple; Dict: key, value, key, value...
   std::unique_ptr<std::unordered_map<std::string, size_t>> index;  // Dict: key -> item position
-  GK g{};                   // Global
-  ScalarType dtype{};       // Global StorageType
-  Storage* storage = nullptr;  // Storage, Recipe
-  std::vector<int64_t> sizes, strides;  // Recipe
-  bool requires_grad = false;           // Recipe
+  GK g{};                                                          // Global
+  ScalarType dtype{};                                              // Global StorageType
+  Storage* storage = nullptr;                                      // Storage, Recipe
+  std::vector<int64_t> sizes, strides;                             // Recipe
+  bool requires_grad = false;                                      // Recipe
 };
 
 // A storage named by a persistent id; its bytes are found after unpickling.
@@ -166,18 +184,31 @@ struct Storage {
 
 const char* kind_name(NK k) {
   switch (k) {
-    case NK::None: return "None";
-    case NK::Bool: return "bool";
-    case NK::Int: case NK::BigInt: return "int";
-    case NK::Double: return "float";
-    case NK::String: return "str";
-    case NK::Bytes: return "bytes";
-    case NK::List: return "list";
-    case NK::Tuple: return "tuple";
-    case NK::Dict: return "dict";
-    case NK::Global: return "global";
-    case NK::Storage: return "storage";
-    case NK::Recipe: return "tensor";
+    case NK::None:
+      return "None";
+    case NK::Bool:
+      return "bool";
+    case NK::Int:
+    case NK::BigInt:
+      return "int";
+    case NK::Double:
+      return "float";
+    case NK::String:
+      return "str";
+    case NK::Bytes:
+      return "bytes";
+    case NK::List:
+      return "list";
+    case NK::Tuple:
+      return "tuple";
+    case NK::Dict:
+      return "dict";
+    case NK::Global:
+      return "global";
+    case NK::Storage:
+      return "storage";
+    case NK::Recipe:
+      return "tensor";
   }
   return "?";
 }
@@ -188,10 +219,18 @@ struct StorageName {
 };
 // The typed storage classes torch.save names in persistent ids (TypedStorage._pickle_storage_type).
 constexpr StorageName kStorageNames[] = {
-    {"DoubleStorage", kFloat64},        {"FloatStorage", kFloat32},      {"HalfStorage", kFloat16},
-    {"BFloat16Storage", kBFloat16},     {"LongStorage", kInt64},         {"IntStorage", kInt32},
-    {"ShortStorage", kInt16},           {"CharStorage", kInt8},          {"ByteStorage", kUInt8},
-    {"BoolStorage", kBool},             {"ComplexFloatStorage", kComplex64}, {"ComplexDoubleStorage", kComplex128},
+    {"DoubleStorage", kFloat64},
+    {"FloatStorage", kFloat32},
+    {"HalfStorage", kFloat16},
+    {"BFloat16Storage", kBFloat16},
+    {"LongStorage", kInt64},
+    {"IntStorage", kInt32},
+    {"ShortStorage", kInt16},
+    {"CharStorage", kInt8},
+    {"ByteStorage", kUInt8},
+    {"BoolStorage", kBool},
+    {"ComplexFloatStorage", kComplex64},
+    {"ComplexDoubleStorage", kComplex128},
     {"UntypedStorage", kUInt8},
 };
 
@@ -215,18 +254,26 @@ struct Load {
 // The canonical form of a hashable dict key, or "" for kinds a state_dict never uses as keys.
 std::string key_of(const Node* n) {
   switch (n->k) {
-    case NK::None: return "N";
-    case NK::Bool: return n->i ? "i1" : "i0";  // True == 1 in Python
-    case NK::Int: return "i" + std::to_string(n->i);
-    case NK::BigInt: return "b" + n->s;
-    case NK::String: return "s" + n->s;
-    case NK::Bytes: return "y" + n->s;
+    case NK::None:
+      return "N";
+    case NK::Bool:
+      return n->i ? "i1" : "i0";  // True == 1 in Python
+    case NK::Int:
+      return "i" + std::to_string(n->i);
+    case NK::BigInt:
+      return "b" + n->s;
+    case NK::String:
+      return "s" + n->s;
+    case NK::Bytes:
+      return "y" + n->s;
     case NK::Double: {
       double d = n->d;
-      if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e18 && d < 9e18) return "i" + std::to_string(static_cast<int64_t>(d));
+      if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e18 && d < 9e18)
+        return "i" + std::to_string(static_cast<int64_t>(d));
       return "d" + fmt::format("{}", d);
     }
-    default: return "";
+    default:
+      return "";
   }
 }
 
@@ -246,24 +293,36 @@ class Unpickler {
           if (v < 2 || v > 5) fail(at, fmt::format("pickle protocol {} is not supported (2 to 5 are)", v));
           break;
         }
-        case 0x95: take(8, "FRAME"); break;  // FRAME: a length hint only
+        case 0x95:
+          take(8, "FRAME");
+          break;  // FRAME: a length hint only
         case '.': {
           if (stack_.size() != 1 || !marks_.empty())
             fail(at, fmt::format("STOP with {} values on the stack (expected one)", stack_.size()));
           consumed_ = static_cast<size_t>(p_ - start);
           return stack_.back();
         }
-        case '(': marks_.push_back(stack_.size()); break;
-        case '}': push(L_.make(NK::Dict)); break;
-        case ']': push(L_.make(NK::List)); break;
-        case ')': push(L_.make(NK::Tuple)); break;
+        case '(':
+          marks_.push_back(stack_.size());
+          break;
+        case '}':
+          push(L_.make(NK::Dict));
+          break;
+        case ']':
+          push(L_.make(NK::List));
+          break;
+        case ')':
+          push(L_.make(NK::Tuple));
+          break;
         case 't': {
           Node* t = L_.make(NK::Tuple);
           t->items = pop_mark(at);
           push(t);
           break;
         }
-        case 0x85: case 0x86: case 0x87: {  // TUPLE1..3
+        case 0x85:
+        case 0x86:
+        case 0x87: {  // TUPLE1..3
           size_t n = op - 0x84u;
           need_stack(at, n);
           Node* t = L_.make(NK::Tuple);
@@ -272,18 +331,31 @@ class Unpickler {
           push(t);
           break;
         }
-        case 'N': push(L_.make(NK::None)); break;
-        case 0x88: case 0x89: {  // NEWTRUE NEWFALSE
+        case 'N':
+          push(L_.make(NK::None));
+          break;
+        case 0x88:
+        case 0x89: {  // NEWTRUE NEWFALSE
           Node* b = L_.make(NK::Bool);
           b->i = op == 0x88;
           push(b);
           break;
         }
-        case 'J': push_int(static_cast<int32_t>(le(take(4, "BININT"), 4))); break;
-        case 'K': push_int(byte("BININT1")); break;
-        case 'M': push_int(static_cast<int64_t>(le(take(2, "BININT2"), 2))); break;
-        case 0x8a: long_int(byte("LONG1")); break;
-        case 0x8b: long_int(le(take(4, "LONG4"), 4)); break;
+        case 'J':
+          push_int(static_cast<int32_t>(le(take(4, "BININT"), 4)));
+          break;
+        case 'K':
+          push_int(byte("BININT1"));
+          break;
+        case 'M':
+          push_int(static_cast<int64_t>(le(take(2, "BININT2"), 2)));
+          break;
+        case 0x8a:
+          long_int(byte("LONG1"));
+          break;
+        case 0x8b:
+          long_int(le(take(4, "LONG4"), 4));
+          break;
         case 'G': {
           const unsigned char* b = take(8, "BINFLOAT");
           uint64_t bits = 0;
@@ -293,22 +365,56 @@ class Unpickler {
           push(d);
           break;
         }
-        case 'X': str(NK::String, le(take(4, "BINUNICODE"), 4)); break;
-        case 0x8c: str(NK::String, byte("SHORT_BINUNICODE")); break;
-        case 0x8d: str(NK::String, le(take(8, "BINUNICODE8"), 8)); break;
-        case 'T': str(NK::String, le(take(4, "BINSTRING"), 4)); break;  // py2 str: latin-1 bytes
-        case 'U': str(NK::String, byte("SHORT_BINSTRING")); break;
-        case 'B': str(NK::Bytes, le(take(4, "BINBYTES"), 4)); break;
-        case 'C': str(NK::Bytes, byte("SHORT_BINBYTES")); break;
-        case 0x8e: str(NK::Bytes, le(take(8, "BINBYTES8"), 8)); break;
-        case 'q': memo_put(byte("BINPUT"), at); break;
-        case 'r': memo_put(le(take(4, "LONG_BINPUT"), 4), at); break;
-        case 0x94: memo_put(memo_.size(), at); break;  // MEMOIZE
-        case 'h': memo_get(byte("BINGET"), at); break;
-        case 'j': memo_get(le(take(4, "LONG_BINGET"), 4), at); break;
-        case '0': need_stack(at, 1); stack_.pop_back(); break;  // POP
-        case '1': pop_mark(at); break;                          // POP_MARK
-        case '2': need_stack(at, 1); push(stack_.back()); break;  // DUP
+        case 'X':
+          str(NK::String, le(take(4, "BINUNICODE"), 4));
+          break;
+        case 0x8c:
+          str(NK::String, byte("SHORT_BINUNICODE"));
+          break;
+        case 0x8d:
+          str(NK::String, le(take(8, "BINUNICODE8"), 8));
+          break;
+        case 'T':
+          str(NK::String, le(take(4, "BINSTRING"), 4));
+          break;  // py2 str: latin-1 bytes
+        case 'U':
+          str(NK::String, byte("SHORT_BINSTRING"));
+          break;
+        case 'B':
+          str(NK::Bytes, le(take(4, "BINBYTES"), 4));
+          break;
+        case 'C':
+          str(NK::Bytes, byte("SHORT_BINBYTES"));
+          break;
+        case 0x8e:
+          str(NK::Bytes, le(take(8, "BINBYTES8"), 8));
+          break;
+        case 'q':
+          memo_put(byte("BINPUT"), at);
+          break;
+        case 'r':
+          memo_put(le(take(4, "LONG_BINPUT"), 4), at);
+          break;
+        case 0x94:
+          memo_put(memo_.size(), at);
+          break;  // MEMOIZE
+        case 'h':
+          memo_get(byte("BINGET"), at);
+          break;
+        case 'j':
+          memo_get(le(take(4, "LONG_BINGET"), 4), at);
+          break;
+        case '0':
+          need_stack(at, 1);
+          stack_.pop_back();
+          break;  // POP
+        case '1':
+          pop_mark(at);
+          break;  // POP_MARK
+        case '2':
+          need_stack(at, 1);
+          push(stack_.back());
+          break;     // DUP
         case 'c': {  // GLOBAL "module\nname\n"
           std::string module = line("GLOBAL"), name = line("GLOBAL");
           push(global(module, name, at));
@@ -323,7 +429,8 @@ class Unpickler {
           push(global(module->s, name->s, at));
           break;
         }
-        case 'R': case 0x81: {  // REDUCE, NEWOBJ: callable, args -> result
+        case 'R':
+        case 0x81: {  // REDUCE, NEWOBJ: callable, args -> result
           need_stack(at, 2);
           Node* args = stack_.back();
           Node* fn = stack_[stack_.size() - 2];
@@ -339,7 +446,8 @@ class Unpickler {
           // An OrderedDict's state is its instance __dict__ (a state_dict's `_metadata`, the
           // module versions), which loading weights does not need.
           if (obj->k != NK::Dict)
-            fail(at, fmt::format("BUILD on a {} (with a {} state) is not supported", kind_name(obj->k), kind_name(state->k)));
+            fail(at, fmt::format("BUILD on a {} (with a {} state) is not supported", kind_name(obj->k),
+                                 kind_name(state->k)));
           break;
         }
         case 's': {  // SETITEM
@@ -464,12 +572,18 @@ class Unpickler {
   Node* global(const std::string& module, const std::string& name, size_t at) {
     Node* g = L_.make(NK::Global);
     g->s = module + "." + name;
-    if (module == "torch._utils" && name == "_rebuild_tensor_v2") g->g = GK::RebuildTensorV2;
-    else if (module == "torch._utils" && name == "_rebuild_tensor") g->g = GK::RebuildTensor;
-    else if (module == "torch._utils" && name == "_rebuild_parameter") g->g = GK::RebuildParameter;
-    else if (module == "torch._utils" && name == "_rebuild_parameter_with_state") g->g = GK::RebuildParameterWithState;
-    else if (module == "collections" && name == "OrderedDict") g->g = GK::OrderedDict;
-    else if (module == "torch" && name == "device") g->g = GK::Device;
+    if (module == "torch._utils" && name == "_rebuild_tensor_v2")
+      g->g = GK::RebuildTensorV2;
+    else if (module == "torch._utils" && name == "_rebuild_tensor")
+      g->g = GK::RebuildTensor;
+    else if (module == "torch._utils" && name == "_rebuild_parameter")
+      g->g = GK::RebuildParameter;
+    else if (module == "torch._utils" && name == "_rebuild_parameter_with_state")
+      g->g = GK::RebuildParameterWithState;
+    else if (module == "collections" && name == "OrderedDict")
+      g->g = GK::OrderedDict;
+    else if (module == "torch" && name == "device")
+      g->g = GK::Device;
     else {
       bool storage = false;
       if (module == "torch" || module == "torch.storage") {
@@ -483,7 +597,8 @@ class Unpickler {
       }
       if (!storage) {
         std::string hint;
-        if (module.rfind("__torch__", 0) == 0) hint = " (a TorchScript archive: see tensor::jit::load)";
+        if (module.rfind("__torch__", 0) == 0)
+          hint = " (a TorchScript archive: see tensor::jit::load)";
         else if (module == "__main__" || module.rfind("torch.nn", 0) == 0)
           hint = " (a whole pickled module: save model.state_dict() instead of the model)";
         fail(at, fmt::format("global '{}.{}' is not allowed: this restricted unpickler only builds tensors, "
@@ -496,12 +611,14 @@ class Unpickler {
 
   static bool is_int(const Node* n) { return n->k == NK::Int; }
   std::vector<int64_t> int_tuple(const Node* n, const char* what, size_t at) {
-    if (n->k != NK::Tuple && n->k != NK::List) fail(at, fmt::format("the tensor's {} is a {}, not a tuple", what, kind_name(n->k)));
+    if (n->k != NK::Tuple && n->k != NK::List)
+      fail(at, fmt::format("the tensor's {} is a {}, not a tuple", what, kind_name(n->k)));
     if (static_cast<int64_t>(n->items.size()) > kMaxDims)
       fail(at, fmt::format("the tensor has {} dims, more than {}", n->items.size(), kMaxDims));
     std::vector<int64_t> out;
     for (const Node* x : n->items) {
-      if (!is_int(x) || x->i < 0) fail(at, fmt::format("the tensor's {} holds a value that is not a non-negative int", what));
+      if (!is_int(x) || x->i < 0)
+        fail(at, fmt::format("the tensor's {} holds a value that is not a non-negative int", what));
       out.push_back(x->i);
     }
     return out;
@@ -509,7 +626,8 @@ class Unpickler {
 
   Node* reduce(Node* fn, Node* args, size_t at) {
     if (fn->k != NK::Global) fail(at, fmt::format("REDUCE calls a {}, not a global", kind_name(fn->k)));
-    if (args->k != NK::Tuple) fail(at, fmt::format("REDUCE of '{}' with a {} of arguments, not a tuple", fn->s, kind_name(args->k)));
+    if (args->k != NK::Tuple)
+      fail(at, fmt::format("REDUCE of '{}' with a {} of arguments, not a tuple", fn->s, kind_name(args->k)));
     const auto& a = args->items;
     switch (fn->g) {
       case GK::OrderedDict:
@@ -526,8 +644,10 @@ class Unpickler {
       case GK::RebuildTensorV2: {
         size_t lo = fn->g == GK::RebuildTensor ? 4 : 6, hi = fn->g == GK::RebuildTensor ? 4 : 7;
         if (a.size() < lo || a.size() > hi)
-          fail(at, fmt::format("{} takes {} arguments, got {}", fn->s, lo == hi ? std::to_string(lo) : "6 or 7", a.size()));
-        if (a[0]->k != NK::Storage) fail(at, fmt::format("{}'s first argument is a {}, not a storage", fn->s, kind_name(a[0]->k)));
+          fail(at,
+               fmt::format("{} takes {} arguments, got {}", fn->s, lo == hi ? std::to_string(lo) : "6 or 7", a.size()));
+        if (a[0]->k != NK::Storage)
+          fail(at, fmt::format("{}'s first argument is a {}, not a storage", fn->s, kind_name(a[0]->k)));
         if (!is_int(a[1]) || a[1]->i < 0) fail(at, "the tensor's storage offset is not a non-negative int");
         Node* t = L_.make(NK::Recipe);
         t->storage = a[0]->storage;
@@ -581,8 +701,9 @@ class Unpickler {
         fail(at, "the tensor's extent overflows");
     }
     if (last >= have)
-      fail(at, fmt::format("a tensor of size {} and stride {} at storage offset {} reads element {}, but storage '{}' has {}",
-                           detail::shape_str(t->sizes), detail::shape_str(t->strides), t->i, last, t->storage->key, have));
+      fail(at, fmt::format(
+                   "a tensor of size {} and stride {} at storage offset {} reads element {}, but storage '{}' has {}",
+                   detail::shape_str(t->sizes), detail::shape_str(t->strides), t->i, last, t->storage->key, have));
   }
 
   // A persistent id names a storage: ('storage', storage_type, key, location, numel) in zip
@@ -592,7 +713,8 @@ class Unpickler {
     const auto& a = pid->items;
     if (pid->k != NK::Tuple || a.size() < 5 || a[0]->k != NK::String || a[0]->s != "storage")
       fail(at, "a persistent id that is not ('storage', type, key, location, numel)");
-    if (a[1]->k != NK::Global || a[1]->g != GK::StorageType) fail(at, "the persistent id's storage type is not a torch storage class");
+    if (a[1]->k != NK::Global || a[1]->g != GK::StorageType)
+      fail(at, "the persistent id's storage type is not a torch storage class");
     if (a[2]->k != NK::String) fail(at, "the persistent id's storage key is not a string");
     if (!is_int(a[4]) || a[4]->i < 0) fail(at, "the persistent id's element count is not a non-negative int");
     if (a.size() > 6 || (a.size() == 6 && a[5]->k != NK::None))
@@ -609,8 +731,8 @@ class Unpickler {
       slot->dtype = dtype;
       slot->numel = numel;
     } else if (slot->dtype != dtype || slot->numel != numel) {
-      fail(at, fmt::format("storage '{}' is named as {} elements of {} and as {} elements of {}", slot->key, slot->numel,
-                           slot->dtype, numel, dtype));
+      fail(at, fmt::format("storage '{}' is named as {} elements of {} and as {} elements of {}", slot->key,
+                           slot->numel, slot->dtype, numel, dtype));
     }
     Node* s = L_.make(NK::Storage);
     s->storage = slot.get();
@@ -667,13 +789,20 @@ class Converter {
  private:
   PickleValue build(const Node* n, int depth) {
     switch (n->k) {
-      case NK::None: return PickleValue();
-      case NK::Bool: return PickleValue::from_bool(n->i != 0);
-      case NK::Int: return PickleValue::from_int(n->i);
-      case NK::BigInt: L_.fail(fmt::format("an integer of {} bytes does not fit in 64 bits", n->s.size()));
-      case NK::Double: return PickleValue::from_double(n->d);
-      case NK::String: return PickleValue::from_string(n->s);
-      case NK::Bytes: return PickleValue::from_string(n->s, true);
+      case NK::None:
+        return PickleValue();
+      case NK::Bool:
+        return PickleValue::from_bool(n->i != 0);
+      case NK::Int:
+        return PickleValue::from_int(n->i);
+      case NK::BigInt:
+        L_.fail(fmt::format("an integer of {} bytes does not fit in 64 bits", n->s.size()));
+      case NK::Double:
+        return PickleValue::from_double(n->d);
+      case NK::String:
+        return PickleValue::from_string(n->s);
+      case NK::Bytes:
+        return PickleValue::from_string(n->s, true);
       case NK::List:
       case NK::Tuple: {
         PickleValue::List items;
@@ -688,11 +817,14 @@ class Converter {
           items.emplace_back(convert(n->items[i], depth + 1), convert(n->items[i + 1], depth + 1));
         return PickleValue::from_dict(std::move(items));
       }
-      case NK::Global: L_.fail(fmt::format("the value is the global '{}' itself, not a value it builds", n->s));
-      case NK::Storage: return PickleValue::from_tensor(n->storage->base);
+      case NK::Global:
+        L_.fail(fmt::format("the value is the global '{}' itself, not a value it builds", n->s));
+      case NK::Storage:
+        return PickleValue::from_tensor(n->storage->base);
       case NK::Recipe: {
         Tensor t = n->storage->base.as_strided(n->sizes, n->strides, n->i).detach();
-        if (n->requires_grad && (is_floating_point(t.scalar_type()) || is_complex(t.scalar_type()))) t.requires_grad_(true);
+        if (n->requires_grad && (is_floating_point(t.scalar_type()) || is_complex(t.scalar_type())))
+          t.requires_grad_(true);
         return PickleValue::from_tensor(std::move(t));
       }
     }
@@ -744,25 +876,28 @@ PickleValue load_zip(Load& L, const unsigned char* data, size_t size) {
   for (const auto& e : entries)
     script = script || e.name == prefix + "constants.pkl" || e.name.rfind(prefix + "code/", 0) == 0;
   if (script)
-    L.fail("this is a TorchScript archive (torch.jit.save, or libtorch's torch::save), which libtensor cannot load: "
-           "in Python, torch.save(model.state_dict(), path) and load that with tensor::load(module, path)");
+    L.fail(
+        "this is a TorchScript archive (torch.jit.save, or libtorch's torch::save), which libtensor cannot load: "
+        "in Python, torch.save(model.state_dict(), path) and load that with tensor::load(module, path)");
   std::string scratch;
   auto bo = by_name.find(prefix + "byteorder");
   if (bo != by_name.end()) {
     std::string_view order = io::detail::zip_read(data, size, *bo->second, scratch, L.what);
-    if (order != "little") L.fail(fmt::format("the archive's byte order is '{}'; only little-endian files are read", order));
+    if (order != "little")
+      L.fail(fmt::format("the archive's byte order is '{}'; only little-endian files are read", order));
   }
   std::string_view pickle = io::detail::zip_read(data, size, *pkl, scratch, L.what);
   std::string pickle_copy(pickle);  // scratch is reused for the storages
   Node* root = unpickle(L, reinterpret_cast<const unsigned char*>(pickle_copy.data()), pickle_copy.size());
   for (auto& [key, s] : L.storages) {
     auto it = by_name.find(prefix + "data/" + key);
-    if (it == by_name.end()) L.fail(fmt::format("storage '{}' has no entry '{}data/{}' in the archive", key, prefix, key));
+    if (it == by_name.end())
+      L.fail(fmt::format("storage '{}' has no entry '{}data/{}' in the archive", key, prefix, key));
     const uint64_t want = static_cast<uint64_t>(s->numel) * static_cast<uint64_t>(element_size(s->dtype));
     // Check the size before inflating or allocating anything.
     if (it->second->size != want)
-      L.fail(fmt::format("storage '{}' should hold {} elements of {} ({} bytes), but its entry has {} bytes", key, s->numel,
-                         s->dtype, want, it->second->size));
+      L.fail(fmt::format("storage '{}' should hold {} elements of {} ({} bytes), but its entry has {} bytes", key,
+                         s->numel, s->dtype, want, it->second->size));
     std::string_view bytes = io::detail::zip_read(data, size, *it->second, scratch, L.what);
     fill_storage(*s, bytes.data(), L);
   }
@@ -775,7 +910,8 @@ PickleValue load_zip(Load& L, const unsigned char* data, size_t size) {
 constexpr unsigned char kLegacyMagic[] = {0x6c, 0xfc, 0x9c, 0x46, 0xf9, 0x20, 0x6a, 0xa8, 0x50, 0x19};
 
 bool is_legacy_magic(const Node* n) {
-  return n->k == NK::BigInt && n->s.size() == sizeof(kLegacyMagic) && std::memcmp(n->s.data(), kLegacyMagic, sizeof(kLegacyMagic)) == 0;
+  return n->k == NK::BigInt && n->s.size() == sizeof(kLegacyMagic) &&
+         std::memcmp(n->s.data(), kLegacyMagic, sizeof(kLegacyMagic)) == 0;
 }
 
 PickleValue load_legacy(Load& L, const unsigned char* data, size_t size, size_t pos) {
@@ -789,8 +925,8 @@ PickleValue load_legacy(Load& L, const unsigned char* data, size_t size, size_t 
   pos += used;
   if (info->k == NK::Dict) {
     for (size_t i = 0; i + 1 < info->items.size(); i += 2) {
-      if (info->items[i]->k == NK::String && info->items[i]->s == "little_endian" && info->items[i + 1]->k == NK::Bool &&
-          info->items[i + 1]->i == 0)
+      if (info->items[i]->k == NK::String && info->items[i]->s == "little_endian" &&
+          info->items[i + 1]->k == NK::Bool && info->items[i + 1]->i == 0)
         L.fail("the file was saved on a big-endian machine; only little-endian files are read");
     }
   }
@@ -812,7 +948,8 @@ PickleValue load_legacy(Load& L, const unsigned char* data, size_t size, size_t 
     if (it == L.storages.end()) L.fail(fmt::format("the file stores '{}', which no tensor uses", k->s));
     uint64_t nbytes = count * static_cast<uint64_t>(esize);  // count == numel, whose byte size was checked
     if (nbytes > size - pos)
-      L.fail(fmt::format("storage '{}' needs {} bytes but the file has {} left (truncated file?)", k->s, nbytes, size - pos));
+      L.fail(fmt::format("storage '{}' needs {} bytes but the file has {} left (truncated file?)", k->s, nbytes,
+                         size - pos));
     if (it->second->base.defined()) L.fail(fmt::format("the file stores '{}' twice", k->s));
     fill_storage(*it->second, reinterpret_cast<const char*>(data + pos), L);
     pos += nbytes;
@@ -895,11 +1032,12 @@ std::vector<std::pair<std::string, Tensor>> state_dict_from(const PickleValue& v
 
 namespace jit {
 void load(const std::string& path) {
-  TENSOR_ERROR("tensor::jit::load('{}'): TorchScript is not supported: libtensor cannot run TorchScript code or "
-               "rebuild its modules. In Python, save the weights with torch.save(model.state_dict(), path), define "
-               "the model as a libtensor nn::Module with the same parameter names, and load them with "
-               "tensor::load(module, path)",
-               path);
+  TENSOR_ERROR(
+      "tensor::jit::load('{}'): TorchScript is not supported: libtensor cannot run TorchScript code or "
+      "rebuild its modules. In Python, save the weights with torch.save(model.state_dict(), path), define "
+      "the model as a libtensor nn::Module with the same parameter names, and load them with "
+      "tensor::load(module, path)",
+      path);
 }
 }  // namespace jit
 

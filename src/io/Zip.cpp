@@ -28,7 +28,8 @@ struct Reader {
   const std::string& what;
   [[noreturn]] void fail(const std::string& msg) const { TENSOR_ERROR("{}: corrupt zip archive: {}", what, msg); }
   void need(uint64_t off, uint64_t n, const char* field) const {
-    if (off > size || n > size - off) fail(fmt::format("the {} at byte {} ({} bytes) runs past the end of the {}-byte archive", field, off, n, size));
+    if (off > size || n > size - off)
+      fail(fmt::format("the {} at byte {} ({} bytes) runs past the end of the {}-byte archive", field, off, n, size));
   }
   uint64_t le(uint64_t off, int n) const {
     uint64_t v = 0;
@@ -49,7 +50,10 @@ std::vector<ZipEntry> zip_entries(const unsigned char* data, size_t size, const 
   uint64_t eocd = UINT64_MAX;
   uint64_t lowest = size > 22 + 65535 ? size - 22 - 65535 : 0;
   for (uint64_t p = size - 22 + 1; p-- > lowest;) {
-    if (r.u32(p) == kEocdSig && p + 22 + r.u16(p + 20) == size) { eocd = p; break; }
+    if (r.u32(p) == kEocdSig && p + 22 + r.u16(p + 20) == size) {
+      eocd = p;
+      break;
+    }
   }
   if (eocd == UINT64_MAX) r.fail("no end-of-central-directory record (truncated file?)");
   uint64_t count = r.u16(eocd + 10), cd_size = r.u32(eocd + 12), cd_offset = r.u32(eocd + 16);
@@ -79,7 +83,8 @@ std::vector<ZipEntry> zip_entries(const unsigned char* data, size_t size, const 
     e.size = r.u32(p + 24);
     uint64_t name_len = r.u16(p + 28), extra_len = r.u16(p + 30), comment_len = r.u16(p + 32);
     uint64_t local = r.u32(p + 42);
-    if (end - p - 46 < name_len + extra_len + comment_len) r.fail(fmt::format("central directory entry {} runs past the directory", i));
+    if (end - p - 46 < name_len + extra_len + comment_len)
+      r.fail(fmt::format("central directory entry {} runs past the directory", i));
     e.name.assign(reinterpret_cast<const char*>(data + p + 46), name_len);
     if (flags & 1) r.fail(fmt::format("entry '{}' is encrypted", e.name));
     // zip64 sizes and offset sit in extra field 0x0001, in this order, for the fields set to ~0.
@@ -108,9 +113,11 @@ std::vector<ZipEntry> zip_entries(const unsigned char* data, size_t size, const 
     if (e.method == 0 && e.size != e.compressed_size)
       r.fail(fmt::format("stored entry '{}' declares {} bytes but holds {}", e.name, e.size, e.compressed_size));
     if (e.method != 0 && e.method != 8)
-      r.fail(fmt::format("entry '{}' uses compression method {} (only stored and deflated entries are read)", e.name, e.method));
+      r.fail(fmt::format("entry '{}' uses compression method {} (only stored and deflated entries are read)", e.name,
+                         e.method));
     if (e.method == 8 && e.size / 1032 > e.compressed_size + 1)
-      r.fail(fmt::format("deflated entry '{}' claims {} bytes from {}, beyond deflate's ratio", e.name, e.size, e.compressed_size));
+      r.fail(fmt::format("deflated entry '{}' claims {} bytes from {}, beyond deflate's ratio", e.name, e.size,
+                         e.compressed_size));
     out.push_back(std::move(e));
     p += 46 + name_len + extra_len + comment_len;
   }

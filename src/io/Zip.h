@@ -13,10 +13,10 @@ namespace tensor::io::detail {
 /// One file of a zip archive, as its central directory describes it.
 struct ZipEntry {
   std::string name;
-  uint16_t method = 0;          // 0: stored, 8: deflated
+  uint16_t method = 0;  // 0: stored, 8: deflated
   uint64_t compressed_size = 0;
-  uint64_t size = 0;            // uncompressed
-  uint64_t data_offset = 0;     // where the (compressed) bytes start in the archive
+  uint64_t size = 0;         // uncompressed
+  uint64_t data_offset = 0;  // where the (compressed) bytes start in the archive
   uint32_t crc32 = 0;
 };
 

@@ -30,7 +30,9 @@ void touch(const Tensor& t) {
 // Visits every value once (a list or dict shared through the memo is walked once).
 void walk(const PickleValue& v, std::unordered_set<const void*>& seen) {
   switch (v.kind()) {
-    case PickleValue::Kind::Tensor: touch(v.to_tensor()); break;
+    case PickleValue::Kind::Tensor:
+      touch(v.to_tensor());
+      break;
     case PickleValue::Kind::List:
     case PickleValue::Kind::Tuple:
       if (seen.insert(&v.to_list()).second)
@@ -44,8 +46,11 @@ void walk(const PickleValue& v, std::unordered_set<const void*>& seen) {
         }
       break;
     case PickleValue::Kind::String:
-    case PickleValue::Kind::Bytes: (void)v.to_string().size(); break;
-    default: break;
+    case PickleValue::Kind::Bytes:
+      (void)v.to_string().size();
+      break;
+    default:
+      break;
   }
 }
 
