@@ -166,6 +166,15 @@ INSTANTIATE_TEST_SUITE_P(Formats, TorchSave, ::testing::Values("", "_legacy"), [
   return info.param.empty() ? std::string("Zip") : std::string("Legacy");
 });
 
+TEST(Pickle, Protocol5StateDictMatchesProtocol2) {
+  auto a = std::make_shared<Net>(), b = std::make_shared<Net>();
+  tensor::load(a, kRef + "mlp.pt");
+  tensor::load(b, kRef + "mlp_proto5.pt");
+  auto sa = a->state_dict(), sb = b->state_dict();
+  ASSERT_EQ(sa.size(), sb.size());
+  for (size_t i = 0; i < sa.size(); ++i) EXPECT_TRUE(sa[i].value().equal(sb[i].value())) << sa[i].key();
+}
+
 TEST(Pickle, LoadTensorAndTensorList) {
   Tensor t;
   tensor::load(t, kRef + "tensor.pt");

@@ -495,7 +495,7 @@ class Unpickler {
 
  private:
   [[noreturn]] void fail(size_t at, const std::string& msg) const {
-    L_.fail(fmt::format("malformed pickle at byte {}: {}", at, msg));
+    L_.fail(fmt::format("at byte {} of the pickle: {}", at, msg));
   }
   [[noreturn]] void truncated(const char* where) const {
     L_.fail(fmt::format("the pickle ends inside {} (truncated file?)", where));

@@ -3,6 +3,7 @@ in the zip format and the legacy one (_use_new_zipfile_serialization=False):
 
   mlp.pt, mlp_legacy.pt        model.state_dict() of the tiny Net below (Linear, BatchNorm1d
                                with trained running stats, Linear), for tensor::load(module, path)
+  mlp_proto5.pt                the same with pickle protocol 5
   mixed.pt, mixed_legacy.pt    a dict: the same state_dict, a fixed input and the model's output
                                on it (eval mode), one tensor per dtype, a transposed, a sliced
                                (storage offset) and an expanded (stride 0) tensor, two tensors
@@ -58,6 +59,8 @@ def main():
         y = net(x)
     sd = net.state_dict()
     save_both(sd, "mlp")
+    # Protocol 5 (torch.save's default is 2): FRAME, MEMOIZE, SHORT_BINUNICODE, STACK_GLOBAL.
+    torch.save(sd, os.path.join(OUT, "mlp_proto5.pt"), pickle_protocol=5)
 
     six = torch.arange(-3, 3)
     dtypes = collections.OrderedDict(
