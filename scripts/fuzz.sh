@@ -24,7 +24,7 @@ else
 fi
 # Inputs larger than any seed needs, small enough that mutations stay effective: two 28x28
 # Fashion-MNIST images are 1.6 KB, the largest safetensors seed under 1 KB, the torch.save seeds
-# (fuzz_pickle) under 6 KB.
+# (fuzz_pickle) under 10 KB.
 declare -A max_len=([fuzz_safetensors]=16384 [fuzz_idx]=16384 [fuzz_schema]=4096 [fuzz_pickle]=16384)
 export ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
