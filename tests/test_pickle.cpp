@@ -400,6 +400,12 @@ TEST(PickleHostile, MalformedPickles) {
                {"persistent id", "outside"});
   expect_error([] { load_bytes("{\"a\": 1}"); }, {"not a torch.save file"});
   expect_error([] { load_bytes(""); }, {"not a torch.save file"});
+  // Float dict keys: 2.0 and 2 are one key, as in Python; a huge float is a key of its own.
+  PickleValue keys = load_bytes(B("\x80\x02}(G\x40\x00\x00\x00\x00\x00\x00\x00K\x01K\x02K\x02G\x4e\x80\x00\x00\x00\x00\x00\x00K\x03u."));
+  ASSERT_EQ(keys.to_dict().size(), 2u);
+  EXPECT_EQ(keys.to_dict()[0].first.to_double(), 2.0);
+  EXPECT_EQ(keys.to_dict()[0].second.to_int(), 2);
+  EXPECT_EQ(keys.to_dict()[1].second.to_int(), 3);
   // A plain pickle without tensors is fine.
   PickleValue v = load_bytes(B("\x80\x02}(") + X("a") + B("K\x01") + X("a") + B("K\x02u."));
   EXPECT_EQ(v.to_dict().size(), 1u);  // a key set twice keeps its last value, as in Python

@@ -268,7 +268,9 @@ std::string key_of(const Node* n) {
       return "y" + n->s;
     case NK::Double: {
       double d = n->d;
-      if (d == static_cast<double>(static_cast<int64_t>(d)) && d > -9e18 && d < 9e18)
+      // 2.0 and 2 are one key in Python; the range check comes first (casting an out-of-range
+      // double to an integer is undefined behavior).
+      if (d > -9e18 && d < 9e18 && d == static_cast<double>(static_cast<int64_t>(d)))
         return "i" + std::to_string(static_cast<int64_t>(d));
       return "d" + fmt::format("{}", d);
     }
