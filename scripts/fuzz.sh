@@ -14,7 +14,7 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 dir=build-fuzz
 CC=clang-14 CXX=clang++-14 cmake -S . -B $dir -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTENSOR_USE_CUDA=OFF \
   -DTENSOR_BUILD_TESTS=OFF -DTENSOR_BUILD_BENCHMARKS=OFF -DTENSOR_BUILD_EXAMPLES=OFF -DTENSOR_BUILD_FUZZERS=ON >/dev/null
-read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_safetensors fuzz_idx fuzz_schema}"
+read -r -a targets <<<"${FUZZ_TARGETS:-fuzz_safetensors fuzz_idx fuzz_schema fuzz_pickle}"
 cmake --build $dir -j "${JOBS:-2}" --target "${targets[@]}"
 
 if [[ -n "${FUZZ_RUNS:-}" ]]; then
@@ -23,8 +23,9 @@ else
   limit=(-max_total_time="${FUZZ_SECONDS:-60}")
 fi
 # Inputs larger than any seed needs, small enough that mutations stay effective: two 28x28
-# Fashion-MNIST images are 1.6 KB, the largest safetensors seed under 1 KB.
-declare -A max_len=([fuzz_safetensors]=16384 [fuzz_idx]=16384 [fuzz_schema]=4096)
+# Fashion-MNIST images are 1.6 KB, the largest safetensors seed under 1 KB, the torch.save seeds
+# (fuzz_pickle) under 10 KB.
+declare -A max_len=([fuzz_safetensors]=16384 [fuzz_idx]=16384 [fuzz_schema]=4096 [fuzz_pickle]=16384)
 export ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 

@@ -69,3 +69,29 @@ TEST(ApiContract, ModulesAndFunctionalOptions) {
   sched.step();
   EXPECT_GT(nn::utils::clip_grad_norm_(seq->parameters(), 1.0), -1.0);
 }
+
+// "Loading PyTorch-saved weights": tensor::load(module, "model.pt") and tensor::pickle_load(bytes)
+// on a file Python's torch.save wrote (tests/reference/torch_save.py).
+TEST(ApiContract, LoadingPyTorchSavedWeights) {
+  struct Mlp : nn::Module {
+    Mlp()
+        : fc1(register_module("fc1", nn::Linear(4, 8))),
+          bn(register_module("bn", nn::BatchNorm1d(8))),
+          fc2(register_module("fc2", nn::Linear(8, 2))) {}
+    nn::Linear fc1;
+    nn::BatchNorm1d bn;
+    nn::Linear fc2;
+  };
+  const std::string path = TENSOR_TEST_REFERENCE_DIR "/torch_save/mlp.pt";
+  auto model = std::make_shared<Mlp>();
+  tensor::load(model, path);
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  ASSERT_NE(f, nullptr);
+  std::vector<char> bytes;
+  for (int c; (c = std::fgetc(f)) != EOF;) bytes.push_back(static_cast<char>(c));
+  std::fclose(f);
+  tensor::PickleValue sd = tensor::pickle_load(bytes);
+  EXPECT_TRUE(sd.find("fc1.weight")->to_tensor().equal(model->fc1->weight));
+  EXPECT_THROW(tensor::pickle_load(std::vector<char>{'\x80', '\x02', 'c', 'o', 's', '\n', 's', 'y', 's', 't', 'e', 'm', '\n', '.'}),
+               tensor::Error);
+}

@@ -6,8 +6,9 @@
 //   tensor::load(model, "model.safetensors");       // in place, names/shapes checked
 //
 // The files are safetensors (tensor::io), written atomically, so a Python user opens them with
-// the `safetensors` package. A libtorch/PyTorch .pt file (zip or pickle) is not read: loading one
-// throws tensor::Error that says to export the state_dict as safetensors instead.
+// the `safetensors` package. The load functions also read what Python's torch.save writes (zip
+// archive or legacy pickle, recognized by their first bytes; tensor/pickle.h): a state_dict into
+// a module, a tensor, a list of tensors.
 #pragma once
 
 #include <memory>
@@ -30,10 +31,12 @@ class Optimizer;
 TENSOR_API void save(const Tensor& tensor, const std::string& path);
 /// Writes `tensors` to `path` (safetensors, named "0", "1", ...), atomically.
 TENSOR_API void save(const std::vector<Tensor>& tensors, const std::string& path);
-/// Replaces `tensor` with the one tensor of the safetensors file `path` (a new CPU tensor).
+/// Replaces `tensor` with the one tensor of the safetensors file `path` (a new CPU tensor), or
+/// with the tensor of a torch.save file (torch.save(t, path) in Python).
 TENSOR_API void load(Tensor& tensor, const std::string& path);
 /// Replaces `tensors` with the tensors of `path`: in numeric order when every name is an integer
-/// ("0", "1", ... as save writes them), else in name order.
+/// ("0", "1", ... as save writes them), else in name order. A torch.save file must hold a list
+/// or tuple of tensors.
 TENSOR_API void load(std::vector<Tensor>& tensors, const std::string& path);
 
 /// Writes the module's state_dict() (parameters, then buffers, by dotted name) to `path`.
@@ -41,7 +44,8 @@ TENSOR_API void save(const nn::Module& module, const std::string& path);
 /// Copies the tensors of `path` into the module's parameters and buffers, in place
 /// (load_state_dict, strict): missing or unexpected names and shape mismatches throw
 /// tensor::Error listing them, before anything is written. Reads any safetensors state_dict,
-/// e.g. one exported from PyTorch with safetensors.torch.save_file(model.state_dict(), path).
+/// e.g. one exported from PyTorch with safetensors.torch.save_file(model.state_dict(), path), or
+/// the file of torch.save(model.state_dict(), path) (Note [Loading PyTorch state_dicts]).
 TENSOR_API void load(nn::Module& module, const std::string& path);
 
 /// Writes the optimizer's state_dict(): every group's hyperparameters and every parameter's state.

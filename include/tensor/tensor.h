@@ -28,6 +28,7 @@
 #include "tensor/ops.h"
 #include "tensor/optim.h"
 #include "tensor/optional.h"
+#include "tensor/pickle.h"
 #include "tensor/pooling.h"
 #include "tensor/profiler/profiler.h"
 #include "tensor/serialize.h"

@@ -261,10 +261,9 @@ Header read_header(int fd, uint64_t file_size, const std::string& path) {
   unsigned char prefix[9] = {};
   if (!pread_all(fd, prefix, file_size >= 9 ? 9 : 8, 0, path)) corrupt(path, "the file ended inside the 8-byte header length");
   if (is_torch_file(prefix, file_size))
-    TENSOR_ERROR("tensor::io::load: '{}' is a PyTorch/libtorch .pt file ({}), not safetensors: libtensor does not "
-                 "read .pt files. Export the state_dict as safetensors instead: in Python, `from safetensors.torch "
-                 "import save_file; save_file(model.state_dict(), \"model.safetensors\")`, then "
-                 "tensor::load(model, \"model.safetensors\") (or io::load) reads it",
+    TENSOR_ERROR("tensor::io::load: '{}' is a PyTorch/libtorch .pt file ({}), not safetensors: tensor::io reads "
+                 "only safetensors. Load a torch.save state_dict with tensor::load(module, path), any torch.save file "
+                 "with tensor::pickle_load_file(path) (docs/io_data.md)",
                  path, prefix[0] == 'P' ? "a zip archive, as torch.save and torch::save write" : "a pickle, as the legacy torch.save writes");
   uint64_t n = read_u64_le(prefix);
   if (n > file_size - 8)

@@ -11,6 +11,7 @@
 #include "tensor/io.h"
 #include "tensor/nn/module.h"
 #include "tensor/optim/optimizer.h"
+#include "tensor/pickle.h"
 
 namespace tensor {
 namespace {
@@ -76,6 +77,12 @@ void save(const std::vector<Tensor>& tensors, const std::string& path) {
 }
 
 void load(Tensor& tensor, const std::string& path) {
+  if (is_torch_file(path)) {  // torch.save(tensor, path) in Python
+    PickleValue v = pickle_load_file(path);
+    TENSOR_CHECK(v.is_tensor(), "tensor::load(Tensor&): '{}' holds a {}, not a tensor", path, v.kind_name());
+    tensor = v.to_tensor();
+    return;
+  }
   io::NamedTensors all = load_kind(path, "tensor", "tensor::load(Tensor&)");
   TENSOR_CHECK(all.size() == 1,
                "tensor::load(Tensor&): '{}' holds {} tensors, expected exactly one (load a std::vector<Tensor> to get "
@@ -85,6 +92,19 @@ void load(Tensor& tensor, const std::string& path) {
 }
 
 void load(std::vector<Tensor>& tensors, const std::string& path) {
+  if (is_torch_file(path)) {  // torch.save([a, b], path) in Python: a list or tuple of tensors
+    PickleValue v = pickle_load_file(path);
+    TENSOR_CHECK(v.is_list(), "tensor::load(std::vector<Tensor>&): '{}' holds a {}, not a list of tensors", path,
+                 v.kind_name());
+    std::vector<Tensor> out;
+    for (const auto& item : v.to_list()) {
+      TENSOR_CHECK(item.is_tensor(), "tensor::load(std::vector<Tensor>&): '{}' holds a list with a {} in it", path,
+                   item.kind_name());
+      out.push_back(item.to_tensor());
+    }
+    tensors = std::move(out);
+    return;
+  }
   io::NamedTensors all = load_kind(path, "tensors", "tensor::load(std::vector<Tensor>&)");
   // io::load sorts by name, which puts "10" before "2"; save's names are indices, so order by value.
   if (std::all_of(all.begin(), all.end(), [](const auto& kv) { return is_index(kv.first); }))
@@ -101,6 +121,14 @@ void save(const nn::Module& module, const std::string& path) {
 }
 
 void load(nn::Module& module, const std::string& path) {
+  // Note [Loading PyTorch state_dicts]: a file from Python's torch.save(model.state_dict(), path)
+  // is recognized by its first bytes and read by the restricted unpickler; its names follow
+  // PyTorch's, which libtensor's modules share, so it loads like a safetensors state_dict
+  // (strict, shapes checked, values copied and converted to the parameters' dtypes).
+  if (is_torch_file(path)) {
+    module.load_state_dict(state_dict_from(pickle_load_file(path), "tensor::load(module, '" + path + "')"), /*strict=*/true);
+    return;
+  }
   io::NamedTensors all = load_kind(path, "module", "tensor::load(module)");
   module.load_state_dict(all, /*strict=*/true);
 }
