@@ -382,3 +382,38 @@ TEST(DistributedCheckpoint, MetadataFileNamesOutsideTheFolderAreRefused) {
   dcp::load({{"x", x}}, dir);
   EXPECT_TRUE(x.equal(full({3}, 1.0f)));
 }
+
+// A flipped byte in a shard's data used to load silently (a NaN in an Adam state ruined a run):
+// every shard carries its tensors' CRC-32s (Note [Checkpoint checksums]), checked on load, also
+// when the load reads only some rows of a chunk.
+TEST(DistributedCheckpoint, FlippedByteInAShardIsRefused) {
+  const std::string dir = tensor::testing::temp_path("flipped_shard");
+  Tensor w = arange(12, kFloat32).reshape({4, 3});
+  dcp::save({{"w", w}, {"b", full({2}, 0.5)}}, dir);
+  const std::string shard = dir + "/__0_0.g1.safetensors";
+  std::string bytes;
+  {
+    std::ifstream in(shard, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    bytes = ss.str();
+  }
+  ASSERT_GT(bytes.size(), 56u);
+  // The last 48 + 8 bytes are the two tensors' data (b's 8 and w's 48, in some order).
+  for (size_t back = 1; back <= 56; back += 5) {
+    std::string bad = bytes;
+    bad[bad.size() - back] ^= 0x10;
+    std::ofstream(shard, std::ios::binary | std::ios::trunc) << bad;
+    Tensor w2 = zeros({4, 3}), b2 = zeros({2});
+    try {
+      dcp::load({{"w", w2}, {"b", b2}}, dir);
+      ADD_FAILURE() << "no error with byte -" << back << " flipped";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("does not match its checksum"), std::string::npos) << e.what();
+    }
+  }
+  std::ofstream(shard, std::ios::binary | std::ios::trunc) << bytes;
+  Tensor w2 = zeros({4, 3});
+  dcp::load({{"w", w2}}, dir);
+  EXPECT_TRUE(w2.equal(w));
+}

@@ -59,6 +59,27 @@ std::string st_file(std::string json, const std::string& data, bool pad = true) 
   return le64(json.size()) + json + data;
 }
 
+// CRC-32 (IEEE, reflected polynomial 0xEDB88320), bit by bit: independent of zlib, which the
+// library uses (Note [Checkpoint checksums]).
+uint32_t crc32_ref(const std::string& bytes) {
+  uint32_t c = 0xffffffffu;
+  for (unsigned char b : bytes) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+  }
+  return c ^ 0xffffffffu;
+}
+// The "__crc32__" metadata value of data slices in data order: 8 hex digits each, comma-separated.
+std::string crc_list(const std::vector<std::string>& slices) {
+  std::string out;
+  char buf[16];
+  for (const auto& s : slices) {
+    std::snprintf(buf, sizeof buf, "%08x", crc32_ref(s));
+    out += (out.empty() ? "" : ",") + std::string(buf);
+  }
+  return out;
+}
+
 // Raw bytes of a tensor's values in row-major order.
 std::string tensor_bytes(const Tensor& t) {
   Tensor c = t.contiguous();
@@ -80,23 +101,27 @@ TEST(SafetensorsFormat, SingleTensorBytesFollowTheSpec) {
   std::string path = temp_path("single.safetensors");
   Tensor t = tensor::arange(6, kFloat32).reshape({1, 2, 3});
   io::save({{"attn.0", t}}, path);
-  std::string json = R"({"attn.0":{"dtype":"F32","shape":[1,2,3],"data_offsets":[0,24]}})";
-  ASSERT_EQ(json.size(), 64u);  // already a multiple of 8: no padding
   std::string data;
   for (int i = 0; i < 6; ++i) data += le(f32_bits(static_cast<float>(i)), 4);
   EXPECT_EQ(data.substr(4, 4), std::string("\x00\x00\x80\x3f", 4));  // 1.0f, little-endian
+  // libtensor adds the data's CRC-32 to the metadata (Note [Checkpoint checksums]).
+  std::string json = R"({"__metadata__":{"__crc32__":")" + crc_list({data}) +
+                     R"("},"attn.0":{"dtype":"F32","shape":[1,2,3],"data_offsets":[0,24]}})";
   EXPECT_EQ(read_bytes(path), st_file(json, data));
+  EXPECT_TRUE(io::load_metadata(path).empty());  // the checksums are not user metadata
 }
 
 TEST(SafetensorsFormat, HeaderIsPaddedWithSpacesToEightBytes) {
   std::string path = temp_path("pad.safetensors");
   io::save({{"attn0", tensor::arange(6, kFloat32).reshape({1, 1, 2, 3})}}, path);
   std::string bytes = read_bytes(path);
-  std::string json = R"({"attn0":{"dtype":"F32","shape":[1,1,2,3],"data_offsets":[0,24]}})";
-  ASSERT_EQ(json.size(), 65u);
-  EXPECT_EQ(bytes.substr(0, 8), le64(72));
-  EXPECT_EQ(bytes.substr(8, 72), json + std::string(7, ' '));
-  EXPECT_EQ(bytes.size(), 8u + 72u + 24u);
+  std::string data = tensor_bytes(tensor::arange(6, kFloat32));
+  std::string json = R"({"__metadata__":{"__crc32__":")" + crc_list({data}) +
+                     R"("},"attn0":{"dtype":"F32","shape":[1,1,2,3],"data_offsets":[0,24]}})";
+  ASSERT_EQ(json.size(), 105u);
+  EXPECT_EQ(bytes.substr(0, 8), le64(112));
+  EXPECT_EQ(bytes.substr(8, 112), json + std::string(7, ' '));
+  EXPECT_EQ(bytes.size(), 8u + 112u + 24u);
 }
 
 TEST(SafetensorsFormat, EmptyFileAndMetadataBytes) {
@@ -121,7 +146,10 @@ TEST(SafetensorsFormat, TensorsAreOrderedByAlignmentThenName) {
   Tensor f = tensor::tensor({1.0}, kFloat64);                                 // F64
   Tensor g = tensor::empty({0, 2}, TensorOptions().dtype(kUInt8));            // U8, empty
   io::save({{"a", a}, {"e", e}, {"b", b}, {"g", g}, {"d", d}, {"c", c}, {"f", f}}, path, {{"epoch", "3"}});
-  std::string json = std::string("{") + R"("__metadata__":{"epoch":"3"},)" +
+  const std::vector<std::string> slices = {le(static_cast<uint64_t>(int64_t(-3)), 8), le(f64_bits(1.0), 8),
+                                           le(f32_bits(1.5f), 4) + le(f32_bits(-2.0f), 4), le(f32_bits(0.25f), 4),
+                                           le(0x3c00, 2) + le(0xc000, 2), "", std::string("\x01\x00\x01", 3)};
+  std::string json = std::string("{") + R"("__metadata__":{"__crc32__":")" + crc_list(slices) + R"(","epoch":"3"},)" +
                      R"("c":{"dtype":"I64","shape":[1],"data_offsets":[0,8]},)" +
                      R"("f":{"dtype":"F64","shape":[1],"data_offsets":[8,16]},)" +
                      R"("b":{"dtype":"F32","shape":[2],"data_offsets":[16,24]},)" +
@@ -140,7 +168,8 @@ TEST(SafetensorsFormat, NamesAreEscapedAsJson) {
   std::string name = "a\"b\\c\nd\x01\xc3\xa9";  // quote, backslash, newline, control byte, UTF-8 é
   io::save({{name, tensor::tensor({int64_t(7)}, kInt64)}}, path);
   std::string bytes = read_bytes(path);
-  std::string json = R"({"a\"b\\c\nd\u0001)" + std::string("\xc3\xa9") + R"(":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})";
+  std::string json = R"({"__metadata__":{"__crc32__":")" + crc_list({le(7, 8)}) + R"("},"a\"b\\c\nd\u0001)" +
+                     std::string("\xc3\xa9") + R"(":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}})";
   EXPECT_EQ(bytes, st_file(json, le(7, 8)));
   auto loaded = io::load(path);
   ASSERT_EQ(loaded.size(), 1u);
@@ -647,4 +676,46 @@ TEST(SafetensorsAtomic, KilledSaveLeavesThePreviousCheckpointIntact) {
   }
   std::cout << "[ info ] kills during a save: " << mid_save_kills << "\n";
   EXPECT_GE(mid_save_kills, 1) << "no kill landed during a save; the test did not exercise a torn write";
+}
+
+// ---- checksums (Note [Checkpoint checksums]) ----
+
+TEST(SafetensorsChecksums, EveryFlippedDataByteIsRefusedNamingTheTensor) {
+  std::string path = temp_path("flip.safetensors");
+  io::save({{"weight", tensor::arange(6, kFloat32)}, {"step", tensor::tensor({int64_t(9)}, kInt64)},
+            {"mask", tensor::tensor({true, false})}},
+           path, {{"epoch", "2"}});
+  const std::string good = read_bytes(path);
+  const uint64_t header = 8 + static_cast<uint64_t>(static_cast<unsigned char>(good[0])) +
+                          256 * static_cast<uint64_t>(static_cast<unsigned char>(good[1]));
+  ASSERT_EQ(good.size(), header + 8 + 24 + 2);
+  // Data order: step (I64), weight (F32), mask (BOOL).
+  for (size_t i = header; i < good.size(); ++i) {
+    std::string bad = good;
+    bad[i] ^= 0x01;
+    write_bytes(path, bad);
+    const char* name = i < header + 8 ? "'step'" : i < header + 32 ? "'weight'" : "'mask'";
+    expect_error([&] { io::load(path); }, {"is corrupt", name, "does not match its checksum"});
+  }
+  // A damaged checksum digit is refused too, and so is a malformed list.
+  std::string bad = good;
+  const size_t digits = good.find("\"__crc32__\":\"") + 13;
+  bad[digits] = bad[digits] == '0' ? '1' : '0';
+  write_bytes(path, bad);
+  expect_error([&] { io::load(path); }, {"does not match its checksum"});
+  bad = good;
+  bad[digits] = 'x';
+  write_bytes(path, bad);
+  expect_error([&] { io::load(path); }, {"__crc32__", "8 hex digits"});
+  // The intact file loads, and its checksums are not user metadata.
+  write_bytes(path, good);
+  io::Metadata meta;
+  auto loaded = io::load(path, &meta);
+  EXPECT_EQ(meta, (io::Metadata{{"epoch", "2"}}));
+  EXPECT_TRUE(find(loaded, "weight").equal(tensor::arange(6, kFloat32)));
+}
+
+TEST(SafetensorsChecksums, TheChecksumKeyIsReserved) {
+  std::string path = temp_path("reserved.safetensors");
+  expect_error([&] { io::save({{"x", tensor::ones({1})}}, path, {{"__crc32__", "0"}}); }, {"__crc32__", "reserved"});
 }

@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "src/core/Check.h"
+#include "src/io/Checksum.h"
 #include "src/core/Sizes.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/io.h"
@@ -174,7 +175,8 @@ struct Entry {
 struct Header {
   uint64_t header_bytes = 0;  // n: the JSON length after the 8-byte prefix
   std::vector<Entry> entries;  // sorted by data offset
-  Metadata metadata;
+  Metadata metadata;           // without kChecksumKey
+  std::vector<uint32_t> checksums;  // per entry, when the file has them (Note [Checkpoint checksums])
 };
 
 [[noreturn]] void corrupt(const std::string& path, const std::string& problem) {
@@ -325,6 +327,15 @@ Header read_header(int fd, uint64_t file_size, const std::string& path) {
   }
   if (pos != data_size)
     corrupt(path, fmt::format("the tensors cover {} bytes but the data buffer has {} (trailing bytes)", pos, data_size));
+  auto sums = h.metadata.find(detail::kChecksumKey);
+  if (sums != h.metadata.end()) {
+    auto parsed = detail::parse_checksums(sums->second, h.entries.size());
+    if (!parsed)
+      corrupt(path, fmt::format("the checksum list \"{}\" does not hold 8 hex digits for each of its {} tensors",
+                                detail::kChecksumKey, h.entries.size()));
+    h.checksums = std::move(*parsed);
+    h.metadata.erase(sums);
+  }
   return h;
 }
 
@@ -363,6 +374,16 @@ void save(const NamedTensors& tensors, const std::string& path, const Metadata& 
   }
   for (const auto& [k, v] : metadata)
     TENSOR_CHECK(valid_utf8(k) && valid_utf8(v), "tensor::io::save: metadata entry '{}' is not valid UTF-8", k);
+  TENSOR_CHECK(!metadata.count(detail::kChecksumKey),
+               "tensor::io::save: metadata key '{}' is reserved for the tensors' checksums", detail::kChecksumKey);
+  // The checksums' placeholder, patched after the data is written (Note [Checkpoint checksums]).
+  Metadata meta = metadata;
+  if (!tensors.empty()) {
+    std::string zeros;
+    for (size_t i = 0; i < tensors.size(); ++i) zeros += (i ? ",00000000" : "00000000");
+    meta[detail::kChecksumKey] = zeros;
+  }
+  size_t checksum_pos = 0;  // where the placeholder's digits start in the header
 
   std::vector<size_t> order(tensors.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
@@ -373,14 +394,15 @@ void save(const NamedTensors& tensors, const std::string& path, const Metadata& 
 
   // Header: compact JSON, "__metadata__" first, then the tensors in data order.
   std::string header = "{";
-  if (!metadata.empty()) {
+  if (!meta.empty()) {
     header += "\"__metadata__\":{";
     bool first = true;
-    for (const auto& [k, v] : metadata) {
+    for (const auto& [k, v] : meta) {
       if (!first) header += ',';
       first = false;
       append_json_string(header, k);
       header += ':';
+      if (k == detail::kChecksumKey) checksum_pos = header.size() + 1;  // after the opening quote
       append_json_string(header, v);
     }
     header += '}';
@@ -420,12 +442,23 @@ void save(const NamedTensors& tensors, const std::string& path, const Metadata& 
     write_all(fd.get(), prefix, 8, tmp);
     write_all(fd.get(), header.data(), header.size(), tmp);
     NoGradGuard no_grad;
+    std::string sums;
     for (size_t i : order) {
       const Tensor& t = tensors[i].second;
-      if (t.numel() == 0) continue;
+      if (!sums.empty()) sums += ',';
+      if (t.numel() == 0) {
+        sums += detail::crc_hex(detail::crc32_of(nullptr, 0));
+        continue;
+      }
       // One contiguous CPU copy at a time: memory stays bounded by the largest tensor.
       Tensor c = t.is_cpu() ? t.contiguous() : t.to(Device(kCPU)).contiguous();
       write_all(fd.get(), c.data_ptr(), static_cast<size_t>(c.nbytes()), tmp);
+      sums += detail::crc_hex(detail::crc32_of(c.data_ptr(), static_cast<uint64_t>(c.nbytes())));
+    }
+    if (!sums.empty()) {
+      TENSOR_CHECK(::pwrite(fd.get(), sums.data(), sums.size(), static_cast<off_t>(8 + checksum_pos)) ==
+                       static_cast<ssize_t>(sums.size()),
+                   "tensor::io::save: writing the checksums into '{}' failed: {}", tmp, errno_str(errno));
     }
     TENSOR_CHECK(::fsync(fd.get()) == 0, "tensor::io::save: fsync of '{}' failed: {}", tmp, errno_str(errno));
     TENSOR_CHECK(::close(fd.release()) == 0, "tensor::io::save: closing '{}' failed: {}", tmp, errno_str(errno));
@@ -453,11 +486,20 @@ NamedTensors load(const std::string& path, Metadata* metadata) {
   const uint64_t data_start = 8 + h.header_bytes;
   NamedTensors out;
   out.reserve(h.entries.size());
-  for (const auto& e : h.entries) {
+  for (size_t i = 0; i < h.entries.size(); ++i) {
+    const Entry& e = h.entries[i];
     Tensor t = empty(e.shape, TensorOptions().dtype(e.dtype->type));
     uint64_t nbytes = e.end - e.begin;
     if (nbytes > 0 && !pread_all(fd.get(), t.data_ptr(), nbytes, data_start + e.begin, path))
       corrupt(path, fmt::format("the file ended inside the data of tensor '{}' (was it truncated while loading?)", e.name));
+    if (!h.checksums.empty()) {
+      const uint32_t got = detail::crc32_of(t.data_ptr(), nbytes);
+      if (got != h.checksums[i])
+        TENSOR_ERROR("tensor::io::load: '{}' is corrupt: the data of tensor '{}' ({}) does not match its checksum "
+                     "(CRC-32 {} when saved, {} now); the file changed after it was written",
+                     path, e.name, tensor::detail::shape_str(e.shape), detail::crc_hex(h.checksums[i]),
+                     detail::crc_hex(got));
+    }
     if (e.dtype->type == kBool) {
       // A C++ bool must hold 0 or 1; other writers may store any nonzero byte for true.
       auto* p = static_cast<uint8_t*>(t.data_ptr());

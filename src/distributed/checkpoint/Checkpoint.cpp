@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -18,6 +19,7 @@
 #include <sstream>
 
 #include "src/core/Check.h"
+#include "src/io/Checksum.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/io.h"
 #include "tensor/nn/module.h"
@@ -448,6 +450,7 @@ class ShardFile {
     }
     data_start_ = 8 + len;
     file_size_ = static_cast<uint64_t>(st.st_size);
+    read_checksums();
   }
   ~ShardFile() {
     if (fd_ >= 0) ::close(fd_);
@@ -476,6 +479,19 @@ class ShardFile {
       out_shape[0] = row1 - row0;
       for (size_t d = 1; d < sizes.size(); ++d) row_bytes *= static_cast<uint64_t>(sizes[d]);
     }
+    auto sum = checksums_.find(key);
+    if (sum != checksums_.end()) {
+      // A checked read takes the whole chunk (a checksum covers all of it), then its rows.
+      Tensor whole = empty(sizes, TensorOptions().dtype(dtype));
+      const uint64_t all = static_cast<uint64_t>(whole.nbytes());
+      if (all > 0) read_at(whole.data_ptr(), all, data_start_ + offs[0]);
+      const uint32_t got = io::detail::crc32_of(whole.data_ptr(), all);
+      TENSOR_CHECK(got == sum->second,
+                   "checkpoint::load: the shard file '{}' is corrupt: the data of tensor '{}' does not match its "
+                   "checksum (CRC-32 {} when saved, {} now); the file changed after it was written",
+                   path_, key, io::detail::crc_hex(sum->second), io::detail::crc_hex(got));
+      return sizes.empty() ? whole : whole.narrow(0, row0, row1 - row0).contiguous();
+    }
     Tensor out = empty(out_shape, TensorOptions().dtype(dtype));
     uint64_t n = static_cast<uint64_t>(out.nbytes());
     if (n > 0) read_at(out.data_ptr(), n, data_start_ + offs[0] + static_cast<uint64_t>(row0) * row_bytes);
@@ -483,6 +499,29 @@ class ShardFile {
   }
 
  private:
+  // The per-tensor checksums io::save wrote (Note [Checkpoint checksums]), by tensor name.
+  void read_checksums() {
+    auto meta = header_.find("__metadata__");
+    if (meta == header_.end() || !meta->is_object()) return;
+    auto list = meta->find(io::detail::kChecksumKey);
+    if (list == meta->end()) return;
+    std::vector<std::pair<uint64_t, std::string>> by_offset;  // data order
+    for (auto it = header_.begin(); it != header_.end(); ++it) {
+      if (it.key() == "__metadata__") continue;
+      auto offs = it->find("data_offsets");
+      TENSOR_CHECK(offs != it->end() && offs->is_array() && !offs->empty() && (*offs)[0].is_number_unsigned(),
+                   "checkpoint::load: the shard file '{}' is corrupt (tensor '{}' has no valid data_offsets)", path_,
+                   it.key());
+      by_offset.emplace_back((*offs)[0].get<uint64_t>(), it.key());
+    }
+    std::sort(by_offset.begin(), by_offset.end());
+    auto sums = list->is_string() ? io::detail::parse_checksums(list->get<std::string>(), by_offset.size())
+                                  : std::nullopt;
+    TENSOR_CHECK(sums.has_value(), "checkpoint::load: the shard file '{}' is corrupt (its checksum list is malformed)",
+                 path_);
+    for (size_t i = 0; i < by_offset.size(); ++i) checksums_[by_offset[i].second] = (*sums)[i];
+  }
+
   void read_at(void* dst, uint64_t n, uint64_t offset) {
     auto* p = static_cast<char*>(dst);
     while (n > 0) {
@@ -500,6 +539,7 @@ class ShardFile {
   int fd_ = -1;
   json header_;
   uint64_t data_start_ = 0, file_size_ = 0;
+  std::map<std::string, uint32_t> checksums_;
 };
 
 }  // namespace
