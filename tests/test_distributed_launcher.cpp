@@ -366,3 +366,31 @@ TEST(DistributedLauncher, TwoHostJobInNetworkNamespaces) {
   EXPECT_NE(r0.out.find("[0] sum=3\n"), std::string::npos) << r0.out;
   EXPECT_NE(r1.out.find("[1] sum=3\n"), std::string::npos) << r1.out;
 }
+
+// TENSOR_DIST_TIMEOUT bounds a job's waits without a code change: rank 0 of 2, alone, gives up
+// after 1.5 s instead of c10d's 30 minutes, naming the timeout; a bad value is named too.
+TEST(DistributedLauncher, TimeoutFromTheEnvironmentBoundsTheRendezvous) {
+  auto run = [&](const std::string& value) {
+    const std::string cmd = "timeout -s KILL 60 env TENSOR_DIST_SCENARIO=launched TENSOR_DIST_TIMEOUT=" + value +
+                            " RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
+                            std::to_string(dist_test::free_port()) + " " + self_exe() + " 2>&1";
+    auto t0 = std::chrono::steady_clock::now();
+    FILE* p = ::popen(cmd.c_str(), "r");
+    LaunchResult r;
+    std::array<char, 4096> buf;
+    size_t n;
+    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    int st = ::pclose(p);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return r;
+  };
+  LaunchResult r = run("1.5");
+  EXPECT_NE(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("1500 ms"), std::string::npos) << r.out;
+  EXPECT_GE(r.seconds, 1.4) << r.out;
+  EXPECT_LT(r.seconds, 15.0) << r.out;
+  LaunchResult bad = run("soon");
+  EXPECT_NE(bad.status, 0) << bad.out;
+  EXPECT_NE(bad.out.find("TENSOR_DIST_TIMEOUT='soon'"), std::string::npos) << bad.out;
+}

@@ -707,6 +707,16 @@ TEST(SafetensorsChecksums, EveryFlippedDataByteIsRefusedNamingTheTensor) {
   bad[digits] = 'x';
   write_bytes(path, bad);
   expect_error([&] { io::load(path); }, {"__crc32__", "8 hex digits"});
+  // Verification can be turned off: the damaged data then loads as it is.
+  bad = good;
+  bad[good.size() - 1] ^= 0x02;  // mask[1]: false -> true
+  write_bytes(path, bad);
+  EXPECT_TRUE(io::verify_checksums());
+  io::set_verify_checksums(false);
+  auto unchecked = io::load(path);
+  io::set_verify_checksums(true);
+  EXPECT_TRUE(find(unchecked, "mask").equal(tensor::tensor({true, true})));
+  expect_error([&] { io::load(path); }, {"does not match its checksum"});
   // The intact file loads, and its checksums are not user metadata.
   write_bytes(path, good);
   io::Metadata meta;

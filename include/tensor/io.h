@@ -41,6 +41,14 @@ TENSOR_API void load(const NamedTensors& tensors, const std::string& path, bool 
 /// Only the "__metadata__" map of a safetensors file (the header is read; data is not).
 TENSOR_API Metadata load_metadata(const std::string& path);
 
+/// Whether loads check each tensor's stored CRC-32 (docs/io_data.md, "Checksums"); on by default,
+/// and off when the environment sets TENSOR_IO_VERIFY=0. Turning it off (for a file damaged on
+/// purpose, or to save the pass over the bytes) applies to every thread's later loads, plain and
+/// sharded.
+TENSOR_API void set_verify_checksums(bool verify);
+/// The current setting of set_verify_checksums.
+TENSOR_API bool verify_checksums();
+
 namespace detail {
 template <class T, class = void> struct has_key_value : std::false_type {};
 template <class T>

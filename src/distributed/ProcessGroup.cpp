@@ -152,6 +152,15 @@ std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, int
   TENSOR_CHECK(!s.pg, "init_process_group: the default process group is already initialized (call destroy_process_group first)");
   TENSOR_CHECK(backend == "gloo" || backend == "nccl", "init_process_group: unknown backend \"{}\" (expected \"gloo\" or \"nccl\")",
                backend);
+  // One setting for a whole job: the environment's timeout replaces the default (not an
+  // explicit argument), so an operator bounds every wait without editing the program.
+  if (const char* env = std::getenv("TENSOR_DIST_TIMEOUT"); env && *env && timeout == kProcessGroupDefaultTimeout) {
+    char* end = nullptr;
+    const double seconds = std::strtod(env, &end);
+    TENSOR_CHECK(end && *end == 0 && seconds > 0 && seconds < 1e9,
+                 "init_process_group: TENSOR_DIST_TIMEOUT='{}' is not a positive number of seconds", env);
+    timeout = std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000));
+  }
   TENSOR_CHECK(timeout.count() > 0, "init_process_group: the timeout must be positive (got {} ms)", timeout.count());
   if (rank < 0) rank = env_int("RANK", "the rank of this process");
   if (world_size < 0) world_size = env_int("WORLD_SIZE", "the number of processes");

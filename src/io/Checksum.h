@@ -22,6 +22,9 @@ namespace tensor::io::detail {
 // CRC-32 is zlib's: it detects every burst of up to 32 flipped bits, so any single flipped byte.
 inline constexpr const char* kChecksumKey = "__crc32__";
 
+/// Whether loads check checksums (io::set_verify_checksums; Safetensors.cpp holds the flag).
+bool checksums_enabled();
+
 /// zlib's CRC-32 of n bytes.
 inline uint32_t crc32_of(const void* data, uint64_t n) {
   uLong c = ::crc32_z(0L, Z_NULL, 0);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -479,6 +480,20 @@ void save(const NamedTensors& tensors, const std::string& path, const Metadata& 
   }
 }
 
+namespace {
+std::atomic<bool>& verify_flag() {
+  static std::atomic<bool> flag{[] {
+    const char* v = std::getenv("TENSOR_IO_VERIFY");
+    return !(v && std::string(v) == "0");
+  }()};
+  return flag;
+}
+}  // namespace
+
+void set_verify_checksums(bool verify) { verify_flag().store(verify); }
+bool verify_checksums() { return verify_flag().load(); }
+bool detail::checksums_enabled() { return verify_flag().load(); }
+
 NamedTensors load(const std::string& path, Metadata* metadata) {
   uint64_t size = 0;
   Fd fd = open_for_read(path, &size);
@@ -492,7 +507,7 @@ NamedTensors load(const std::string& path, Metadata* metadata) {
     uint64_t nbytes = e.end - e.begin;
     if (nbytes > 0 && !pread_all(fd.get(), t.data_ptr(), nbytes, data_start + e.begin, path))
       corrupt(path, fmt::format("the file ended inside the data of tensor '{}' (was it truncated while loading?)", e.name));
-    if (!h.checksums.empty()) {
+    if (!h.checksums.empty() && detail::checksums_enabled()) {
       const uint32_t got = detail::crc32_of(t.data_ptr(), nbytes);
       if (got != h.checksums[i])
         TENSOR_ERROR("tensor::io::load: '{}' is corrupt: the data of tensor '{}' ({}) does not match its checksum "

@@ -178,6 +178,8 @@ class TENSOR_API ProcessGroupGloo : public ProcessGroup {
 /// Creates the default process group. `backend` is "gloo" (or "nccl" when built with NCCL).
 /// `init_method` is "env://" (MASTER_ADDR, MASTER_PORT; rank / world_size from RANK /
 /// WORLD_SIZE when passed as -1) or "tcp://host:port". Rank 0 runs the TCPStore server.
+/// `timeout` bounds the store, the rendezvous and every collective of the group; left at the
+/// default, TENSOR_DIST_TIMEOUT (seconds, in the environment) replaces the 30 minutes.
 TENSOR_API std::shared_ptr<ProcessGroup> init_process_group(const std::string& backend, int rank = -1,
                                                             int world_size = -1,
                                                             const std::string& init_method = "env://",
