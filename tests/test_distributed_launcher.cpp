@@ -394,3 +394,124 @@ TEST(DistributedLauncher, TimeoutFromTheEnvironmentBoundsTheRendezvous) {
   EXPECT_NE(bad.status, 0) << bad.out;
   EXPECT_NE(bad.out.find("TENSOR_DIST_TIMEOUT='soon'"), std::string::npos) << bad.out;
 }
+
+namespace {
+// The tensors of two safetensors files are equal, bit for bit (metadata aside).
+::testing::AssertionResult same_tensors(const std::string& a, const std::string& b) {
+  auto x = io::load(a), y = io::load(b);
+  if (x.size() != y.size()) return ::testing::AssertionFailure() << a << " and " << b << " hold different counts";
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i].first != y[i].first || !x[i].second.equal(y[i].second))
+      return ::testing::AssertionFailure() << "'" << x[i].first << "' differs between " << a << " and " << b;
+  return ::testing::AssertionSuccess();
+}
+const char* kFashionMnist = "/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz";
+
+// A network namespace pair ("two hosts") joined by a veth pair: 10.231.<net>.1 and .2.
+struct TwoHosts {
+  std::string a, b, va;
+  bool ok = false;
+  explicit TwoHosts(int net) {
+    const std::string tag = std::to_string(::getpid() % 100000) + "_" + std::to_string(net);
+    a = "lhA" + tag;
+    b = "lhB" + tag;
+    va = "lha" + tag;
+    const std::string vb = "lhb" + tag, n = std::to_string(net);
+    if (::geteuid() != 0 || !sh("ip netns add " + a)) return;
+    ok = sh("ip netns add " + b) && sh("ip link add " + va + " type veth peer name " + vb) &&
+         sh("ip link set " + va + " netns " + a + " && ip link set " + vb + " netns " + b) &&
+         sh("ip -n " + a + " addr add 10.231." + n + ".1/24 dev " + va + " && ip -n " + a + " link set " + va +
+            " up && ip -n " + a + " link set lo up") &&
+         sh("ip -n " + b + " addr add 10.231." + n + ".2/24 dev " + vb + " && ip -n " + b + " link set " + vb +
+            " up && ip -n " + b + " link set lo up");
+  }
+  ~TwoHosts() { sh("ip netns del " + a + "; ip netns del " + b); }
+  static bool sh(const std::string& c) { return std::system((c + " >/dev/null 2>&1").c_str()) == 0; }
+  // Runs `tensorrun args` inside host h (0 or 1) in the background.
+  std::future<LaunchResult> launch(int h, const std::string& args) const {
+    const std::string ns = h == 0 ? a : b;
+    return std::async(std::launch::async, [=] {
+      std::string cmd = "timeout -s KILL 120 ip netns exec " + ns + " " + TENSORRUN_PATH + " " + args + " 2>&1";
+      auto t0 = std::chrono::steady_clock::now();
+      FILE* p = ::popen(cmd.c_str(), "r");
+      LaunchResult r;
+      std::array<char, 4096> buf;
+      size_t k;
+      while ((k = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), k);
+      int st = ::pclose(p);
+      r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return r;
+    });
+  }
+};
+}  // namespace
+
+// The shipped DDP example under tensorrun: a rank killed mid-run (SIGKILL, --die-at-step) with
+// --max-restarts 1 restarts from the example's checkpoint and finishes with the parameters and
+// Adam state of an uninterrupted run, bit for bit; on two hosts (network namespaces) the same
+// job trains to the same bits as on one (Note [Resuming a DDP job]).
+TEST(DistributedLauncher, DdpExampleRestartsAndRunsOnTwoHostsToTheSameBits) {
+#ifndef DDP_EXAMPLE_PATH
+  GTEST_SKIP() << "examples are not built (TENSOR_BUILD_EXAMPLES=OFF)";
+#else
+  if (::access(kFashionMnist, R_OK) != 0) GTEST_SKIP() << "no Fashion-MNIST at " << kFashionMnist;
+  char dir_template[] = "/tmp/tensorrun_ddpXXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  const std::string dir = dir_template;
+  const std::string common = std::string(DDP_EXAMPLE_PATH) + " --limit-batches 16 --checkpoint-every 5 --timeout 30";
+  LaunchResult plain = run_cmd("--nproc-per-node 2 " + common + " --checkpoint " + dir + "/plain.st");
+  ASSERT_EQ(plain.status, 0) << plain.out;
+  LaunchResult killed =
+      run_cmd("--nproc-per-node 2 --max-restarts 1 " + common + " --checkpoint " + dir + "/killed.st --die-at-step 8");
+  ASSERT_EQ(killed.status, 0) << killed.out;
+  EXPECT_NE(killed.out.find("--die-at-step 8: killing myself"), std::string::npos) << killed.out;
+  EXPECT_NE(killed.out.find("restarting the ranks (restart 1 of 1)"), std::string::npos) << killed.out;
+  EXPECT_NE(killed.out.find("resumed from " + dir + "/killed.st in epoch 1 after batch 5 (step 5)"), std::string::npos)
+      << killed.out;
+  EXPECT_TRUE(same_tensors(dir + "/plain.st", dir + "/killed.st"));
+
+  TwoHosts hosts(21);
+  if (hosts.ok) {
+    const std::string node = "--nnodes 2 --rdzv-id ddp --master-addr 10.231.21.1 --master-port 29631 --nproc-per-node 1 ";
+    auto h0 = hosts.launch(0, node + "--node-rank 0 " + common + " --checkpoint " + dir + "/hosts.st");
+    auto h1 = hosts.launch(1, node + "--node-rank 1 " + common + " --checkpoint " + dir + "/hosts_rank1.st");
+    LaunchResult r0 = h0.get(), r1 = h1.get();
+    ASSERT_EQ(r0.status, 0) << r0.out;
+    ASSERT_EQ(r1.status, 0) << r1.out;
+    EXPECT_TRUE(same_tensors(dir + "/plain.st", dir + "/hosts.st"));
+  }
+  (void)std::system(("rm -rf " + dir).c_str());
+  if (!hosts.ok) GTEST_SKIP() << "the one-host runs passed; two hosts need root and ip netns";
+#endif
+}
+
+// A link cut mid-run (the veth pair taken down): every rank of both hosts raises within the
+// job's timeout (5 s here), naming the collective, and both launchers exit non-zero instead of
+// waiting the default 30 minutes.
+TEST(DistributedLauncher, CutLinkStopsEveryRankWithinTheTimeout) {
+#ifndef DDP_EXAMPLE_PATH
+  GTEST_SKIP() << "examples are not built (TENSOR_BUILD_EXAMPLES=OFF)";
+#else
+  if (::access(kFashionMnist, R_OK) != 0) GTEST_SKIP() << "no Fashion-MNIST at " << kFashionMnist;
+  TwoHosts hosts(22);
+  if (!hosts.ok) GTEST_SKIP() << "needs root and ip netns";
+  const std::string node = "--nnodes 2 --rdzv-id cut --rdzv-timeout 20 --master-addr 10.231.22.1 --master-port 29641 "
+                           "--nproc-per-node 1 ";
+  const std::string prog = std::string(DDP_EXAMPLE_PATH) + " --limit-batches 100000 --epochs 5 --timeout 5";
+  auto h0 = hosts.launch(0, node + "--node-rank 0 " + prog);
+  auto h1 = hosts.launch(1, node + "--node-rank 1 " + prog);
+  // Training has begun once the ranks are past the rendezvous; then the link goes down.
+  std::this_thread::sleep_for(std::chrono::seconds(6));
+  const auto cut = std::chrono::steady_clock::now();
+  ASSERT_TRUE(TwoHosts::sh("ip -n " + hosts.a + " link set " + hosts.va + " down"));
+  LaunchResult r0 = h0.get(), r1 = h1.get();
+  const double after = std::chrono::duration<double>(std::chrono::steady_clock::now() - cut).count();
+  EXPECT_NE(r0.status, 0) << r0.out;
+  EXPECT_NE(r1.status, 0) << r1.out;
+  EXPECT_NE(r0.out.find("[0] ddp_fashion_mnist:"), std::string::npos) << r0.out;
+  EXPECT_NE(r1.out.find("[1] ddp_fashion_mnist:"), std::string::npos) << r1.out;
+  // Within the 5 s timeout plus the launchers' store checks and the grace period.
+  EXPECT_LT(after, 40.0) << r0.out << r1.out;
+#endif
+}
