@@ -250,7 +250,8 @@ DIST_SCENARIO(env_init) {
 TEST(DistributedGloo, InitFromEnvironment) { dist_test::expect_all_ok("env_init", 2, 60); }
 
 // The last rank dies (or stalls) after init; the others' allreduce must fail within the
-// 2 s timeout plus slack, with an error naming the collective and the timeout.
+// 2 s timeout plus slack, with an error naming the collective, the timeout and the rank that did
+// not arrive (Note [Who did not arrive]).
 void expect_collective_error(const std::shared_ptr<dist::ProcessGroup>& pg, const char* why) {
   Tensor t = full({4}, 1.0, kFloat32);
   auto t0 = std::chrono::steady_clock::now();
@@ -262,6 +263,8 @@ void expect_collective_error(const std::shared_ptr<dist::ProcessGroup>& pg, cons
     std::fprintf(stderr, "%s rank: %s\n", why, m.c_str());  // the message, for the test log
     DIST_CHECK(m.find("allreduce") != std::string::npos, m);
     DIST_CHECK(m.find("2000 ms") != std::string::npos, m);
+    const std::string missing = "rank(s) " + std::to_string(pg->size() - 1) + " did not reach it";
+    DIST_CHECK(m.find(missing) != std::string::npos, m);
   }
   auto took = std::chrono::steady_clock::now() - t0;
   DIST_CHECK(took < std::chrono::seconds(12), why << " rank: the error took " << std::chrono::duration<double>(took).count()

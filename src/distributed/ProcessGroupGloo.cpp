@@ -30,6 +30,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -237,9 +238,40 @@ constexpr uint8_t kSendRecvSlotPrefix = 0x09;  // after Gloo's own collective pr
 
 }  // namespace
 
+// Note [Who did not arrive]
+// A collective that fails (its timeout passed, or a peer's connection broke) says which ranks
+// had not reached it, as the store sees: the failing rank posts "failed/<n>/<rank>" for its n-th
+// collective, then waits a short window (a tenth of the timeout, 0.2 to 5 s) for the others to
+// post theirs (ranks stuck in the same collective fail at about the same time, since their
+// deadlines started when they arrived). The ranks without a key are named: dead, stalled before
+// the collective, or unreachable. Nothing is posted on success, so collectives pay nothing for
+// this. When the store itself is gone, its host (rank 0) is what the message names.
 struct ProcessGroupGloo::Impl {
   int rank = 0, size = 0;
   ms timeout{};
+  std::shared_ptr<Store> store;
+
+  // The ranks that did not post the failure of collective `tag` (Note [Who did not arrive]).
+  std::string missing_ranks(uint32_t tag, ms t) const {
+    try {
+      const std::string prefix = "failed/" + std::to_string(tag) + "/";
+      store->set(prefix + std::to_string(rank), std::string("1"));
+      const ms window = std::clamp(t / 10, ms(200), ms(5000));
+      const auto deadline = std::chrono::steady_clock::now() + window;
+      std::vector<int> missing;
+      for (;;) {
+        missing.clear();
+        for (int r = 0; r < size; ++r)
+          if (r != rank && !store->check({prefix + std::to_string(r)})) missing.push_back(r);
+        if (missing.empty() || std::chrono::steady_clock::now() >= deadline) break;
+        std::this_thread::sleep_for(ms(20));
+      }
+      if (missing.empty()) return "every rank reached it";
+      return fmt::format("rank(s) {} did not reach it (dead, stalled before it, or unreachable)", fmt::join(missing, ", "));
+    } catch (const std::exception&) {
+      return "the store on rank 0 is unreachable, so rank 0 is dead or cut off";
+    }
+  }
   std::shared_ptr<gloo::transport::Device> device;
   std::shared_ptr<gloo::Context> ctx;
 
@@ -277,8 +309,10 @@ struct ProcessGroupGloo::Impl {
         fn(tag, t);
         work->finish();
       } catch (const std::exception& e) {
-        work->finish(std::make_exception_ptr(Error(fmt::format(
-            "ProcessGroupGloo: {} ({}) failed on rank {} of {} (timeout {} ms): {}", op, what, r, s, t.count(), e.what()))));
+        const std::string who = missing_ranks(tag, t);
+        work->finish(std::make_exception_ptr(Error(fmt::format("ProcessGroupGloo: {} #{} ({}) failed on rank {} of {} "
+                                                               "(timeout {} ms): {}; {}",
+                                                               op, tag, what, r, s, t.count(), who, e.what()))));
       }
     });
     cv.notify_one();
@@ -294,6 +328,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
   impl_->rank = rank;
   impl_->size = size;
   impl_->timeout = opts.timeout();
+  impl_->store = store;
 
   // Note [SIGPIPE]: Gloo writes to its sockets without MSG_NOSIGNAL, so a write to a peer that
   // died would kill this process with SIGPIPE instead of failing the collective with an error.
