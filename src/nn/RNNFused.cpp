@@ -40,6 +40,7 @@ using autograd::variable_list;
 namespace {
 
 thread_local bool t_fused_disabled = false;
+thread_local int64_t t_fused_count = 0;
 
 cpu::RnnCell cell_of(const RNNMode& mode) {
   switch (mode.kind()) {
@@ -267,9 +268,12 @@ std::vector<Tensor> fused_rnn_layer(const RNNMode& mode, const Tensor& input, co
     for (const Tensor* t : {&input, &h0, &c0, &w_ih, &w_hh, &b_ih, &b_hh})
       save = save || (t->defined() && t->requires_grad());
   const Tensor c = mode == kLSTM ? c0 : Tensor();
+  ++t_fused_count;
   return FusedRNNLayer::apply(input, h0, c, w_ih, w_hh, b_ih, b_hh, static_cast<int64_t>(cell_of(mode)), reverse, bs,
                               save);
 }
+
+int64_t fused_rnn_layer_count() { return t_fused_count; }
 
 FusedRNNGuard::FusedRNNGuard(bool disable) : prev_(t_fused_disabled) { t_fused_disabled = disable; }
 FusedRNNGuard::~FusedRNNGuard() { t_fused_disabled = prev_; }
