@@ -19,8 +19,8 @@ namespace tensor::nn::detail {
 // tanhs, products), each allocating its output and, in backward, running a node of its own;
 // with small batches that bookkeeping, not the arithmetic, sets the time. The fused layer does,
 // per layer and direction:
-//   forward:  one GEMM projects every step's input at once ([rows, I] x [I, G*H], with b_ih);
-//             per step one GEMM for the hidden state (with b_hh) and one kernel that applies
+//   forward:  one GEMM projects every step's input at once ([rows, I] x [I, G*H], with the
+//             biases); per step one GEMM for the hidden state and one kernel that applies
 //             the gates and updates the state, saving the gate activations backward needs;
 //   backward: per step one kernel turns the output's and the state's gradients into the gate
 //             pre-activations' (dgx, and dgh for a GRU, whose n gate sees r * (W_hn h + b_hn))
@@ -126,8 +126,12 @@ struct FusedRNNLayer : autograd::Function<FusedRNNLayer> {
     const ScalarType dtype = x.scalar_type();
     Tensor X = x.reshape({-1, x.size(-1)});
     const int64_t rows = X.size(0);
-    // Every step's input projection in one GEMM.
-    Tensor xw = linear(X, w_ih, b_ih).contiguous();
+    // Every step's input projection in one GEMM. Only the GRU's n gate needs b_hh apart (it is
+    // scaled by r); the other cells add both biases once here, so a step's GEMM has no bias.
+    const bool fold = !gru && b_hh.defined();
+    const Tensor b_x = fold ? (b_ih.defined() ? b_ih + b_hh : b_hh) : b_ih;
+    const Tensor b_h = fold ? Tensor() : b_hh;
+    Tensor xw = linear(X, w_ih, b_x).contiguous();
     Tensor h = own_contiguous(h0), c = lstm ? own_contiguous(c0) : Tensor();
     Tensor y = empty({rows, H}, x.options());
     Tensor act, hprev, cprev, aux;
@@ -142,7 +146,7 @@ struct FusedRNNLayer : autograd::Function<FusedRNNLayer> {
       const auto t = static_cast<size_t>(reverse ? st.size() - 1 - k : k);
       const int64_t n = st.batch[t], off = st.offset[t];
       Tensor hs = h.narrow(0, 0, n);
-      Tensor gh = (b_hh.defined() ? addmm(b_hh, hs, w_hh_t) : mm(hs, w_hh_t)).contiguous();
+      Tensor gh = (b_h.defined() ? addmm(b_h, hs, w_hh_t) : mm(hs, w_hh_t)).contiguous();
       cpu::RnnForwardStep s;
       s.n = n;
       s.H = H;
