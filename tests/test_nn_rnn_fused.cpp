@@ -30,10 +30,14 @@ namespace {
 enum class Kind { Tanh, Relu, LSTM, GRU };
 const char* name_of(Kind k) {
   switch (k) {
-    case Kind::Tanh: return "RNN tanh";
-    case Kind::Relu: return "RNN relu";
-    case Kind::LSTM: return "LSTM";
-    case Kind::GRU: return "GRU";
+    case Kind::Tanh:
+      return "RNN tanh";
+    case Kind::Relu:
+      return "RNN relu";
+    case Kind::LSTM:
+      return "LSTM";
+    case Kind::GRU:
+      return "GRU";
   }
   return "";
 }
@@ -60,7 +64,11 @@ struct Net {
 Net make_net(const Cfg& c, int64_t I, int64_t H, ScalarType dt) {
   Net n;
   if (c.kind == Kind::LSTM) {
-    nn::LSTM m(nn::LSTMOptions(I, H).num_layers(c.layers).bidirectional(c.bidir).batch_first(c.batch_first).bias(c.bias)
+    nn::LSTM m(nn::LSTMOptions(I, H)
+                   .num_layers(c.layers)
+                   .bidirectional(c.bidir)
+                   .batch_first(c.batch_first)
+                   .bias(c.bias)
                    .dropout(c.dropout));
     auto p = m.ptr();
     n.module = p;
@@ -76,7 +84,11 @@ Net make_net(const Cfg& c, int64_t I, int64_t H, ScalarType dt) {
       return variable_list{o.data(), std::get<0>(s), std::get<1>(s)};
     };
   } else if (c.kind == Kind::GRU) {
-    nn::GRU m(nn::GRUOptions(I, H).num_layers(c.layers).bidirectional(c.bidir).batch_first(c.batch_first).bias(c.bias)
+    nn::GRU m(nn::GRUOptions(I, H)
+                  .num_layers(c.layers)
+                  .bidirectional(c.bidir)
+                  .batch_first(c.batch_first)
+                  .bias(c.bias)
                   .dropout(c.dropout));
     auto p = m.ptr();
     n.module = p;
@@ -89,8 +101,13 @@ Net make_net(const Cfg& c, int64_t I, int64_t H, ScalarType dt) {
       return variable_list{o.data(), s};
     };
   } else {
-    nn::RNN m(nn::RNNOptions(I, H).num_layers(c.layers).bidirectional(c.bidir).batch_first(c.batch_first).bias(c.bias)
-                  .dropout(c.dropout).nonlinearity(c.kind == Kind::Tanh ? nn::RNNNonlinearity(kTanh) : nn::RNNNonlinearity(kReLU)));
+    nn::RNN m(nn::RNNOptions(I, H)
+                  .num_layers(c.layers)
+                  .bidirectional(c.bidir)
+                  .batch_first(c.batch_first)
+                  .bias(c.bias)
+                  .dropout(c.dropout)
+                  .nonlinearity(c.kind == Kind::Tanh ? nn::RNNNonlinearity(kTanh) : nn::RNNNonlinearity(kReLU)));
     auto p = m.ptr();
     n.module = p;
     n.fwd = [p](const Tensor& x, const Tensor& h, const Tensor&) {
@@ -182,16 +199,18 @@ TEST(NNRnnFused, MatchesCompositeOutputsStatesAndGradients) {
       Net net = make_net(c, I, H, dt);
       nn::Module& m = *net.module;
       m.train();
-      Tensor x = leaf(random_tensor(c.batch_first ? std::vector<int64_t>{B, T, I} : std::vector<int64_t>{T, B, I}, 1)
-                          .to(dt));
+      Tensor x =
+          leaf(random_tensor(c.batch_first ? std::vector<int64_t>{B, T, I} : std::vector<int64_t>{T, B, I}, 1).to(dt));
       Tensor h0 = leaf(random_tensor({L, B, H}, 2, -1, 1).to(dt));
       Tensor c0 = leaf(random_tensor({L, B, H}, 3, -1, 1).to(dt));
       auto want = run(net, c, x, h0, c0, false);
       auto got = run(net, c, x, h0, c0, true);
       const std::string what = c.str() + (dt == kFloat64 ? " float64" : " float32");
       expect_all_near(got, want, dt == kFloat64 ? 1e-11 : 2e-5, what + " vs composite");
-      if (dt == kFloat64) ref64 = want;
-      else expect_all_near(got, ref64, 2e-4, what + " vs float64 composite");
+      if (dt == kFloat64)
+        ref64 = want;
+      else
+        expect_all_near(got, ref64, 2e-4, what + " vs float64 composite");
     }
   }
 }
@@ -258,7 +277,8 @@ TEST(NNRnnFused, PackedMatchesComposite) {
       Cfg c{k, 2, true};
       Net net = make_net(c, I, H, dt);
       Tensor x = leaf(random_tensor({T, B, I}, 8).to(dt));
-      Tensor h0 = leaf(random_tensor({4, B, H}, 9, -1, 1).to(dt)), c0 = leaf(random_tensor({4, B, H}, 10, -1, 1).to(dt));
+      Tensor h0 = leaf(random_tensor({4, B, H}, 9, -1, 1).to(dt)),
+             c0 = leaf(random_tensor({4, B, H}, 10, -1, 1).to(dt));
       auto go = [&](bool fused) {
         FusedRNNGuard guard(!fused);
         const int64_t before = nn::detail::fused_rnn_layer_count();
@@ -280,8 +300,8 @@ TEST(NNRnnFused, PackedMatchesComposite) {
 TEST(NNRnnFused, Gradcheck) {
   const int64_t I = 2, H = 3, B = 3;
   for (Kind k : {Kind::LSTM, Kind::GRU, Kind::Tanh, Kind::Relu}) {
-    const nn::RNNMode mode = k == Kind::LSTM  ? nn::RNNMode(kLSTM)
-                             : k == Kind::GRU ? nn::RNNMode(kGRU)
+    const nn::RNNMode mode = k == Kind::LSTM   ? nn::RNNMode(kLSTM)
+                             : k == Kind::GRU  ? nn::RNNMode(kGRU)
                              : k == Kind::Tanh ? nn::RNNMode(kRNN_TANH)
                                                : nn::RNNMode(kRNN_RELU);
     const int64_t G = (k == Kind::LSTM ? 4 : k == Kind::GRU ? 3 : 1) * H;

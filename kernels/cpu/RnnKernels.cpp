@@ -7,9 +7,12 @@
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/RnnKernels.cpp"
+// foreach_target.h must come first.
+// clang-format off
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace tensor::cpu::HWY_NAMESPACE {
@@ -67,8 +70,14 @@ void forward_rows(RnnCell cell, const RnnForwardStep& s, int64_t b0, int64_t b1)
       if (save) hn::StoreU(hp, d, hprev + j);
       V hn_;
       switch (cell) {
-        case RnnCell::Tanh: hn_ = tanh_(d, pre(0)); if (save) hn::StoreU(hn_, d, act + j); break;
-        case RnnCell::Relu: hn_ = relu(d, pre(0)); if (save) hn::StoreU(hn_, d, act + j); break;
+        case RnnCell::Tanh:
+          hn_ = tanh_(d, pre(0));
+          if (save) hn::StoreU(hn_, d, act + j);
+          break;
+        case RnnCell::Relu:
+          hn_ = relu(d, pre(0));
+          if (save) hn::StoreU(hn_, d, act + j);
+          break;
         case RnnCell::LSTM: {
           T* c = static_cast<T*>(s.c) + b * H;
           const V i = sigmoid(d, pre(0)), f = sigmoid(d, pre(1)), g = tanh_(d, pre(2)), o = sigmoid(d, pre(3));
@@ -180,8 +189,10 @@ void RnnForwardImpl(int dtype, int cell, const RnnForwardStep& s) {
   // A step's rows are independent: threads split them once the step has a grain of work.
   ::tensor::detail::parallel_range(s.n, ::tensor::detail::threads_for(s.n * s.H * rnn_gates(c) * 8),
                                    [&](int64_t b0, int64_t b1) {
-                                     if (dtype == static_cast<int>(ScalarType::Float)) forward_rows<float>(c, s, b0, b1);
-                                     else forward_rows<double>(c, s, b0, b1);
+                                     if (dtype == static_cast<int>(ScalarType::Float))
+                                       forward_rows<float>(c, s, b0, b1);
+                                     else
+                                       forward_rows<double>(c, s, b0, b1);
                                    });
 }
 
@@ -189,8 +200,10 @@ void RnnBackwardImpl(int dtype, int cell, const RnnBackwardStep& s) {
   const RnnCell c = static_cast<RnnCell>(cell);
   ::tensor::detail::parallel_range(s.n, ::tensor::detail::threads_for(s.n * s.H * rnn_gates(c) * 4),
                                    [&](int64_t b0, int64_t b1) {
-                                     if (dtype == static_cast<int>(ScalarType::Float)) backward_rows<float>(c, s, b0, b1);
-                                     else backward_rows<double>(c, s, b0, b1);
+                                     if (dtype == static_cast<int>(ScalarType::Float))
+                                       backward_rows<float>(c, s, b0, b1);
+                                     else
+                                       backward_rows<double>(c, s, b0, b1);
                                    });
 }
 

@@ -44,20 +44,28 @@ thread_local int64_t t_fused_count = 0;
 
 cpu::RnnCell cell_of(const RNNMode& mode) {
   switch (mode.kind()) {
-    case RNNMode::LSTM: return cpu::RnnCell::LSTM;
-    case RNNMode::GRU: return cpu::RnnCell::GRU;
-    case RNNMode::RNN_TANH: return cpu::RnnCell::Tanh;
-    case RNNMode::RNN_RELU: return cpu::RnnCell::Relu;
+    case RNNMode::LSTM:
+      return cpu::RnnCell::LSTM;
+    case RNNMode::GRU:
+      return cpu::RnnCell::GRU;
+    case RNNMode::RNN_TANH:
+      return cpu::RnnCell::Tanh;
+    case RNNMode::RNN_RELU:
+      return cpu::RnnCell::Relu;
   }
   return cpu::RnnCell::Tanh;
 }
 
 RNNMode mode_of(cpu::RnnCell cell) {
   switch (cell) {
-    case cpu::RnnCell::LSTM: return kLSTM;
-    case cpu::RnnCell::GRU: return kGRU;
-    case cpu::RnnCell::Relu: return kRNN_RELU;
-    case cpu::RnnCell::Tanh: break;
+    case cpu::RnnCell::LSTM:
+      return kLSTM;
+    case cpu::RnnCell::GRU:
+      return kGRU;
+    case cpu::RnnCell::Relu:
+      return kRNN_RELU;
+    case cpu::RnnCell::Tanh:
+      break;
   }
   return kRNN_TANH;
 }
@@ -207,8 +215,7 @@ struct FusedRNNLayer : autograd::Function<FusedRNNLayer> {
     const int64_t rows = act.size(0);
     const ScalarType dtype = x.scalar_type();
     auto grad_or_zeros = [&](size_t i) {
-      return i < grads.size() && grads[i].defined() ? own_contiguous(grads[i])
-                                                    : zeros({B, H}, x.options());
+      return i < grads.size() && grads[i].defined() ? own_contiguous(grads[i]) : zeros({B, H}, x.options());
     };
     const Tensor dy = grads[0].defined() ? grads[0].contiguous() : Tensor();
     Tensor dh = grad_or_zeros(1), dc = lstm ? grad_or_zeros(2) : Tensor();

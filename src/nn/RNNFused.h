@@ -24,9 +24,10 @@ bool fused_rnn_applies(const Tensor& input, const Tensor& h0, const Tensor& c0, 
 /// One layer and direction. input: [T, B, I] (batch_sizes empty) or packed rows [sum(bs), I];
 /// h0 (and c0, LSTM) [B, H]; b_ih, b_hh may be undefined. Returns {output [rows, H] in the
 /// input's row order, h_n [B, H], c_n [B, H] (LSTM only)}.
-TENSOR_API std::vector<Tensor> fused_rnn_layer(const RNNMode& mode, const Tensor& input, const std::vector<int64_t>& batch_sizes,
-                                    bool reverse, const Tensor& h0, const Tensor& c0, const Tensor& w_ih,
-                                    const Tensor& w_hh, const Tensor& b_ih, const Tensor& b_hh);
+TENSOR_API std::vector<Tensor> fused_rnn_layer(const RNNMode& mode, const Tensor& input,
+                                               const std::vector<int64_t>& batch_sizes, bool reverse, const Tensor& h0,
+                                               const Tensor& c0, const Tensor& w_ih, const Tensor& w_hh,
+                                               const Tensor& b_ih, const Tensor& b_hh);
 
 /// How many fused layers (one per layer and direction) this thread has run: tests check that
 /// the fused path, not the composite, ran.
