@@ -17,6 +17,16 @@ std::vector<torch::Tensor> mlp_params() {
   return ps;
 }
 
+template <class Layer>
+double rnn_case(Layer layer, bool backward) {
+  torch::Tensor x = torch::randn({64, 32, 256});
+  if (!backward) {
+    torch::NoGradGuard no_grad;
+    return median_seconds([&] { (void)std::get<0>(layer->forward(x)); }, 9);
+  }
+  return median_seconds([&] { std::get<0>(layer->forward(x)).sum().backward(); }, 9);
+}
+
 TwinTable nn_twins() {
   TwinTable t;
   t["sgd_momentum_step_mlp"] = [] {
@@ -34,6 +44,10 @@ TwinTable nn_twins() {
     torch::Tensor y = torch::randint(0, 10, {128});
     return median_seconds([&] { torch::nn::functional::cross_entropy(x, y).backward(); }, 15, 200);
   };
+  t["lstm_fwd_T64_B32_256"] = [] { return rnn_case(torch::nn::LSTM(256, 256), false); };
+  t["lstm_fwd_bwd_T64_B32_256"] = [] { return rnn_case(torch::nn::LSTM(256, 256), true); };
+  t["gru_fwd_T64_B32_256"] = [] { return rnn_case(torch::nn::GRU(256, 256), false); };
+  t["gru_fwd_bwd_T64_B32_256"] = [] { return rnn_case(torch::nn::GRU(256, 256), true); };
   return t;
 }
 const AddTwins kNNTwins(nn_twins());

@@ -1,6 +1,7 @@
-// Recurrent layers and cells (include/tensor/nn/rnn.h), composed of public differentiable ops.
-// Each layer and direction projects the whole input sequence at once (one matmul over all
-// steps), then runs the recurrence step by step.
+// Recurrent layers and cells (include/tensor/nn/rnn.h). Each layer and direction projects the
+// whole input sequence at once (one matmul over all steps), then runs the recurrence step by
+// step: on the CPU in float32/float64 as one fused node (src/nn/RNNFused.cpp, Note [Fused
+// recurrent layers]), elsewhere composed of public differentiable ops (the reference).
 #include "tensor/nn/rnn.h"
 
 #include <cmath>
@@ -8,6 +9,7 @@
 #include <utility>
 
 #include "src/core/Check.h"
+#include "src/nn/RNNFused.h"
 #include "tensor/amp/autocast.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/nn/functional.h"
@@ -60,9 +62,14 @@ detail::RNNOptionsBase base_of(const GRUOptions& o) {
       .bidirectional(o.bidirectional());
 }
 
-// One step of the recurrence from the input's and the hidden state's projections gx and gh
-// (PyTorch's gate order: LSTM i, f, g, o; GRU r, z, n), updating h (and c for an LSTM).
-void cell_step(const RNNMode& mode, const Tensor& gx, const Tensor& gh, const Tensor& w_hr, Tensor& h, Tensor& c) {
+}  // namespace
+
+// ---- RNNImplBase ----
+
+namespace detail {
+
+// Declared in src/nn/RNNFused.h, which the fused layer's differentiable backward shares.
+void rnn_cell_step(const RNNMode& mode, const Tensor& gx, const Tensor& gh, const Tensor& w_hr, Tensor& h, Tensor& c) {
   switch (mode.kind()) {
     case RNNMode::RNN_TANH: h = tensor::tanh(gx + gh); break;
     case RNNMode::RNN_RELU: h = tensor::relu(gx + gh); break;
@@ -83,12 +90,6 @@ void cell_step(const RNNMode& mode, const Tensor& gx, const Tensor& gh, const Te
     }
   }
 }
-
-}  // namespace
-
-// ---- RNNImplBase ----
-
-namespace detail {
 
 RNNImplBase::RNNImplBase(const RNNOptionsBase& options_, std::string name)
     : Module(std::move(name)), options_base(options_) {
@@ -231,6 +232,13 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
       const int64_t idx = layer * dirs + d;
       Tensor h = h0.select(0, idx);
       Tensor c = lstm ? c0.select(0, idx) : Tensor();
+      if (fused_rnn_applies(layer_input, h, c, {w_ih, w_hh, b_ih, b_hh}, w_hr.defined())) {
+        auto r = fused_rnn_layer(mode, layer_input, {}, d == 1, h, c, w_ih, w_hh, b_ih, b_hh);
+        dir_outputs.push_back(r[0].view({steps, h.size(0), h.size(1)}));
+        h_n.push_back(r[1]);
+        if (lstm) c_n.push_back(r[2]);
+        continue;
+      }
       // The input projection of every step at once: [T, N, G*H].
       Tensor xw = F::linear(layer_input, w_ih, b_ih);
       std::vector<Tensor> outs(static_cast<size_t>(steps));
@@ -238,7 +246,7 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run(const Tensor& input, const T
         const int64_t t = d == 0 ? k : steps - 1 - k;
         Tensor gx = xw.select(0, t);
         Tensor gh = F::linear(h, w_hh, b_hh);
-        cell_step(mode, gx, gh, w_hr, h, c);
+        rnn_cell_step(mode, gx, gh, w_hr, h, c);
         outs[static_cast<size_t>(t)] = h;
       }
       dir_outputs.push_back(steps > 0 ? tensor::stack(outs, 0) : zeros({0, h.size(0), h.size(1)}, h.options()));
@@ -326,6 +334,13 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run_packed(const Tensor& data, c
       const int64_t idx = layer * dirs + d;
       const Tensor h_init = h0.select(0, idx);
       const Tensor c_init = lstm ? c0.select(0, idx) : Tensor();
+      if (fused_rnn_applies(layer_input, h_init, c_init, {w_ih, w_hh, b_ih, b_hh}, w_hr.defined())) {
+        auto r = fused_rnn_layer(mode, layer_input, bs, d == 1, h_init, c_init, w_ih, w_hh, b_ih, b_hh);
+        dir_outputs.push_back(r[0]);
+        h_n.push_back(r[1]);
+        if (lstm) c_n.push_back(r[2]);
+        continue;
+      }
       Tensor xw = F::linear(layer_input, w_ih, b_ih);  // [sum(lengths), G*H]
       std::vector<Tensor> outs(bs.size());
       std::vector<Tensor> h_done, c_done;  // forward: states of the columns that stopped
@@ -351,7 +366,7 @@ std::tuple<Tensor, Tensor, Tensor> RNNImplBase::run_packed(const Tensor& data, c
         running = n;
         Tensor gx = xw.narrow(0, offsets[static_cast<size_t>(t)], n);
         Tensor gh = F::linear(h, w_hh, b_hh);
-        cell_step(mode, gx, gh, w_hr, h, c);
+        rnn_cell_step(mode, gx, gh, w_hr, h, c);
         outs[static_cast<size_t>(t)] = h;
       }
       // The final state of every column (Note [Packed recurrence]).
