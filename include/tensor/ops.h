@@ -37,6 +37,13 @@ TENSOR_API Tensor rand(IntArrayRef sizes, const TensorOptions& o = {});
 TENSOR_API Tensor randn(IntArrayRef sizes, const TensorOptions& o = {});
 /// 1 with probability p[i], else 0, in p's shape and dtype (p floating, values in [0, 1]).
 TENSOR_API Tensor bernoulli(const Tensor& p);
+/// Normal samples, as libtorch's torch::normal: mean and std per element (tensors broadcast
+/// together, or a tensor and a number; std >= 0), differentiable in both (the sample is
+/// mean + std * z); or `size` samples of N(mean, std^2).
+TENSOR_API Tensor normal(const Tensor& mean, double std = 1);
+TENSOR_API Tensor normal(double mean, const Tensor& std);
+TENSOR_API Tensor normal(const Tensor& mean, const Tensor& std);
+TENSOR_API Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& o = {});
 /// Integers uniform in [low, high); int64 unless given.
 TENSOR_API Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& o = {});
 TENSOR_API Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& o = {});
