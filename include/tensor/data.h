@@ -28,6 +28,11 @@
 
 namespace tensor::data {
 
+// libtorch's torch/data.h brings datasets::BatchDataset and datasets::Dataset into torch::data.
+// BatchDataset is brought here too; Dataset is not: data::Dataset is libtensor's virtual dataset
+// below, so libtorch's data::Dataset<Self> is spelled data::datasets::Dataset<Self> here.
+using datasets::BatchDataset;
+
 /// A map-style dataset: `size()` samples, sample i from `get(i)`. With DataLoader workers, get()
 /// and get_batch() are called from several threads at once and must be thread-safe.
 class TENSOR_API Dataset {

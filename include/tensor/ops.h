@@ -13,6 +13,9 @@ namespace tensor {
 // ---- factories ----
 /// Uninitialized tensor.
 TENSOR_API Tensor empty(IntArrayRef sizes, const TensorOptions& o = {});
+/// Uninitialized tensor laid out in `memory_format` (Contiguous, ChannelsLast for 4-d sizes,
+/// ChannelsLast3d for 5-d; Preserve is an error); also set through options().memory_format().
+TENSOR_API Tensor empty(IntArrayRef sizes, const TensorOptions& o, std::optional<MemoryFormat> memory_format);
 /// Uninitialized tensor with the given strides.
 TENSOR_API Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o = {});
 TENSOR_API Tensor zeros(IntArrayRef sizes, const TensorOptions& o = {});
@@ -34,12 +37,23 @@ TENSOR_API Tensor rand(IntArrayRef sizes, const TensorOptions& o = {});
 TENSOR_API Tensor randn(IntArrayRef sizes, const TensorOptions& o = {});
 /// 1 with probability p[i], else 0, in p's shape and dtype (p floating, values in [0, 1]).
 TENSOR_API Tensor bernoulli(const Tensor& p);
+/// Normal samples, as libtorch's torch::normal: mean and std per element (tensors broadcast
+/// together, or a tensor and a number; std >= 0), differentiable in both (the sample is
+/// mean + std * z); or `size` samples of N(mean, std^2).
+TENSOR_API Tensor normal(const Tensor& mean, double std = 1);
+TENSOR_API Tensor normal(double mean, const Tensor& std);
+TENSOR_API Tensor normal(const Tensor& mean, const Tensor& std);
+TENSOR_API Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& o = {});
 /// Integers uniform in [low, high); int64 unless given.
 TENSOR_API Tensor randint(int64_t low, int64_t high, IntArrayRef sizes, const TensorOptions& o = {});
 TENSOR_API Tensor randint(int64_t high, IntArrayRef sizes, const TensorOptions& o = {});
 /// A random permutation of 0..n-1 (int64).
 TENSOR_API Tensor randperm(int64_t n, const TensorOptions& o = {});
-TENSOR_API Tensor empty_like(const Tensor& t, const TensorOptions& o = {});
+/// Uninitialized, t's sizes, dtype and device unless given. The layout follows libtorch's
+/// Preserve by default: t's strides when t is dense and non-overlapping, else the layout
+/// t.suggest_memory_format() names; a memory format in `o` or the argument picks another.
+TENSOR_API Tensor empty_like(const Tensor& t, const TensorOptions& o = {},
+                             std::optional<MemoryFormat> memory_format = std::nullopt);
 TENSOR_API Tensor zeros_like(const Tensor& t, const TensorOptions& o = {});
 TENSOR_API Tensor ones_like(const Tensor& t, const TensorOptions& o = {});
 TENSOR_API Tensor full_like(const Tensor& t, const Scalar& value, const TensorOptions& o = {});

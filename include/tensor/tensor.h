@@ -2,6 +2,10 @@
 // oneDNN, Highway, CUDA or OpenMP headers reach users.
 #pragma once
 
+// libtorch's headers reach <numeric> (c10/core/TensorImpl.h includes it), so ported programs call
+// std::accumulate and std::iota without including it (README "Porting from libtorch").
+#include <numeric>
+
 #include "tensor/autograd/Function.h"
 #include "tensor/amp.h"
 #include "tensor/autograd/autograd.h"

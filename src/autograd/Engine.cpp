@@ -14,6 +14,7 @@
 
 #include "src/autograd/Functions.h"
 #include "src/dispatch/Dispatcher.h"
+#include "src/ops/MemoryFormat.h"
 #include "src/profiler/ProfilerHooks.h"
 #include "tensor/autograd/hooks.h"
 #include "tensor/ops.h"
@@ -43,19 +44,7 @@ std::atomic<bool> g_anomaly{false};
 // otherwise, and always under create_graph, it is copied into that layout.
 
 /// True when t's elements tile its storage span exactly once, in some order of its dims.
-bool non_overlapping_and_dense(const Tensor& t) {
-  const int64_t n = t.dim();
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < n; ++d)
-    if (t.size(d) != 1) dims.push_back(d);
-  std::sort(dims.begin(), dims.end(), [&](int64_t a, int64_t b) { return t.stride(a) < t.stride(b); });
-  int64_t expected = 1;
-  for (int64_t d : dims) {
-    if (t.stride(d) != expected) return false;
-    expected *= t.size(d);
-  }
-  return true;
-}
+bool non_overlapping_and_dense(const Tensor& t) { return layout::non_overlapping_and_dense(t.sizes(), t.strides()); }
 
 /// libtorch's obeys_layout_contract: grad's strides are those the contract gives var.
 bool obeys_layout_contract(const Tensor& grad, const Tensor& var) {

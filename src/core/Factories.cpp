@@ -90,7 +90,7 @@ static TensorOptions like(const Tensor& t, const TensorOptions& o) {
   if (!o.has_device()) r = r.device(t.device());
   return r;
 }
-Tensor empty_like(const Tensor& t, const TensorOptions& o) { return empty(t.sizes(), like(t, o)); }
+// empty_like (memory formats): src/ops/MemoryFormat.cpp.
 Tensor zeros_like(const Tensor& t, const TensorOptions& o) { return zeros(t.sizes(), like(t, o)); }
 Tensor ones_like(const Tensor& t, const TensorOptions& o) { return ones(t.sizes(), like(t, o)); }
 Tensor full_like(const Tensor& t, const Scalar& v, const TensorOptions& o) { return full(t.sizes(), v, like(t, o)); }

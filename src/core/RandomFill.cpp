@@ -147,4 +147,47 @@ Tensor bernoulli(const Tensor& p) {
   return out;
 }
 
+// torch::normal: mean + std * z with z ~ N(0, 1) drawn in the result's shape, so the gradient
+// reaches mean (1) and std (z), as libtorch's normal derivatives give.
+namespace {
+Tensor normal_from(const Tensor& mean, const Tensor& std, IntArrayRef shape, const TensorOptions& o) {
+  Tensor z = empty(shape, o).normal_(0, 1);
+  return mean + z * std;
+}
+void check_normal_tensor(const Tensor& t, const char* what) {
+  TENSOR_CHECK(t.defined() && t.is_floating_point(), "normal: expected a floating point {} tensor, got {}", what,
+               t.defined() ? t.describe() : "undefined");
+}
+void check_std_tensor(const Tensor& std) {
+  check_normal_tensor(std, "std");
+  TENSOR_CHECK(std.numel() == 0 || std.is_meta() || std.detach().min().item<double>() >= 0,
+               "normal: expects all elements of std >= 0.0 (std {})", std.describe());
+}
+}  // namespace
+
+Tensor normal(const Tensor& mean, double std) {
+  check_normal_tensor(mean, "mean");
+  TENSOR_CHECK(std >= 0, "normal: expects std >= 0.0, but found std={} (mean {})", std, mean.describe());
+  return mean + empty(mean.sizes(), mean.options()).normal_(0, 1) * std;
+}
+
+Tensor normal(double mean, const Tensor& std) {
+  check_std_tensor(std);
+  return normal_from(scalar_tensor(mean, std.options()), std, std.sizes(), std.options());
+}
+
+Tensor normal(const Tensor& mean, const Tensor& std) {
+  check_normal_tensor(mean, "mean");
+  check_std_tensor(std);
+  TENSOR_CHECK(mean.device() == std.device(), "normal: mean ({}) and std ({}) must be on one device", mean.describe(),
+               std.describe());
+  const std::vector<int64_t> shape = broadcast_shapes(mean.sizes(), std.sizes());
+  return normal_from(mean, std, shape, mean.options().dtype(promote_types(mean.dtype(), std.dtype())));
+}
+
+Tensor normal(double mean, double std, IntArrayRef size, const TensorOptions& o) {
+  TENSOR_CHECK(std >= 0, "normal: expects std >= 0.0, but found std={} (size {})", std, detail::shape_str(size));
+  return empty(size, o).normal_(mean, std);
+}
+
 }  // namespace tensor

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "src/ops/MemoryFormat.h"
+
 namespace tensor::cpu {
 
 // Note [Channels-last layout]
@@ -39,55 +41,19 @@ namespace tensor::cpu {
 // layout through a chain of ops, as in libtorch. batch_norm's loops keep libtorch's own NCHW
 // strides for contiguous inputs.
 
+// The stride arithmetic lives with the public MemoryFormat functions (src/ops/MemoryFormat.cpp),
+// which answer the same questions for 4-d and 5-d tensors.
+
 bool is_channels_last_contiguous(const Tensor& t) {
-  if (t.dim() < 3) return false;
-  int64_t expect = 1;
-  auto check = [&](int64_t d) {
-    if (t.size(d) != 1 && t.stride(d) != expect) return false;
-    expect *= t.size(d);
-    return true;
-  };
-  if (!check(1)) return false;
-  for (int64_t d = t.dim() - 1; d >= 2; --d)
-    if (!check(d)) return false;
-  return check(0);
+  return t.dim() >= 3 && layout::channels_last_dense(t.sizes(), t.strides());
 }
-
-namespace {
-
-/// libtorch's is_channels_last_strides_2d / _3d, over the dims C, spatial (last first), N.
-bool strides_like_channels_last(const Tensor& t) {
-  if (t.stride(1) == 0) return false;  // expanded channels: NCHW by default
-  int64_t min = 0;
-  auto step = [&](int64_t d) {
-    if (t.size(d) == 0 || t.stride(d) < min) return false;
-    // N's stride equal to C's: an N111 tensor, or a sliced N11W one; NCHW by default.
-    if (d == 0 && min == t.stride(1)) return false;
-    min = t.stride(d) * std::max<int64_t>(t.size(d), 1);
-    return true;
-  };
-  if (!step(1)) return false;
-  for (int64_t d = t.dim() - 1; d >= 2; --d)
-    if (!step(d)) return false;
-  return step(0);
-}
-
-}  // namespace
 
 bool prefers_channels_last(const Tensor& t) {
-  return t.dim() >= 3 && is_channels_last_contiguous(t) && strides_like_channels_last(t);
+  return t.dim() >= 3 && layout::channels_last_dense(t.sizes(), t.strides()) &&
+         layout::strides_like_channels_last(t.sizes(), t.strides());
 }
 
-DimVector channels_last_strides(IntArrayRef sizes) {
-  DimVector st(sizes.size(), 1);
-  int64_t s = std::max<int64_t>(sizes[1], 1);
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 2; --d) {
-    st[d] = s;
-    s *= std::max<int64_t>(sizes[d], 1);
-  }
-  st[0] = s;
-  return st;
-}
+DimVector channels_last_strides(IntArrayRef sizes) { return layout::channels_last_strides(sizes); }
 
 Tensor empty_in_layout_of(IntArrayRef sizes, const Tensor& like, const TensorOptions& o) {
   if (sizes.size() >= 3 && prefers_channels_last(like)) return empty_strided(sizes, channels_last_strides(sizes), o);

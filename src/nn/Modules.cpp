@@ -197,16 +197,17 @@ void FunctionalImpl::pretty_print(std::ostream& stream) const { stream << "tenso
 
 SequentialImpl::SequentialImpl() : Module("tensor::nn::Sequential") {}
 
-void SequentialImpl::append(std::string name, std::shared_ptr<Module> module, std::function<Tensor(Tensor)> forward) {
-  register_module(std::move(name), module);
-  modules_.push_back(std::move(module));
+void SequentialImpl::append(std::string name, AnyModule item, std::function<Tensor(Tensor)> forward) {
+  register_module(std::move(name), item.ptr());
+  modules_.push_back(item.ptr());
+  items_.push_back(std::move(item));
   forwards_.push_back(std::move(forward));
 }
 
 void SequentialImpl::extend(const SequentialImpl& other) {
   TENSOR_CHECK(&other != this, "Sequential::extend: cannot extend a Sequential with itself");
   for (size_t i = 0; i < other.modules_.size(); ++i)
-    append(std::to_string(size()), other.modules_[i], other.forwards_[i]);
+    append(std::to_string(size()), other.items_[i], other.forwards_[i]);
 }
 
 Tensor SequentialImpl::forward(Tensor input) {

@@ -15,7 +15,8 @@
 //                    table (CloneBackward0, ToCopyBackward0, ResolveConjBackward0).
 //   to(), contiguous()
 //                    not ops of their own, as in libtorch: they return self when nothing changes
-//                    (the common case, and free) and otherwise call _to_copy or clone.
+//                    (the common case, and free) and otherwise call _to_copy or clone
+//                    (src/ops/MemoryFormat.cpp, with their memory-format forms).
 // Kernels below autograd call copy_ freely: with the Autograd key excluded it never records.
 #include "src/ops/CopyOps.h"
 
@@ -27,6 +28,7 @@
 #include "src/core/CUDAHooks.h"
 #include "src/dispatch/BackendKernels.h"
 #include "src/ops/ElementwiseOps.h"
+#include "src/ops/MemoryFormat.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -91,9 +93,14 @@ Tensor clone_composite(const Tensor& self) {
   return out;
 }
 
+// libtorch's _to_copy with memory_format Preserve (Note [Memory formats]): a dense source keeps
+// its strides, any other takes the layout suggest_memory_format() names.
 Tensor to_copy_composite(const Tensor& self, ScalarType dtype, Device device, bool non_blocking) {
   TENSOR_CHECK(self.defined(), "to: tensor is undefined");
-  Tensor out = empty(self.sizes(), TensorOptions().dtype(dtype).device(device));
+  const TensorOptions o = TensorOptions().dtype(dtype).device(device);
+  Tensor out = layout::non_overlapping_and_dense(self.sizes(), self.strides())
+                   ? empty_strided(self.sizes(), self.strides(), o)
+                   : empty(self.sizes(), o, self.suggest_memory_format());
   out.copy_(self, non_blocking);
   return out;
 }
@@ -153,20 +160,7 @@ Tensor& Tensor::fill_(const Tensor& value) const {
 }
 Tensor& Tensor::zero_() const { return fill_(0); }
 
-Tensor Tensor::to(const TensorOptions& o, bool non_blocking, bool copy) const {
-  const ScalarType t = o.has_dtype() ? o.dtype() : dtype();
-  const Device d = o.has_device() ? o.device() : device();
-  if (!copy && t == dtype() && d == device()) return *this;
-  return copy_ops().to_copy(*this, t, d, non_blocking);
-}
-Tensor Tensor::to(ScalarType t, bool nb, bool copy) const { return to(TensorOptions().dtype(t), nb, copy); }
-Tensor Tensor::to(Device d, bool nb, bool copy) const { return to(TensorOptions().device(d), nb, copy); }
-Tensor Tensor::to(Device d, ScalarType t, bool nb, bool copy) const { return to(TensorOptions().device(d).dtype(t), nb, copy); }
-
-Tensor Tensor::contiguous() const {
-  if (is_contiguous() && !is_conj()) return *this;
-  return clone();
-}
+// to(), contiguous() and the memory-format forms: src/ops/MemoryFormat.cpp.
 Tensor Tensor::clone() const { return copy_ops().clone(*this); }
 Tensor Tensor::resolve_conj() const { return is_conj() ? copy_ops().resolve_conj(*this) : *this; }
 

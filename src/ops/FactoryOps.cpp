@@ -23,6 +23,7 @@
 #include "src/core/FactoryOptions.h"
 #include "src/core/RandomState.h"
 #include "src/dispatch/BackendKernels.h"
+#include "src/ops/MemoryFormat.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -278,7 +279,18 @@ void register_kernel(DispatchKey backend, RandpermKernel kernel) {
 
 using ops::factory_ops;
 
-Tensor empty(IntArrayRef sizes, const TensorOptions& o) { return factory_ops().empty.call_on(o.device(), sizes, o); }
+Tensor empty(IntArrayRef sizes, const TensorOptions& o) {
+  if (o.has_memory_format()) return empty(sizes, o, std::nullopt);
+  return factory_ops().empty.call_on(o.device(), sizes, o);
+}
+Tensor empty(IntArrayRef sizes, const TensorOptions& o, std::optional<MemoryFormat> memory_format) {
+  TENSOR_CHECK(!(o.has_memory_format() && memory_format.has_value()),
+               "empty: memory_format given both in the options ({}) and as an argument ({}); give it once",
+               to_string(*o.memory_format_opt()), to_string(memory_format.value_or(MemoryFormat::Contiguous)));
+  const MemoryFormat f = memory_format ? *memory_format : o.memory_format_opt().value_or(MemoryFormat::Contiguous);
+  if (f == MemoryFormat::Contiguous) return factory_ops().empty.call_on(o.device(), sizes, o);
+  return empty_strided(sizes, layout::strides_for(sizes, f, "empty"), o);
+}
 Tensor empty_strided(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o) {
   return factory_ops().empty_strided.call_on(o.device(), sizes, strides, o);
 }

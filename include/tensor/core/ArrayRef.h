@@ -7,7 +7,13 @@
 #include <initializer_list>
 #include <vector>
 
+#include "tensor/export.h"
+
 namespace tensor {
+namespace detail {
+/// Raises tensor::Error for ArrayRef::slice out of range (out of line: this header stays light).
+[[noreturn]] TENSOR_API void throw_array_ref_slice(size_t start, size_t n, size_t size);
+}  // namespace detail
 
 /// A non-owning view of `size()` elements. Cheap to copy; never outlives its source.
 template <class T>
@@ -38,6 +44,16 @@ class ArrayRef {
   constexpr const T& front() const { return data_[0]; }
   constexpr const T& back() const { return data_[size_ - 1]; }
   std::vector<T> vec() const { return std::vector<T>(data_, data_ + size_); }
+  /// The n elements from index `start` (libtorch's ArrayRef::slice); throws when they run past the end.
+  ArrayRef slice(size_t start, size_t n) const {
+    if (start > size_ || n > size_ - start) detail::throw_array_ref_slice(start, n, size_);
+    return ArrayRef(data_ + start, n);
+  }
+  /// The elements from index `start` to the end.
+  ArrayRef slice(size_t start) const {
+    if (start > size_) detail::throw_array_ref_slice(start, 0, size_);
+    return ArrayRef(data_ + start, size_ - start);
+  }
   bool equals(ArrayRef o) const {
     if (o.size_ != size_) return false;
     for (size_t i = 0; i < size_; ++i)

@@ -25,6 +25,13 @@ enum class ScalarType : int8_t {
   ComplexFloat,
   ComplexDouble,
   Undefined,
+  // libtorch's enumerator names for the integer types (c10::ScalarType::Byte, ..., Long), so that
+  // `at::ScalarType::Long` and `case ScalarType::Byte:` port; same values as the names above.
+  Byte = UInt8,
+  Char = Int8,
+  Short = Int16,
+  Int = Int32,
+  Long = Int64,
 };
 constexpr int kNumScalarTypes = 12;
 

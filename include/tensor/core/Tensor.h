@@ -10,6 +10,7 @@
 
 #include "tensor/core/ArrayRef.h"
 #include "tensor/core/Error.h"
+#include "tensor/core/MemoryFormat.h"
 #include "tensor/core/Scalar.h"
 #include "tensor/core/TensorAccessor.h"
 #include "tensor/core/TensorImpl.h"
@@ -67,6 +68,13 @@ class TENSOR_API Tensor {
   Device device() const { return checked()->device(); }
   TensorOptions options() const { return TensorOptions().dtype(dtype()).device(device()); }
   bool is_contiguous() const { return checked()->is_contiguous(); }
+  /// True when the dims are dense in `f`'s order (ChannelsLast: 4-d, C innermost; ChannelsLast3d:
+  /// 5-d); size-1 dims' strides are ignored, as in is_contiguous(). Preserve is an error.
+  bool is_contiguous(MemoryFormat f) const;
+  /// The layout results made from this tensor take (libtorch's heuristic over the strides,
+  /// Note [Memory formats]): ChannelsLast(3d) for 4-d (5-d) tensors strided like it, else
+  /// Contiguous. With `channels_last_strides_exact_match`, only exact channels-last strides count.
+  MemoryFormat suggest_memory_format(bool channels_last_strides_exact_match = false) const;
   int64_t storage_offset() const { return checked()->storage_offset(); }
   int64_t element_size() const { return tensor::element_size(dtype()); }
   int64_t nbytes() const { return numel() * element_size(); }
@@ -98,12 +106,27 @@ class TENSOR_API Tensor {
   uint32_t _version() const { return checked()->version(); }
 
   // ---- conversion ----
-  /// Copy to another dtype and/or device (returns *this when nothing changes unless copy).
-  Tensor to(ScalarType t, bool non_blocking = false, bool copy = false) const;
-  Tensor to(Device d, bool non_blocking = false, bool copy = false) const;
-  Tensor to(DeviceType d, bool non_blocking = false, bool copy = false) const { return to(Device(d), non_blocking, copy); }
-  Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false) const;
-  Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false) const;
+  /// Copy to another dtype and/or device and/or memory format, as libtorch: returns *this when
+  /// nothing changes (dtype, device, and a memory format that is unset, Preserve, or the one
+  /// suggest_memory_format() names) unless `copy`. An unset memory format means Preserve: the
+  /// copy keeps a dense source's strides (Note [Memory formats]).
+  Tensor to(ScalarType t, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(Device d, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  Tensor to(DeviceType d, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const {
+    return to(Device(d), non_blocking, copy, memory_format);
+  }
+  Tensor to(Device d, ScalarType t, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  /// The options' dtype, device and memory format where set; a memory format in both the
+  /// options and the argument is an error.
+  Tensor to(const TensorOptions& o, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
+  /// To `other`'s dtype and device.
+  Tensor to(const Tensor& other, bool non_blocking = false, bool copy = false,
+            std::optional<MemoryFormat> memory_format = std::nullopt) const;
   Tensor cpu() const { return to(Device(kCPU)); }
   Tensor cuda(bool non_blocking = false) const { return to(Device(kCUDA), non_blocking); }
   /// A copy in page-locked host memory (a CPU tensor), so that copies to CUDA can overlap.
@@ -137,7 +160,14 @@ class TENSOR_API Tensor {
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor contiguous() const;
+  /// *this when is_contiguous(f), else a copy laid out in f (Contiguous, ChannelsLast for 4-d,
+  /// ChannelsLast3d for 5-d; Preserve is an error).
+  Tensor contiguous(MemoryFormat f) const;
+  /// A copy with its own memory, row-major (libtorch's clone() preserves a dense tensor's
+  /// strides: spell that clone(MemoryFormat::Preserve)).
   Tensor clone() const;
+  /// A copy laid out in `f`; Preserve keeps a dense tensor's strides (Note [Memory formats]).
+  Tensor clone(MemoryFormat f) const;
   Tensor detach() const;
   /// libtorch's Tensor::data(): the same data without autograd history (requires_grad false),
   /// for writes autograd must not see. Here it is detach(): the version counter lives in the

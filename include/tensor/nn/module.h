@@ -134,6 +134,15 @@ class TENSOR_API Module : public std::enable_shared_from_this<Module> {
       return dynamic_cast<ModuleType*>(this);
     }
   }
+  /// The same on a const module: a pointer to const, or null.
+  template <typename ModuleType>
+  const auto* as() const noexcept {
+    if constexpr (detail::is_module_holder_v<ModuleType>) {
+      return dynamic_cast<const typename ModuleType::ContainedType*>(this);
+    } else {
+      return dynamic_cast<const ModuleType*>(this);
+    }
+  }
 
   /// Prints this module's own line: name and options ("tensor::nn::Linear(in_features=3, ...)").
   virtual void pretty_print(std::ostream& stream) const;

@@ -197,6 +197,110 @@ auto module_ptr(M&& m) {
 }
 }  // namespace detail
 
+namespace detail {
+template <typename T, typename Seq, typename = void>
+struct has_forward_n : std::false_type {};
+template <typename T, size_t... I>
+struct has_forward_n<T, std::index_sequence<I...>,
+                     std::enable_if_t<std::is_convertible_v<
+                         decltype(std::declval<T&>().forward(((void)I, std::declval<const Tensor&>())...)), Tensor>>>
+    : std::true_type {};
+/// The most Tensor arguments (1..8) T::forward accepts, 0 if none.
+template <typename T>
+constexpr size_t forward_arity() {
+  size_t n = 0;
+  if constexpr (has_forward_n<T, std::make_index_sequence<1>>::value) n = 1;
+  if constexpr (has_forward_n<T, std::make_index_sequence<2>>::value) n = 2;
+  if constexpr (has_forward_n<T, std::make_index_sequence<3>>::value) n = 3;
+  if constexpr (has_forward_n<T, std::make_index_sequence<4>>::value) n = 4;
+  if constexpr (has_forward_n<T, std::make_index_sequence<5>>::value) n = 5;
+  if constexpr (has_forward_n<T, std::make_index_sequence<6>>::value) n = 6;
+  if constexpr (has_forward_n<T, std::make_index_sequence<7>>::value) n = 7;
+  if constexpr (has_forward_n<T, std::make_index_sequence<8>>::value) n = 8;
+  return n;
+}
+template <typename T, size_t... I>
+Tensor call_forward(T& m, const std::vector<Tensor>& a, std::index_sequence<I...>) {
+  return m.forward(a[I]...);
+}
+}  // namespace detail
+
+class AnyModule {
+ public:
+  /// An empty AnyModule (is_empty()).
+  AnyModule() = default;
+  /// Holds a module (a holder such as nn::LayerNorm, a shared_ptr to a module, or a module by
+  /// value) whose forward takes Tensors and returns a Tensor.
+  template <typename M, typename = std::enable_if_t<!std::is_same_v<std::decay_t<M>, AnyModule>>>
+  /* implicit */ AnyModule(M&& module) {
+    auto ptr = detail::module_ptr(std::forward<M>(module));
+    using T = typename decltype(ptr)::element_type;
+    constexpr size_t n = detail::forward_arity<T>();
+    static_assert(n > 0, "AnyModule here holds modules whose forward takes Tensors and returns a Tensor");
+    module_ = ptr;
+    arity_ = n;
+    forward_ = [ptr](const std::vector<Tensor>& args) -> Tensor {
+      return detail::call_forward(*ptr, args, std::make_index_sequence<n>());
+    };
+  }
+
+  bool is_empty() const noexcept { return module_ == nullptr; }
+  /// The held module (raises tensor::Error when empty).
+  std::shared_ptr<Module> ptr() const {
+    if (!module_) ::tensor::detail::throw_error("AnyModule::ptr: the AnyModule is empty");
+    return module_;
+  }
+  /// The held module as T (null if it is not one).
+  template <typename T>
+  std::shared_ptr<T> ptr() const {
+    return std::dynamic_pointer_cast<T>(ptr());
+  }
+  /// True when the held module is a T (a module class or a holder type such as nn::Linear).
+  template <typename T>
+  bool is() const noexcept {
+    if constexpr (detail::is_module_holder_v<T>) {
+      return dynamic_cast<typename T::ContainedType*>(module_.get()) != nullptr;
+    } else {
+      return dynamic_cast<T*>(module_.get()) != nullptr;
+    }
+  }
+  /// The held module as a T (a module class, or a holder type sharing it); tensor::Error if it
+  /// is not one.
+  template <typename T>
+  decltype(auto) get() const {
+    if constexpr (detail::is_module_holder_v<T>) {
+      auto p = ptr<typename T::ContainedType>();
+      if (!p) ::tensor::detail::throw_error("AnyModule::get<T>: the held module is not of the requested type");
+      return T(std::move(p));
+    } else {
+      T* p = dynamic_cast<T*>(ptr().get());
+      if (!p) ::tensor::detail::throw_error("AnyModule::get<T>: the held module is not of the requested type");
+      return static_cast<T&>(*p);
+    }
+  }
+  /// Calls the held module's forward; arguments left out are passed as undefined Tensors.
+  template <typename... Ts>
+  Tensor forward(const Tensor& first, const Ts&... rest) const {
+    if (!forward_) ::tensor::detail::throw_error("AnyModule::forward: the AnyModule is empty");
+    std::vector<Tensor> args{first, Tensor(rest)...};
+    if (args.size() > arity_)
+      ::tensor::detail::throw_error("AnyModule::forward: too many arguments for the held module's forward");
+    args.resize(arity_);
+    return forward_(args);
+  }
+  /// libtorch's typed spelling `any.forward<Tensor>(x)`.
+  template <typename ReturnType, typename... Ts>
+  ReturnType forward(const Tensor& first, const Ts&... rest) const {
+    static_assert(std::is_same_v<ReturnType, Tensor>, "AnyModule here returns Tensor only");
+    return forward(first, rest...);
+  }
+
+ private:
+  std::shared_ptr<Module> module_;
+  size_t arity_ = 0;
+  std::function<Tensor(const std::vector<Tensor>&)> forward_;
+};
+
 /// Runs its modules in order, each one's output feeding the next. Children are named "0", "1",
 /// ... unless given a name: nn::Sequential seq(nn::Linear(4, 8), nn::ReLU(), nn::Linear(8, 1)).
 class TENSOR_API SequentialImpl : public Module {
@@ -221,7 +325,7 @@ class TENSOR_API SequentialImpl : public Module {
     using T = typename decltype(ptr)::element_type;
     static_assert(detail::has_tensor_forward<T>::value,
                   "Sequential: a module needs forward(Tensor) -> Tensor to be chained");
-    append(std::move(name), ptr, [ptr](Tensor x) -> Tensor { return ptr->forward(std::move(x)); });
+    append(std::move(name), AnyModule(ptr), [ptr](Tensor x) -> Tensor { return ptr->forward(std::move(x)); });
   }
   /// Appends every module of another Sequential (sharing them).
   void extend(const SequentialImpl& other);
@@ -246,13 +350,22 @@ class TENSOR_API SequentialImpl : public Module {
   T& at(size_t index) const { return *ptr<T>(index); }
   size_t size() const noexcept { return modules_.size(); }
   bool is_empty() const noexcept { return modules_.empty(); }
-  std::vector<std::shared_ptr<Module>>::const_iterator begin() const { return modules_.begin(); }
-  std::vector<std::shared_ptr<Module>>::const_iterator end() const { return modules_.end(); }
+  /// Iterating yields the modules as AnyModules, as libtorch's: `for (auto& m : *seq)
+  /// m.ptr()->name()`, `m.is<nn::Linear>()`, `m.forward(x)`.
+  using Iterator = std::vector<AnyModule>::iterator;
+  using ConstIterator = std::vector<AnyModule>::const_iterator;
+  Iterator begin() { return items_.begin(); }
+  ConstIterator begin() const { return items_.begin(); }
+  Iterator end() { return items_.end(); }
+  ConstIterator end() const { return items_.end(); }
   void pretty_print(std::ostream& stream) const override;
 
  private:
-  void append(std::string name, std::shared_ptr<Module> module, std::function<Tensor(Tensor)> forward);
+  void append(std::string name, AnyModule item, std::function<Tensor(Tensor)> forward);
   std::vector<std::shared_ptr<Module>> modules_;
+  std::vector<AnyModule> items_;
+  // Each module's forward(Tensor) -> Tensor, called directly (AnyModule's forward packs its
+  // arguments into a vector on every call).
   std::vector<std::function<Tensor(Tensor)>> forwards_;
 };
 TENSOR_MODULE(Sequential);
