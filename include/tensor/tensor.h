@@ -30,5 +30,6 @@
 #include "tensor/optional.h"
 #include "tensor/pooling.h"
 #include "tensor/profiler/profiler.h"
+#include "tensor/quantized.h"
 #include "tensor/serialize.h"
 #include "tensor/version.h"
