@@ -1,6 +1,7 @@
 #include "src/nn/SetData.h"
 
 #include "src/core/Check.h"
+#include "src/core/Quantizer.h"
 
 namespace tensor::nn::detail {
 
