@@ -35,5 +35,6 @@
 #include "tensor/pickle.h"
 #include "tensor/pooling.h"
 #include "tensor/profiler/profiler.h"
+#include "tensor/quantized.h"
 #include "tensor/serialize.h"
 #include "tensor/version.h"

@@ -22,12 +22,19 @@ Device resolve_device(Device d) {
   if (d.is_cuda() && !d.has_index()) return Device(kCUDA, static_cast<int8_t>(cuda::current_device()));
   return d;
 }
+// A quantized dtype needs a scale and zero point, which a factory has no way to take
+// (Note [Quantized tensors] in src/core/Quantizer.h).
+void check_not_quantized(ScalarType dt, const char* op) {
+  TENSOR_CHECK(!is_qint_type(dt), "{}: cannot make a {} tensor without quantization parameters; make one with "
+               "quantize_per_tensor, quantize_per_channel or _make_per_tensor_quantized_tensor", op, dt);
+}
 }  // namespace
 
 Tensor detail::empty_strided_impl(IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o) {
   check_sizes(sizes, "empty_strided");
   TENSOR_CHECK(sizes.size() == strides.size(), "empty_strided: got {} sizes but {} strides", sizes.size(), strides.size());
   ScalarType dt = o.dtype();
+  check_not_quantized(dt, "empty_strided");
   Device dev = resolve_device(o.device());
   int64_t span = 1;  // elements needed: 1 + sum((size-1)*stride)
   bool empty_t = false;
@@ -50,6 +57,7 @@ Tensor detail::empty_strided_impl(IntArrayRef sizes, IntArrayRef strides, const 
 Tensor detail::empty_impl(IntArrayRef sizes, const TensorOptions& o) {
   check_sizes(sizes, "empty");
   ScalarType dt = o.dtype();
+  check_not_quantized(dt, "empty");
   TENSOR_CHECK(detail::contiguous_strides_fit(sizes), "empty: size {} is too large: its strides overflow int64",
                detail::shape_str(sizes));
   int64_t n = 1, nbytes = 0;
@@ -114,6 +122,7 @@ Tensor from_blob(void* data, IntArrayRef sizes, const TensorOptions& o) {
 }
 Tensor from_blob(void* data, IntArrayRef sizes, IntArrayRef strides, const TensorOptions& o) {
   check_sizes(sizes, "from_blob");
+  check_not_quantized(o.dtype(), "from_blob");
   TENSOR_CHECK(sizes.size() == strides.size(), "from_blob: got {} sizes but {} strides", sizes.size(), strides.size());
   int64_t span = 1;
   for (size_t i = 0; i < sizes.size(); ++i) span += (sizes[i] - 1) * strides[i];

@@ -14,7 +14,8 @@ namespace tensor {
 namespace {
 const char* type_name(ScalarType t) {
   static const char* names[] = {"Bool", "Byte", "Char", "Short", "Int", "Long", "Half", "BFloat16",
-                                "Float", "Double", "ComplexFloat", "ComplexDouble", "Undefined"};
+                                "Float", "Double", "ComplexFloat", "ComplexDouble", "QInt8", "QUInt8", "QInt32",
+                                "Undefined"};
   return names[static_cast<int>(t)];
 }
 
@@ -182,19 +183,39 @@ std::ostream& operator<<(std::ostream& os, IntArrayRef a) {
   return os << ']';
 }
 
+// Note [Printing quantized tensors]
+// As libtorch: the dequantized values, a QuantizedCPU type tag, then the parameters inside the
+// closing bracket: "[ QuantizedCPUQInt8Type{2}, qscheme: per_tensor_affine, scale: 0.1,
+// zero_point: 10 ]"; per-channel tensors print their scales and zero points as tensors, then
+// the axis.
+static std::string quantized_suffix(const Tensor& t) {
+  std::ostringstream ss;
+  ss << ", qscheme: " << to_string(t.qscheme());
+  if (t.qscheme() == kPerTensorAffine) {
+    ss << ", scale: " << t.q_scale() << ", zero_point: " << t.q_zero_point();
+  } else {
+    ss << ", scales: " << t.q_per_channel_scales() << ", zero_points: " << t.q_per_channel_zero_points()
+       << ", axis: " << t.q_per_channel_axis();
+  }
+  return ss.str();
+}
+
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ Tensor (undefined) ]";
-  std::string tag = fmt::format("{}{}Type", t.is_cuda() ? "CUDA" : t.is_meta() ? "Meta" : "CPU", type_name(t.dtype()));
+  const bool quantized = t.is_quantized();
+  std::string tag = fmt::format("{}{}{}Type", quantized ? "Quantized" : "",
+                                t.is_cuda() ? "CUDA" : t.is_meta() ? "Meta" : "CPU", type_name(t.dtype()));
   std::string shape = fmt::format("{}", fmt::join(t.sizes().begin(), t.sizes().end(), ","));
-  if (t.is_meta() || t.numel() == 0) return os << "[ " << tag << "{" << shape << "} ]";
+  const std::string suffix = quantized ? quantized_suffix(t) : std::string();
+  if (t.is_meta() || t.numel() == 0) return os << "[ " << tag << "{" << shape << "}" << suffix << " ]";
   const bool complex = t.is_complex();
-  Tensor v = t.cpu().resolve_conj().to(complex ? kComplex128 : kFloat64);
+  Tensor v = (quantized ? t.dequantize() : t).cpu().resolve_conj().to(complex ? kComplex128 : kFloat64);
   if (t.dim() == 0) {
     // A 0-dim tensor prints its value in the default float format, as libtorch does.
     std::ostringstream ss;
     if (complex) ss << v.item<complex128>();
     else ss << v.item<double>();
-    return os << ss.str() << "\n[ " << tag << "{} ]";
+    return os << ss.str() << "\n[ " << tag << "{}" << suffix << " ]";
   }
   if (!complex) {
     const Tensor c = v.contiguous();
@@ -208,7 +229,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
     } else {
       for_each_slice(os, c, [&](const Tensor& m) { print_real_matrix(os, m.data_ptr<double>(), m.size(0), m.size(1), 1); });
     }
-    return os << "[ " << tag << "{" << shape << "} ]";
+    return os << "[ " << tag << "{" << shape << "}" << suffix << " ]";
   }
   // Complex tensors: libtorch prints only their real parts; here both parts print, one 2-D
   // slice at a time.

@@ -9,7 +9,7 @@ namespace tensor {
 
 const char* to_string(ScalarType t) {
   static const char* names[] = {"bool",    "uint8",    "int8",    "int16",   "int32",     "int64",     "float16",
-                                "bfloat16", "float32", "float64", "complex64", "complex128", "undefined"};
+                                "bfloat16", "float32", "float64", "complex64", "complex128", "qint8",   "quint8",  "qint32",    "undefined"};
   return names[static_cast<int>(t)];
 }
 
@@ -27,6 +27,9 @@ ScalarType promote_types(ScalarType a, ScalarType b) {
   if (a == b) return a;
   if (a == S::Undefined) return b;
   if (b == S::Undefined) return a;
+  // Quantized values carry their scale in the tensor, not the type: no rule mixes them.
+  TENSOR_CHECK(!is_qint_type(a) && !is_qint_type(b),
+               "promote_types: quantized types do not promote ({} with {}); dequantize() first", a, b);
   if (a == S::Bool) return b;
   if (b == S::Bool) return a;
   if (is_complex(a) || is_complex(b)) {

@@ -4,6 +4,7 @@
 
 #include "src/core/AutogradHooks.h"
 #include "src/core/Check.h"
+#include "src/core/Quantizer.h"
 #include "src/core/Sizes.h"
 
 namespace tensor {
@@ -37,6 +38,8 @@ TensorImpl::TensorImpl(intrusive_ptr<StorageImpl> storage, ScalarType dtype, Dev
     : storage_(std::move(storage)), dtype_(dtype), device_(device) {}
 
 TensorImpl::~TensorImpl() = default;
+
+void TensorImpl::set_quantizer(intrusive_ptr<Quantizer> q) { quantizer_ = std::move(q); }
 
 void TensorImpl::set_sizes_contiguous(IntArrayRef sizes) {
   sizes_ = sizes;

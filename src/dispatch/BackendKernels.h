@@ -55,12 +55,27 @@ constexpr OpDef<Fn> composite_def(const char* name, Fn* f) {
   return d;
 }
 
+/// `d` with its Quantized slot set to `f` (Note [Quantized key] in src/dispatch/Dispatcher.h).
+template <class Fn>
+constexpr OpDef<Fn> with_quantized(OpDef<Fn> d, Fn* f) {
+  d.kernels[static_cast<int>(DispatchKey::Quantized)] = f;
+  return d;
+}
+
+/// A composite made of views only (reshape, narrow, split, ...): quantized tensors may take
+/// it too, so it fills the Quantized slot as well. Other composites leave that slot empty, so
+/// that they raise under their own name rather than under the name of their first piece.
+template <class Fn>
+constexpr OpDef<Fn> view_composite_def(const char* name, Fn* f) {
+  return with_quantized(composite_def<Fn>(name, f), f);
+}
+
 /// An op table for a view (Note [Views through the dispatcher], src/ops/ViewOps.cpp): one
-/// geometry function, which reads no data, serves every backend key; unlike a composite's, the
-/// Autograd slot is filled (by autograd) to record the view node.
+/// geometry function, which reads no data, serves every backend key and quantized tensors;
+/// unlike a composite's, the Autograd slot is filled (by autograd) to record the view node.
 template <class Fn>
 constexpr OpDef<Fn> view_def(const char* name, Fn* geometry) {
-  return composite_def<Fn>(name, geometry);
+  return view_composite_def<Fn>(name, geometry);
 }
 
 /// Throws unless kernels can be registered for `backend`: only CUDA, since CPU's are built in

@@ -6,7 +6,7 @@
 namespace tensor {
 
 const char* to_string(DispatchKey k) {
-  static const char* names[] = {"Undefined", "CPU", "CUDA", "Meta", "Autograd", "Autocast", "Profiler"};
+  static const char* names[] = {"Undefined", "CPU", "CUDA", "Meta", "Quantized", "Autograd", "Autocast", "Profiler"};
   int i = static_cast<int>(k);
   return i < kNumDispatchKeys ? names[i] : "Unknown";
 }
@@ -24,6 +24,14 @@ void no_kernel(const char* op, DispatchKey k) {
     TENSOR_ERROR("{}: the tensor is undefined (default-constructed, reset, or an unset .grad()); check defined() "
                  "first", op);
   TENSOR_ERROR("{}: no kernel registered for dispatch key {}", op, to_string(k));
+}
+
+void no_quantized_kernel(const char* op, ScalarType dtype) {
+  // Undefined: the quantized tensor came in an argument kind the lookup does not read.
+  const char* name = dtype == ScalarType::Undefined ? "qint8/quint8/qint32" : to_string(dtype);
+  TENSOR_ERROR("{}: no kernel for dtype {} (quantized tensors support views, clone, copy_, dequantize, int_repr and "
+               "the q_* accessors so far; call dequantize() to compute in float)",
+               op, name);
 }
 
 void check_kernel_backend(DispatchKey backend, const char* op) {

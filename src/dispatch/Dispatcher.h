@@ -45,7 +45,39 @@ inline DispatchKeySet key_set_of(const TensorImpl* t) {
     case DeviceType::Meta: ks = DispatchKeySet(DispatchKey::Meta); break;
   }
   if (t->autograd_meta() && t->requires_grad()) ks = ks | DispatchKeySet(DispatchKey::Autograd);
+  if (__builtin_expect(is_qint_type(t->dtype()), 0)) ks = ks | DispatchKeySet(DispatchKey::Quantized);
   return ks;
+}
+
+// Note [Quantized key]
+// A tensor of a quantized dtype (kQInt8, kQUInt8, kQInt32) adds the Quantized key, which sits
+// above the backends. The key never falls through: an op whose table has no Quantized kernel
+// raises naming the op and the dtype, so that `q + q` or `q.sum()` cannot run a CPU kernel
+// over the raw integers (whose meaning depends on the scale and zero point). The ops that do
+// serve quantized tensors fill the slot: every view (view_def) and composite (composite_def;
+// their pieces dispatch again and raise there), clone, copy_ and _to_copy (src/ops/CopyOps.cpp).
+// libtorch has a QuantizedCPU key per backend; one key serves while quantized tensors live on
+// the CPU only.
+
+/// The quantized dtype among an op's arguments, for the error of a missing Quantized kernel.
+inline ScalarType quantized_dtype_of(const Tensor& t) {
+  return t.defined() && is_qint_type(t.scalar_type()) ? t.scalar_type() : ScalarType::Undefined;
+}
+inline ScalarType quantized_dtype_of(const std::optional<Tensor>& t) {
+  return t ? quantized_dtype_of(*t) : ScalarType::Undefined;
+}
+inline ScalarType quantized_dtype_of(TensorList ts) {
+  for (const Tensor& t : ts)
+    if (quantized_dtype_of(t) != ScalarType::Undefined) return t.scalar_type();
+  return ScalarType::Undefined;
+}
+template <class T>
+inline ScalarType quantized_dtype_of(const T&) { return ScalarType::Undefined; }
+template <class... A>
+inline ScalarType first_quantized_dtype(const A&... a) {
+  ScalarType r = ScalarType::Undefined;
+  ((r = r != ScalarType::Undefined ? r : quantized_dtype_of(a)), ...);
+  return r;
 }
 
 /// The backend key of a device (a factory's key set).
@@ -80,6 +112,8 @@ inline DispatchKeySet compute_keys(const A&... a) {
 }
 
 [[noreturn]] TENSOR_API void no_kernel(const char* op, DispatchKey k);
+/// The error of an op without a Quantized kernel (Note [Quantized key]).
+[[noreturn]] TENSOR_API void no_quantized_kernel(const char* op, ScalarType dtype);
 
 template <class Sig> struct OpDef;
 
@@ -106,12 +140,14 @@ struct OpDef<R(A...)> {
     DispatchKey k = ks.highest();
     Fn f = kernels[static_cast<int>(k)];
     if (__builtin_expect(f == nullptr, 0)) {
-      // Wrapping keys without a kernel fall through to the next key down.
-      while (f == nullptr && k > DispatchKey::Meta) {
+      // Wrapping keys without a kernel fall through to the next key down; Quantized does not
+      // (Note [Quantized key]).
+      while (f == nullptr && k > DispatchKey::Quantized) {
         ks = ks.below(k);
         k = ks.highest();
         f = kernels[static_cast<int>(k)];
       }
+      if (!f && k == DispatchKey::Quantized) no_quantized_kernel(name, first_quantized_dtype(a...));
       if (!f) no_kernel(name, k);
     }
     return f(a...);

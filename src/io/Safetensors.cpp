@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "tensor/autograd/autograd.h"
 #include "tensor/io.h"
 #include "tensor/ops.h"
+#include "tensor/quantized.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
               "safetensors data is little-endian; a big-endian host needs byte swapping in Safetensors.cpp");
@@ -362,9 +364,135 @@ void check_savable(const std::string& name, const Tensor& t) {
                t.describe());
 }
 
+// Note [Quantized tensors in safetensors]
+// safetensors has no quantized dtype, so a quantized tensor `w` is written as plain tensors a
+// Python reader can use: `w` holds the integers (I8 for qint8, U8 for quint8, I32 for qint32),
+// `w.q_scale` the scale(s) (F64) and `w.q_zero_point` the zero point(s) (I64), each 0-dim for a
+// per-tensor tensor and 1-D (one per channel) for a per-channel one; the metadata entry
+// "libtensor.quantized.w" says which ("per_tensor_affine", or "per_channel_affine axis=K") and
+// marks the three as one tensor, which load() puts back together (docs/io_data.md).
+constexpr const char* kQuantizedPrefix = "libtensor.quantized.";
+constexpr const char* kScaleSuffix = ".q_scale";
+constexpr const char* kZeroPointSuffix = ".q_zero_point";
+
+// The tensors and metadata to write for `tensors`, quantized ones split into three.
+void split_quantized(const NamedTensors& tensors, const Metadata& metadata, NamedTensors& out, Metadata& meta) {
+  meta = metadata;
+  std::set<std::string> names;
+  for (const auto& [name, t] : tensors) names.insert(name);
+  for (const auto& [k, v] : metadata)
+    TENSOR_CHECK(k.rfind(kQuantizedPrefix, 0) != 0,
+                 "tensor::io::save: metadata key '{}' is reserved (it describes a quantized tensor)", k);
+  for (const auto& [name, t] : tensors) {
+    if (!t.defined() || !t.is_quantized()) {
+      out.emplace_back(name, t);
+      continue;
+    }
+    for (const char* suffix : {kScaleSuffix, kZeroPointSuffix})
+      TENSOR_CHECK(!names.count(name + suffix),
+                   "tensor::io::save: tensor '{}' is quantized, so its parameters are saved as '{}{}', which another "
+                   "tensor is also named", name, name, suffix);
+    out.emplace_back(name, t.int_repr());
+    if (t.qscheme() == kPerTensorAffine) {
+      out.emplace_back(name + kScaleSuffix, scalar_tensor(t.q_scale(), TensorOptions().dtype(kFloat64)));
+      out.emplace_back(name + kZeroPointSuffix, scalar_tensor(t.q_zero_point(), TensorOptions().dtype(kInt64)));
+      meta[kQuantizedPrefix + name] = "per_tensor_affine";
+    } else {
+      out.emplace_back(name + kScaleSuffix, t.q_per_channel_scales());
+      out.emplace_back(name + kZeroPointSuffix, t.q_per_channel_zero_points());
+      meta[kQuantizedPrefix + name] = fmt::format("per_channel_affine axis={}", t.q_per_channel_axis());
+    }
+  }
+}
+
+// Puts the quantized tensors described in `meta` back together (Note [Quantized tensors in
+// safetensors]) and drops their metadata entries.
+void join_quantized(NamedTensors& tensors, Metadata& meta, const std::string& path) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < tensors.size(); ++i) index[tensors[i].first] = i;
+  std::set<std::string> absorbed;
+  for (auto it = meta.begin(); it != meta.end();) {
+    if (it->first.rfind(kQuantizedPrefix, 0) != 0) {
+      ++it;
+      continue;
+    }
+    const std::string name = it->first.substr(std::strlen(kQuantizedPrefix));
+    const std::string& scheme = it->second;
+    auto find = [&](const std::string& n) -> const Tensor& {
+      auto f = index.find(n);
+      if (f == index.end())
+        corrupt(path, fmt::format("the metadata says '{}' is quantized, but the file has no tensor '{}'", name, n));
+      return tensors[f->second].second;
+    };
+    const Tensor& ints = find(name);
+    const Tensor& scale = find(name + kScaleSuffix);
+    const Tensor& zero_point = find(name + kZeroPointSuffix);
+    Tensor q;
+    try {
+      if (scheme == "per_tensor_affine") {
+        TENSOR_CHECK(scale.numel() == 1 && zero_point.numel() == 1 && scale.is_floating_point() &&
+                         is_integral(zero_point.dtype(), false),
+                     "expected a floating scale and an integer zero point of one element each, got {} and {}",
+                     scale.describe(), zero_point.describe());
+        q = _make_per_tensor_quantized_tensor(ints, scale.item<double>(), zero_point.item<int64_t>());
+      } else if (scheme.rfind("per_channel_affine axis=", 0) == 0) {
+        const std::string axis = scheme.substr(std::strlen("per_channel_affine axis="));
+        TENSOR_CHECK(!axis.empty() && axis.size() < 19 && std::all_of(axis.begin(), axis.end(), ::isdigit),
+                     "the axis in \"{}\" is not a non-negative integer", scheme);
+        q = _make_per_channel_quantized_tensor(ints, scale, zero_point, std::stoll(axis));
+      } else {
+        TENSOR_ERROR("unknown quantization scheme \"{}\" (expected per_tensor_affine or per_channel_affine axis=K)",
+                     scheme);
+      }
+    } catch (const Error& e) {
+      corrupt(path, fmt::format("quantized tensor '{}': {}", name, e.what()));
+    }
+    tensors[index[name]].second = std::move(q);
+    absorbed.insert(name + kScaleSuffix);
+    absorbed.insert(name + kZeroPointSuffix);
+    it = meta.erase(it);
+  }
+  if (absorbed.empty()) return;
+  tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [&](const auto& kv) { return absorbed.count(kv.first) > 0; }),
+                tensors.end());
+}
+
+void save_plain(const NamedTensors& tensors, const std::string& path, const Metadata& metadata);
+NamedTensors load_plain(const std::string& path, Metadata* metadata);
+
 }  // namespace
 
 void save(const NamedTensors& tensors, const std::string& path, const Metadata& metadata) {
+  NamedTensors plain;
+  Metadata meta;
+  split_quantized(tensors, metadata, plain, meta);
+  save_plain(plain, path, meta);
+}
+
+NamedTensors load(const std::string& path, Metadata* metadata) {
+  Metadata meta;
+  NamedTensors out = load_plain(path, &meta);
+  join_quantized(out, meta, path);
+  if (metadata) *metadata = std::move(meta);
+  return out;
+}
+
+namespace {
+std::atomic<bool>& verify_flag() {
+  static std::atomic<bool> flag{[] {
+    const char* v = std::getenv("TENSOR_IO_VERIFY");
+    return !(v && std::string(v) == "0");
+  }()};
+  return flag;
+}
+}  // namespace
+
+void set_verify_checksums(bool verify) { verify_flag().store(verify); }
+bool verify_checksums() { return verify_flag().load(); }
+bool detail::checksums_enabled() { return verify_flag().load(); }
+
+namespace {
+void save_plain(const NamedTensors& tensors, const std::string& path, const Metadata& metadata) {
   // Validate everything before touching the disk.
   std::set<std::string> names;
   for (const auto& [name, t] : tensors) {
@@ -480,21 +608,7 @@ void save(const NamedTensors& tensors, const std::string& path, const Metadata& 
   }
 }
 
-namespace {
-std::atomic<bool>& verify_flag() {
-  static std::atomic<bool> flag{[] {
-    const char* v = std::getenv("TENSOR_IO_VERIFY");
-    return !(v && std::string(v) == "0");
-  }()};
-  return flag;
-}
-}  // namespace
-
-void set_verify_checksums(bool verify) { verify_flag().store(verify); }
-bool verify_checksums() { return verify_flag().load(); }
-bool detail::checksums_enabled() { return verify_flag().load(); }
-
-NamedTensors load(const std::string& path, Metadata* metadata) {
+NamedTensors load_plain(const std::string& path, Metadata* metadata) {
   uint64_t size = 0;
   Fd fd = open_for_read(path, &size);
   Header h = read_header(fd.get(), size, path);
@@ -526,6 +640,7 @@ NamedTensors load(const std::string& path, Metadata* metadata) {
   if (metadata) *metadata = std::move(h.metadata);
   return out;
 }
+}  // namespace
 
 void load(const NamedTensors& tensors, const std::string& path, bool strict) {
   NamedTensors file = load(path);

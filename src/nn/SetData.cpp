@@ -1,6 +1,7 @@
 #include "src/nn/SetData.h"
 
 #include "src/core/Check.h"
+#include "src/core/Quantizer.h"
 
 namespace tensor::nn::detail {
 
@@ -17,6 +18,7 @@ void set_data(const Tensor& dst, const Tensor& src) {
                "set_data: only plain (non-view, non-conjugated) tensors can be converted in place, got {}",
                dst.describe());
   d->set_storage_and_dtype(s->storage(), s->dtype(), s->device());
+  d->set_quantizer(s->quantizer());
   d->set_sizes_and_strides(s->sizes(), s->strides(), s->storage_offset());
   // A stale gradient of the old dtype/device would break the next accumulation.
   if (dst.grad().defined()) dst.mutable_grad() = dst.grad().to(src.device(), src.dtype());

@@ -29,6 +29,7 @@
 #include "src/dispatch/BackendKernels.h"
 #include "src/ops/ElementwiseOps.h"
 #include "src/ops/MemoryFormat.h"
+#include "src/ops/QuantizedOps.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -123,14 +124,17 @@ constexpr dispatch::OpDef<Fn> all_backends(const char* name, Fn* cpu, Fn* cuda, 
   return d;
 }
 
+// Quantized slots (Note [Quantized key]): copy_, clone and _to_copy have kernels of their own
+// (src/ops/QuantizedOps.cpp); resolve_conj of a real tensor is the tensor itself; fill_ has none.
 CopyOpDefs g_copy = {
-    all_backends<CopyFn>("copy_", &copy_fn<DispatchKey::CPU>, &copy_fn<DispatchKey::CUDA>,
-                         &copy_fn<DispatchKey::Meta>),
+    dispatch::with_quantized(all_backends<CopyFn>("copy_", &copy_fn<DispatchKey::CPU>, &copy_fn<DispatchKey::CUDA>,
+                                                  &copy_fn<DispatchKey::Meta>),
+                             &quantized_copy_),
     all_backends<FillFn>("fill_", &fill_fn<DispatchKey::CPU>, &fill_fn<DispatchKey::CUDA>,
                          &fill_fn<DispatchKey::Meta>),
-    dispatch::composite_def<CloneFn>("clone", &clone_composite),
-    dispatch::composite_def<ToCopyFn>("_to_copy", &to_copy_composite),
-    dispatch::composite_def<ResolveConjFn>("resolve_conj", &resolve_conj_composite),
+    dispatch::with_quantized(dispatch::composite_def<CloneFn>("clone", &clone_composite), &quantized_clone),
+    dispatch::with_quantized(dispatch::composite_def<ToCopyFn>("_to_copy", &to_copy_composite), &quantized_to_copy),
+    dispatch::view_composite_def<ResolveConjFn>("resolve_conj", &resolve_conj_composite),
 };
 
 }  // namespace

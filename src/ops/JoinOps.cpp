@@ -217,11 +217,11 @@ std::vector<Tensor> unbind_composite(const Tensor& a, int64_t dim) {
   return out;
 }
 
-dispatch::OpDef<ops::SplitFn> g_split = dispatch::composite_def<ops::SplitFn>("split", &split_composite);
+dispatch::OpDef<ops::SplitFn> g_split = dispatch::view_composite_def<ops::SplitFn>("split", &split_composite);
 dispatch::OpDef<ops::SplitWithSizesFn> g_split_with_sizes =
-    dispatch::composite_def<ops::SplitWithSizesFn>("split_with_sizes", &split_with_sizes_composite);
-dispatch::OpDef<ops::SplitFn> g_chunk = dispatch::composite_def<ops::SplitFn>("chunk", &chunk_composite);
-dispatch::OpDef<ops::UnbindFn> g_unbind = dispatch::composite_def<ops::UnbindFn>("unbind", &unbind_composite);
+    dispatch::view_composite_def<ops::SplitWithSizesFn>("split_with_sizes", &split_with_sizes_composite);
+dispatch::OpDef<ops::SplitFn> g_chunk = dispatch::view_composite_def<ops::SplitFn>("chunk", &chunk_composite);
+dispatch::OpDef<ops::UnbindFn> g_unbind = dispatch::view_composite_def<ops::UnbindFn>("unbind", &unbind_composite);
 }  // namespace
 
 namespace ops {

@@ -7,6 +7,7 @@
 
 #include "src/autograd/Functions.h"
 #include "src/core/Check.h"
+#include "src/core/Quantizer.h"
 #include "src/core/Sizes.h"
 #include "src/dispatch/BackendKernels.h"
 #include "tensor/ops.h"
@@ -50,7 +51,40 @@ Tensor make_view(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int
   impl->set_sizes_and_strides(sizes, strides, offset);
   impl->set_conj(base.is_conj());
   impl->set_is_view(true);
+  impl->set_quantizer(base.impl()->quantizer());
   return Tensor(std::move(impl));
+}
+
+// Note [Per-channel views]
+// A per-tensor quantizer holds for every element, so a view shares its base's (make_view). A
+// per-channel quantizer names a dim, so a view that moves that dim (transpose, t, permute,
+// squeeze, unsqueeze, expand, view/reshape) gets one naming the dim's new place; slicing the
+// channel dim keeps the chosen channels' parameters, and selecting one channel leaves a
+// per-tensor quantized tensor. A view that would mix the channel dim with others (a view that
+// splits or merges it, diagonal, unfold, as_strided) raises for per-channel tensors.
+const Quantizer* per_channel(const Tensor& t) {
+  const QuantizerPtr& q = t.impl()->quantizer();
+  return q && q->qscheme() == QScheme::PerChannelAffine ? q.get() : nullptr;
+}
+Tensor with_quantizer(Tensor v, QuantizerPtr q) {
+  v.unsafeGetTensorImpl()->set_quantizer(std::move(q));
+  return v;
+}
+void check_not_per_channel(const Tensor& self, const char* op) {
+  TENSOR_CHECK(!per_channel(self), "{}: not supported for per-channel quantized tensors ({}), whose channel axis it "
+               "would mix with other dims; dequantize() first", op, self.describe());
+}
+// The dim of a view of shape `to` that holds the channel dim `axis` of shape `from`: the one
+// with the same size and the same number of elements before it (-1 when none).
+int64_t view_channel_dim(IntArrayRef from, int64_t axis, IntArrayRef to) {
+  int64_t before = 1;
+  for (int64_t d = 0; d < axis; ++d) before *= from[d];
+  int64_t acc = 1;
+  for (size_t k = 0; k < to.size(); ++k) {
+    if (acc == before && to[k] == from[axis]) return static_cast<int64_t>(k);
+    acc *= to[k];
+  }
+  return -1;
 }
 
 // The geometry's share of the bookkeeping (Note [Views through the dispatcher]).
@@ -139,7 +173,14 @@ Tensor view_geometry(const Tensor& self, IntArrayRef shape) {
                "view: size {} is not compatible with the input's size {} and stride {} (at least one dimension spans "
                "across two contiguous subspaces); use .reshape(...) instead",
                shape_str(sz), shape_str(self.sizes()), shape_str(self.strides()));
-  return remember(make_view(self, sz, st, self.storage_offset()), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset());
+  if (const Quantizer* q = per_channel(self)) {
+    const int64_t k = view_channel_dim(self.sizes(), q->axis(), sz);
+    TENSOR_CHECK(k >= 0, "view: shape {} would split or merge dim {} (the channel axis) of a per-channel quantized "
+                 "tensor of shape {}", shape_str(sz), q->axis(), shape_str(self.sizes()));
+    v = with_quantizer(std::move(v), q->with_axis(k));
+  }
+  return remember(std::move(v), self);
 }
 
 Tensor transpose_geometry(const Tensor& self, int64_t d0, int64_t d1) {
@@ -150,7 +191,10 @@ Tensor transpose_geometry(const Tensor& self, int64_t d0, int64_t d1) {
   DimVector sz(self.sizes()), st(self.strides());
   std::swap(sz[d0], sz[d1]);
   std::swap(st[d0], st[d1]);
-  return remember(make_view(self, sz, st, self.storage_offset()), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset());
+  if (const Quantizer* q = per_channel(self))
+    v = with_quantizer(std::move(v), q->with_axis(q->axis() == d0 ? d1 : q->axis() == d1 ? d0 : q->axis()));
+  return remember(std::move(v), self);
 }
 
 // t() of a matrix is transpose(0, 1) (recorded as TransposeBackward0); of fewer dims, an alias.
@@ -161,7 +205,9 @@ Tensor t_geometry(const Tensor& self) {
   DimVector sz(self.sizes()), st(self.strides());
   std::swap(sz[0], sz[1]);
   std::swap(st[0], st[1]);
-  return remember(make_view(self, sz, st, self.storage_offset()), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset());
+  if (const Quantizer* q = per_channel(self)) v = with_quantizer(std::move(v), q->with_axis(1 - q->axis()));
+  return remember(std::move(v), self);
 }
 
 Tensor permute_geometry(const Tensor& self, IntArrayRef dims) {
@@ -171,14 +217,18 @@ Tensor permute_geometry(const Tensor& self, IntArrayRef dims) {
                shape_str(self.sizes()));
   DimVector sz(n, 0), st(n, 0);
   std::vector<bool> seen(n, false);
+  int64_t channel_dim = 0;
   for (int64_t i = 0; i < n; ++i) {
     const int64_t d = wrap_dim(dims[i], n, "permute");
     TENSOR_CHECK(!seen[d], "permute: dim {} repeats in {}", d, shape_str(dims));
     seen[d] = true;
     sz[i] = self.sizes()[d];
     st[i] = self.strides()[d];
+    if (per_channel(self) && d == per_channel(self)->axis()) channel_dim = i;
   }
-  return remember(make_view(self, sz, st, self.storage_offset()), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset());
+  if (const Quantizer* q = per_channel(self)) v = with_quantizer(std::move(v), q->with_axis(channel_dim));
+  return remember(std::move(v), self);
 }
 
 Tensor slice_geometry(const Tensor& self, int64_t d, std::optional<int64_t> start, std::optional<int64_t> end,
@@ -194,7 +244,9 @@ Tensor slice_geometry(const Tensor& self, int64_t d, std::optional<int64_t> star
   DimVector sz(self.sizes()), st(self.strides());
   sz[d] = (e - s + step - 1) / step;
   st[d] *= step;
-  return remember(make_view(self, sz, st, self.storage_offset() + s * self.strides()[d]), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset() + s * self.strides()[d]);
+  if (const Quantizer* q = per_channel(self); q && q->axis() == d) v = with_quantizer(std::move(v), q->channels(s, step, sz[d]));
+  return remember(std::move(v), self);
 }
 
 Tensor select_geometry(const Tensor& self, int64_t d, int64_t index) {
@@ -207,7 +259,10 @@ Tensor select_geometry(const Tensor& self, int64_t d, int64_t index) {
   DimVector sz(self.sizes()), st(self.strides());
   sz.erase(d);
   st.erase(d);
-  return remember(make_view(self, sz, st, self.storage_offset() + index * self.strides()[d]), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset() + index * self.strides()[d]);
+  if (const Quantizer* q = per_channel(self))
+    v = with_quantizer(std::move(v), q->axis() == d ? q->channel(index) : q->with_axis(q->axis() - (d < q->axis())));
+  return remember(std::move(v), self);
 }
 
 Tensor expand_geometry(const Tensor& self, IntArrayRef shape) {
@@ -238,7 +293,14 @@ Tensor expand_geometry(const Tensor& self, IntArrayRef shape) {
   }
   TENSOR_CHECK(detail::numel_fits(sz), "expand: the sizes {} of shape {} hold more elements than int64 can count",
                shape_str(sz), shape_str(self.sizes()));
-  return remember(make_view(self, sz, st, self.storage_offset()), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset());
+  if (const Quantizer* q = per_channel(self)) {
+    const int64_t k = q->axis() + (n - nd);
+    TENSOR_CHECK(sz[k] == self.sizes()[q->axis()], "expand: cannot expand dim {} (the channel axis) of a per-channel "
+                 "quantized tensor of shape {} to {}", q->axis(), shape_str(self.sizes()), shape_str(sz));
+    v = with_quantizer(std::move(v), q->with_axis(k));
+  }
+  return remember(std::move(v), self);
 }
 
 Tensor squeeze_geometry(const Tensor& self) {
@@ -248,7 +310,13 @@ Tensor squeeze_geometry(const Tensor& self) {
       sz.push_back(self.sizes()[i]);
       st.push_back(self.strides()[i]);
     }
-  return remember(make_view(self, sz, st, self.storage_offset()), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset());
+  if (const Quantizer* q = per_channel(self)) {
+    int64_t removed_before = 0;
+    for (int64_t i = 0; i < q->axis(); ++i) removed_before += self.sizes()[i] == 1;
+    v = with_quantizer(std::move(v), self.sizes()[q->axis()] == 1 ? q->channel(0) : q->with_axis(q->axis() - removed_before));
+  }
+  return remember(std::move(v), self);
 }
 
 // squeeze(d) of a 0-dim tensor or of a dim whose size is not 1 is an alias.
@@ -261,7 +329,10 @@ Tensor squeeze_dim_geometry(const Tensor& self, int64_t d) {
   DimVector sz(self.sizes()), st(self.strides());
   sz.erase(d);
   st.erase(d);
-  return remember(make_view(self, sz, st, self.storage_offset()), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset());
+  if (const Quantizer* q = per_channel(self))
+    v = with_quantizer(std::move(v), q->axis() == d ? q->channel(0) : q->with_axis(q->axis() - (d < q->axis())));
+  return remember(std::move(v), self);
 }
 
 Tensor unsqueeze_geometry(const Tensor& self, int64_t d) {
@@ -270,10 +341,13 @@ Tensor unsqueeze_geometry(const Tensor& self, int64_t d) {
   const int64_t new_stride = d >= self.dim() ? 1 : self.sizes()[d] * self.strides()[d];
   sz.insert(d, 1);
   st.insert(d, new_stride);
-  return remember(make_view(self, sz, st, self.storage_offset()), self);
+  Tensor v = make_view(self, sz, st, self.storage_offset());
+  if (const Quantizer* q = per_channel(self)) v = with_quantizer(std::move(v), q->with_axis(q->axis() + (d <= q->axis())));
+  return remember(std::move(v), self);
 }
 
 Tensor unfold_geometry(const Tensor& self, int64_t d, int64_t size, int64_t step) {
+  check_not_per_channel(self, "unfold");
   const int64_t n = self.dim() == 0 ? 1 : self.sizes()[wrap_dim(d, self.dim(), "unfold")];
   if (self.dim() > 0) d = wrap_dim(d, self.dim(), "unfold");
   TENSOR_CHECK(size <= n, "unfold: maximum size for dim {} is {} but size is {}", d, n, size);
@@ -293,6 +367,7 @@ Tensor unfold_geometry(const Tensor& self, int64_t d, int64_t size, int64_t step
 
 Tensor diagonal_geometry(const Tensor& self, int64_t offset, int64_t d1, int64_t d2) {
   TENSOR_CHECK(self.dim() >= 2, "diagonal: expects a tensor with >= 2 dims, got shape {}", shape_str(self.sizes()));
+  check_not_per_channel(self, "diagonal");
   d1 = wrap_dim(d1, self.dim(), "diagonal");
   d2 = wrap_dim(d2, self.dim(), "diagonal");
   TENSOR_CHECK(d1 != d2, "diagonal: dimensions cannot be identical ({}, {})", d1, d2);
@@ -317,6 +392,7 @@ Tensor diagonal_geometry(const Tensor& self, int64_t offset, int64_t d1, int64_t
 
 Tensor as_strided_geometry(const Tensor& self, IntArrayRef sz, IntArrayRef st, std::optional<int64_t> offset) {
   TENSOR_CHECK(sz.size() == st.size(), "as_strided: got {} sizes but {} strides", sz.size(), st.size());
+  check_not_per_channel(self, "as_strided");
   const int64_t off = offset.value_or(self.storage_offset());
   int64_t max_index = off;
   bool empty_view = false;
@@ -427,7 +503,7 @@ Tensor unflatten_composite(const Tensor& self, int64_t d, IntArrayRef shape) {
 }
 
 // ---- the dispatcher table (constant-initialized; Autograd slots filled by autograd) ----
-using dispatch::composite_def;
+using dispatch::view_composite_def;
 using dispatch::view_def;
 
 ViewOpDefs g_views = {
@@ -448,10 +524,10 @@ ViewOpDefs g_views = {
     view_def<NarrowFn>("diagonal", &diagonal_geometry),
     view_def<AsStridedFn>("as_strided", &as_strided_geometry),
     view_def<UnaryViewFn>("detach", &detach_geometry),
-    composite_def<ViewFn>("reshape", &reshape_composite),
-    composite_def<NarrowFn>("narrow", &narrow_composite),
-    composite_def<DimPairFn>("flatten", &flatten_composite),
-    composite_def<UnflattenFn>("unflatten", &unflatten_composite),
+    view_composite_def<ViewFn>("reshape", &reshape_composite),
+    view_composite_def<NarrowFn>("narrow", &narrow_composite),
+    view_composite_def<DimPairFn>("flatten", &flatten_composite),
+    view_composite_def<UnflattenFn>("unflatten", &unflatten_composite),
 };
 
 }  // namespace

@@ -10,7 +10,8 @@
 
 namespace tensor {
 
-/// The 12 element types. The order is part of the ABI (it indexes kernel tables).
+/// The element types. The order is part of the ABI (it indexes kernel tables): new types go
+/// before Undefined, after the existing ones.
 enum class ScalarType : int8_t {
   Bool = 0,
   UInt8,
@@ -24,6 +25,11 @@ enum class ScalarType : int8_t {
   Double,
   ComplexFloat,
   ComplexDouble,
+  // Quantized integers (Note [Quantized tensors], src/core/Quantizer.h): the bytes are int8,
+  // uint8 or int32; the tensor's quantizer maps them to real values.
+  QInt8,
+  QUInt8,
+  QInt32,
   Undefined,
   // libtorch's enumerator names for the integer types (c10::ScalarType::Byte, ..., Long), so that
   // `at::ScalarType::Long` and `case ScalarType::Byte:` port; same values as the names above.
@@ -33,7 +39,7 @@ enum class ScalarType : int8_t {
   Int = Int32,
   Long = Int64,
 };
-constexpr int kNumScalarTypes = 12;
+constexpr int kNumScalarTypes = 15;
 
 constexpr ScalarType kBool = ScalarType::Bool;
 constexpr ScalarType kUInt8 = ScalarType::UInt8;
@@ -47,6 +53,9 @@ constexpr ScalarType kFloat32 = ScalarType::Float;
 constexpr ScalarType kFloat64 = ScalarType::Double;
 constexpr ScalarType kComplex64 = ScalarType::ComplexFloat;
 constexpr ScalarType kComplex128 = ScalarType::ComplexDouble;
+constexpr ScalarType kQInt8 = ScalarType::QInt8;
+constexpr ScalarType kQUInt8 = ScalarType::QUInt8;
+constexpr ScalarType kQInt32 = ScalarType::QInt32;
 constexpr ScalarType kFloat = kFloat32;
 constexpr ScalarType kDouble = kFloat64;
 constexpr ScalarType kHalf = kFloat16;
@@ -73,7 +82,7 @@ using complex128 = std::complex<double>;
 
 /// Bytes per element.
 constexpr int64_t element_size(ScalarType t) {
-  constexpr int8_t sizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16, 0};
+  constexpr int8_t sizes[] = {1, 1, 1, 2, 4, 8, 2, 2, 4, 8, 8, 16, 1, 1, 4, 0};
   return sizes[static_cast<int>(t)];
 }
 /// True for bool and the integer types.
@@ -84,8 +93,20 @@ constexpr bool is_integral(ScalarType t, bool include_bool) {
 constexpr bool is_floating_point(ScalarType t) { return t >= ScalarType::Half && t <= ScalarType::Double; }
 /// True for complex64 and complex128.
 constexpr bool is_complex(ScalarType t) { return t == ScalarType::ComplexFloat || t == ScalarType::ComplexDouble; }
-/// True for the signed types (all but bool and uint8).
-constexpr bool is_signed(ScalarType t) { return t != ScalarType::Bool && t != ScalarType::UInt8; }
+/// True for the signed types (all but bool, uint8 and quint8).
+constexpr bool is_signed(ScalarType t) {
+  return t != ScalarType::Bool && t != ScalarType::UInt8 && t != ScalarType::QUInt8;
+}
+/// True for the quantized types qint8, quint8, qint32.
+constexpr bool is_qint_type(ScalarType t) { return t >= ScalarType::QInt8 && t <= ScalarType::QInt32; }
+/// libtorch's spelling of is_qint_type.
+constexpr bool isQIntType(ScalarType t) { return is_qint_type(t); }
+/// The integer type holding a quantized type's values (qint8 -> int8, quint8 -> uint8,
+/// qint32 -> int32); other types unchanged. libtorch's toUnderlying.
+constexpr ScalarType to_underlying(ScalarType t) {
+  return t == ScalarType::QInt8 ? ScalarType::Int8 : t == ScalarType::QUInt8 ? ScalarType::UInt8
+                                                   : t == ScalarType::QInt32 ? ScalarType::Int32 : t;
+}
 /// complex64 -> float32, complex128 -> float64, others unchanged.
 constexpr ScalarType to_real_type(ScalarType t) {
   return t == ScalarType::ComplexFloat ? ScalarType::Float : t == ScalarType::ComplexDouble ? ScalarType::Double : t;

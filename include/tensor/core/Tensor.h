@@ -11,6 +11,7 @@
 #include "tensor/core/ArrayRef.h"
 #include "tensor/core/Error.h"
 #include "tensor/core/MemoryFormat.h"
+#include "tensor/core/QScheme.h"
 #include "tensor/core/Scalar.h"
 #include "tensor/core/TensorAccessor.h"
 #include "tensor/core/TensorImpl.h"
@@ -85,6 +86,26 @@ class TENSOR_API Tensor {
   bool is_complex() const { return tensor::is_complex(dtype()); }
   /// True when this is a lazily conjugated view (conj() of a complex tensor).
   bool is_conj() const { return checked()->is_conj(); }
+
+  // ---- quantized tensors (tensor/quantized.h, docs/quantization.md) ----
+  /// True for a tensor of dtype kQInt8, kQUInt8 or kQInt32.
+  bool is_quantized() const { return is_qint_type(dtype()); }
+  /// kPerTensorAffine or kPerChannelAffine; throws for a tensor that is not quantized.
+  QScheme qscheme() const;
+  /// The scale of a per-tensor quantized tensor.
+  double q_scale() const;
+  /// The zero point of a per-tensor quantized tensor.
+  int64_t q_zero_point() const;
+  /// The scales of a per-channel quantized tensor (float64, one per channel; a copy).
+  Tensor q_per_channel_scales() const;
+  /// The zero points of a per-channel quantized tensor (int64, one per channel; a copy).
+  Tensor q_per_channel_zero_points() const;
+  /// The dim whose index picks the channel of a per-channel quantized tensor.
+  int64_t q_per_channel_axis() const;
+  /// The stored integers as a new int8/uint8/int32 tensor (a copy, same shape).
+  Tensor int_repr() const;
+  /// The real values (q - zero_point) * scale as a new float32 tensor.
+  Tensor dequantize() const;
   /// Typed pointer to element 0; throws if T does not match the dtype or the tensor has no memory.
   template <class T> T* data_ptr() const;
   void* data_ptr() const;

@@ -13,6 +13,7 @@
 namespace tensor {
 
 namespace autograd { struct AutogradMeta; }
+class Quantizer;
 namespace detail {
 /// Deletes the autograd meta a TensorImpl owns. The core cannot see inside it, so autograd
 /// defines this (Note [Autograd hooks] in src/core/AutogradHooks.h).
@@ -63,6 +64,12 @@ class TENSOR_API TensorImpl : public RefCounted {
     device_ = device;
   }
 
+  /// The quantization parameters of a quantized tensor (Note [Quantized tensors] in
+  /// src/core/Quantizer.h); null for every other dtype. Views share their base's (or one
+  /// adjusted for a per-channel axis that moves).
+  const intrusive_ptr<Quantizer>& quantizer() const { return quantizer_; }
+  void set_quantizer(intrusive_ptr<Quantizer> q);
+
   autograd::AutogradMeta* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<autograd::AutogradMeta> m);
   /// True when autograd must record ops on this tensor.
@@ -74,6 +81,7 @@ class TENSOR_API TensorImpl : public RefCounted {
  private:
   void refresh();
   intrusive_ptr<StorageImpl> storage_;
+  intrusive_ptr<Quantizer> quantizer_;
   DimVector sizes_;
   DimVector strides_;
   int64_t storage_offset_ = 0;

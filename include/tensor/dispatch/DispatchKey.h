@@ -7,17 +7,20 @@
 
 namespace tensor {
 
-/// Keys in increasing priority: backends first, then Autograd, Autocast, Profiler.
-/// A call goes to the kernel of the highest key present in its key set.
+/// Keys in increasing priority: backends first, then Quantized, Autograd, Autocast, Profiler.
+/// A call goes to the kernel of the highest key present in its key set. Quantized is carried
+/// by tensors of a quantized dtype (libtorch's QuantizedCPU): an op without a Quantized kernel
+/// raises instead of running a backend kernel on the raw integers (Note [Quantized key]).
 enum class DispatchKey : uint8_t {
   Undefined = 0,
   CPU = 1,
   CUDA = 2,
   Meta = 3,
-  Autograd = 4,
-  Autocast = 5,
-  Profiler = 6,
-  NumKeys = 7,
+  Quantized = 4,
+  Autograd = 5,
+  Autocast = 6,
+  Profiler = 7,
+  NumKeys = 8,
 };
 constexpr int kNumDispatchKeys = static_cast<int>(DispatchKey::NumKeys);
 
