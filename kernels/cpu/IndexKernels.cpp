@@ -70,6 +70,24 @@ inline bool is_nonzero(T v) {
 }  // namespace
 
 bool index_values_in_range(const Tensor& index, int64_t size, int64_t& bad_value) {
+  if (index.is_contiguous()) {
+    // A branch-free min/max first (serial: a parallel region costs more than it saves on a
+    // loaded machine); only a failing index pays for the ordered scan below that finds the
+    // first bad value for the message.
+    bool ok = true;
+    visit_index_dtype(index.dtype(), [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      const I* p = index.data_ptr<I>();
+      const int64_t n = index.numel();
+      int64_t lo = 0, hi = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        lo = std::min<int64_t>(lo, p[i]);
+        hi = std::max<int64_t>(hi, p[i]);
+      }
+      ok = lo >= 0 && hi < size;
+    });
+    if (ok) return true;
+  }
   Geometry g = geometry_of(index);
   g.coalesce();
   bool bad = false;
@@ -126,7 +144,44 @@ void index_select(const Tensor& self, int64_t dim, const Tensor& index, const Te
   });
 }
 
+namespace {
+// Note [Inner-dim gather and scatter]
+// Along the last dim of contiguous tensors (the cross-entropy and top-k pattern) every row of
+// the index reads or writes one row of self, so rows run in parallel with plain pointer loops,
+// also for scatter: two rows never touch the same element, and within a row the writes keep
+// their order (the last write of a repeated index wins). The rows of self and index must line
+// up, so their outer sizes must match.
+bool inner_rows(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& other) {
+  if (dim != self.dim() - 1 || !self.is_contiguous() || !idx.is_contiguous() || !other.is_contiguous()) return false;
+  for (int64_t d = 0; d < dim; ++d)
+    if (idx.size(d) != self.size(d) || other.size(d) != idx.size(d)) return false;
+  return other.size(dim) == idx.size(dim);
+}
+}  // namespace
+
 void gather(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& out) {
+  if (inner_rows(self, dim, idx, out)) {
+    const int64_t k = idx.size(dim), srow = self.size(dim), rows = idx.numel() / std::max<int64_t>(k, 1);
+    const int64_t* ip = idx.data_ptr<int64_t>();
+    visit_element_size(self.element_size(), [&](auto etag) {
+      using E = typename decltype(etag)::type;
+      E* o = static_cast<E*>(out.data_ptr());
+      const E* s = static_cast<const E*>(self.data_ptr());
+#pragma omp parallel for if (rows * k >= tensor::detail::kGrain && !omp_in_parallel())
+      for (int64_t r = 0; r < rows; ++r) {
+        const E* sr = s + r * srow;
+        const int64_t* ir = ip + r * k;
+        E* orow = o + r * k;
+        // The reads below hit random cache lines of the row, which the hardware prefetcher
+        // cannot follow: fetch the next row's lines in sequence meanwhile.
+        if (r + 1 < rows)
+          for (int64_t b = 0; b < srow * int64_t(sizeof(E)); b += 64)
+            __builtin_prefetch(reinterpret_cast<const char*>(sr + srow) + b);
+        for (int64_t j = 0; j < k; ++j) orow[j] = sr[ir[j]];
+      }
+    });
+    return;
+  }
   Geometry g;
   for (int64_t d = 0; d < idx.dim(); ++d)
     g.add_dim(idx.size(d), out.stride(d), idx.stride(d), d == dim ? 0 : self.stride(d));
@@ -149,6 +204,49 @@ void scatter(const Tensor& s1, int64_t dim, const Tensor& idx, const Tensor& src
   g.coalesce();
   const int64_t sd = s1.stride(dim);
   const int64_t* ip = idx.data_ptr<int64_t>();
+  if (inner_rows(s1, dim, idx, idx) && src.stride(dim) == 1) {
+    // Rows in parallel (Note [Inner-dim gather and scatter]; the front end cloned a src or
+    // index that shares self's storage). src may be larger than index in every dim.
+    const int64_t k = idx.size(dim), srow = s1.size(dim), rows = idx.numel() / std::max<int64_t>(k, 1);
+    bool src_rows = true;  // index's outer dims walk src with one row stride
+    int64_t src_row = 0;
+    if (dim > 0) {
+      src_row = src.stride(dim - 1);
+      for (int64_t d = dim - 1; d > 0; --d) src_rows = src_rows && src.stride(d - 1) == src.stride(d) * idx.size(d);
+    }
+    if (src_rows) {
+      auto run = [&](auto body) {
+#pragma omp parallel for if (rows * k >= tensor::detail::kGrain && !omp_in_parallel())
+        for (int64_t r = 0; r < rows; ++r) body(r);
+      };
+      if (add) {
+        visit_dtype(s1.dtype(), op, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          T* p = static_cast<T*>(s1.data_ptr());
+          const T* sp = static_cast<const T*>(src.data_ptr());
+          run([=](int64_t r) {
+            if (r + 1 < rows)
+              for (int64_t b = 0; b < srow * int64_t(sizeof(T)); b += 64)
+                __builtin_prefetch(reinterpret_cast<const char*>(p + (r + 1) * srow) + b, 1);
+            for (int64_t j = 0; j < k; ++j) add_into(p[r * srow + ip[r * k + j]], sp[r * src_row + j]);
+          });
+        });
+      } else {
+        visit_element_size(s1.element_size(), [&](auto etag) {
+          using E = typename decltype(etag)::type;
+          E* p = static_cast<E*>(s1.data_ptr());
+          const E* sp = static_cast<const E*>(src.data_ptr());
+          run([=](int64_t r) {
+            if (r + 1 < rows)  // as gather: the random writes' lines, in sequence, a row ahead
+              for (int64_t b = 0; b < srow * int64_t(sizeof(E)); b += 64)
+                __builtin_prefetch(reinterpret_cast<const char*>(p + (r + 1) * srow) + b, 1);
+            for (int64_t j = 0; j < k; ++j) p[r * srow + ip[r * k + j]] = sp[r * src_row + j];
+          });
+        });
+      }
+      return;
+    }
+  }
   // Serial: duplicate indices write the same element (the last write wins for scatter_).
   if (add) {
     visit_dtype(s1.dtype(), op, [&](auto tag) {

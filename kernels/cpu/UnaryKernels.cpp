@@ -13,6 +13,7 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include "kernels/cpu/Loops-inl.h"
+#include "kernels/cpu/VecMath-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tensor::cpu::HWY_NAMESPACE {
@@ -83,6 +84,23 @@ HWY_INLINE bool vec_unary(const T* in, T* out, int64_t n) {
     if (!all_small(in, n, T(8192))) return false;
     return run([](D d, auto v) { return hn::Cos(d, v); });
   }
+  else if constexpr (Op == UnaryOp::Tan) {
+    // Highway's sin and cos are within 3 ulp relative even next to their zeros, so their
+    // quotient stays within a few ulp next to tan's poles and zeros.
+    if (!all_small(in, n, T(8192))) return false;
+    return run([](D d, auto v) { return hn::Div(hn::Sin(d, v), hn::Cos(d, v)); });
+  } else if constexpr (Op == UnaryOp::Asin || Op == UnaryOp::Acos) {
+    // Outside [-1, 1] (and for NaN) the result is NaN, as the C library's.
+    return run([](D d, auto v) {
+      auto r = Op == UnaryOp::Asin ? hn::Asin(d, v) : hn::Acos(d, v);
+      return hn::IfThenElse(hn::Le(hn::Abs(v), hn::Set(d, T(1))), r, hn::NaN(d));
+    });
+  }
+  // The float-only functions of kernels/cpu/VecMath-inl.h; float64 keeps the C library's.
+  else if constexpr (Op == UnaryOp::Erf && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Erf(d, v); });
+  else if constexpr (Op == UnaryOp::Exp2 && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Exp2(d, v); });
+  else if constexpr (Op == UnaryOp::Cosh && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Cosh(d, v); });
+  else if constexpr (Op == UnaryOp::Sinh && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Sinh(d, v); });
   else if constexpr (Op == UnaryOp::Tanh)
     return run([](D d, auto v) { return hn::IfThenElse(hn::IsNaN(v), v, hn::Tanh(d, v)); });
   else if constexpr (Op == UnaryOp::Atan) return run([](D d, auto v) { return hn::Atan(d, v); });

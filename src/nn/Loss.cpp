@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "src/core/Check.h"
+#include "tensor/autograd/Function.h"
+#include "tensor/autograd/autograd.h"
 #include "tensor/nn/functional.h"
 #include "tensor/ops.h"
 
@@ -101,6 +103,50 @@ Tensor nll_from(const Tensor& logp, const ClassTargets& ct, LossReduction r) {
   return loss;
 }
 
+// Note [Fused cross_entropy]
+// cross_entropy of (N, C) logits and class indices is one Function rather than log_softmax,
+// gather and the reduction recorded separately: their backward would zero an (N, C) gradient,
+// scatter into it (GatherBackward), then take exp, sum, mul and sub over it (LogSoftmaxBackward),
+// five passes over N x C. The gradient is (softmax(x) - onehot(y)) * s_n, with s_n the row's
+// weight times the incoming gradient (over sum w for the mean): exp of the saved log_softmax,
+// one in-place row scaling, and N subtractions at the targets. Under create_graph the same
+// formula is recorded from public ops on the input, so double backward still works. Label
+// smoothing, probability targets, other ranks and a weight that needs a gradient keep the
+// composite path.
+struct CrossEntropyFunction : autograd::Function<CrossEntropyFunction> {
+  // w: each row's weight (0 where ignored); safe: targets with ignored ones at class 0.
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, const Tensor& w, const Tensor& safe,
+                        int64_t reduction) {
+    Tensor logp = input.log_softmax(1);
+    Tensor loss = -(logp.gather(1, safe.unsqueeze(1)).squeeze(1) * w);
+    ctx->save_for_backward({input, logp, w, safe});
+    ctx->saved_data["reduction"] = reduction;
+    switch (static_cast<LossReduction::Kind>(reduction)) {
+      case LossReduction::None: return loss;
+      case LossReduction::Sum: return loss.sum();
+      // All targets ignored: 0 / 0 = NaN, as libtorch.
+      case LossReduction::Mean: return loss.sum() / w.sum();
+    }
+    return loss;
+  }
+
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    const autograd::variable_list saved = ctx->get_saved_variables();
+    const Tensor &input = saved[0], &logp = saved[1], &w = saved[2], &safe = saved[3];
+    const auto r = static_cast<LossReduction::Kind>(ctx->saved_data["reduction"].to_int());
+    Tensor s = grads[0] * w;  // [N] for None, else the scalar gradient broadcast over the rows
+    if (r == LossReduction::Mean) s = s / w.sum();
+    s = s.unsqueeze(1);
+    const Tensor y = safe.unsqueeze(1);
+    if (autograd::GradMode::is_enabled())
+      return {(input.softmax(1) - zeros_like(input).scatter(1, y, 1.0)) * s, Tensor(), Tensor(), Tensor()};
+    Tensor gi = logp.exp();
+    gi.mul_(s);
+    gi.scatter_add_(1, y, -s);
+    return {gi, Tensor(), Tensor(), Tensor()};
+  }
+};
+
 }  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
@@ -123,7 +169,6 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
   const Tensor& weight = options.weight();
   check_class_weight(op, weight, input, n_classes);
   const LossReduction r = options.reduction();
-  Tensor logp = input.log_softmax(class_dim);
 
   if (target.sizes() == input.sizes()) {
     // Class probabilities (libtorch decides by the shape, then requires a floating target).
@@ -132,7 +177,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
                  op, target.describe());
     TENSOR_CHECK(options.ignore_index() < 0, "{}: ignore_index is not supported for class-probability targets", op);
     Tensor tgt = ls > 0 ? target * (1 - ls) + ls / static_cast<double>(n_classes) : target;
-    Tensor prod = logp * tgt;
+    Tensor prod = input.log_softmax(class_dim) * tgt;
     if (weight.defined()) prod = prod * class_weight_view(weight, input);
     switch (r.kind()) {
       case LossReduction::None: return -prod.sum({class_dim});
@@ -145,6 +190,9 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
   }
 
   ClassTargets ct = class_targets(op, input, target, weight, options.ignore_index());
+  if (ls == 0 && input.dim() == 2 && !(weight.defined() && weight.requires_grad()))
+    return CrossEntropyFunction::apply(input, ct.w, ct.safe, static_cast<int64_t>(r.kind()));
+  Tensor logp = input.log_softmax(class_dim);
   Tensor nll = nll_from(logp, ct, r);
   if (ls == 0) return nll;
   // Label smoothing (libtorch's cross_entropy_loss_label_smoothing): the uniform part is
