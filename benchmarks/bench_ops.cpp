@@ -1,8 +1,11 @@
-// Elementwise and reduction cases of TARGETS.md: libtensor beside libtorch, same process,
-// same thread count. Prints each figure and the time ratio (libtensor / libtorch; < 1 wins).
-// Usage: bench_ops --help. --json writes the report's input (docs/benchmarks.md).
+// Elementwise and reduction cases of TARGETS.md: libtensor beside its two libtorch peers, with
+// the same thread count: Debian's 1.13 in this process, the torch wheel's in a child process
+// (Note [Two libtorch peers] in peer.h). Prints each figure and the time ratio against the faster
+// peer (libtensor / libtorch; < 1 wins). Usage: bench_ops --help. --json writes the report's
+// input (docs/benchmarks.md); --sweep times every op instead (Note [Op sweep] in sweep_ops.h).
 #include <immintrin.h>
 #include <omp.h>
+#include <unistd.h>
 #include <tensor/tensor.h>
 
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "harness.h"
+#include "peer.h"
 
 using namespace tensor;
 using bench::median_seconds;
@@ -210,21 +214,27 @@ std::string show(double sec, const bench::Case& c) {
 }
 
 constexpr const char* kUsage =
-    "Usage: bench_ops [--list] [--json FILE] [SUBSTRING...]\n"
-    "Times the libtensor cases of shared/TARGETS.md, each beside its libtorch twin when libtorch\n"
-    "is built in, with 2 threads; ratio = libtensor time / libtorch time (below 1: libtensor wins).\n"
+    "Usage: bench_ops [--sweep] [--list] [--json FILE] [SUBSTRING...]\n"
+    "Times the libtensor cases of shared/TARGETS.md with 2 threads, each beside its twins in the\n"
+    "libtorch peers that are built: Debian's libtorch (in this process) and the torch wheel's\n"
+    "(bench_torch_peer, a child process); ratio = libtensor time / the faster peer's time (below\n"
+    "1: libtensor wins).\n"
     "\n"
     "  SUBSTRING     run only the cases whose name contains one of the substrings\n"
+    "  --sweep       the per-op sweep instead: every op of the op list, reductions, softmax,\n"
+    "                norms, losses and indexing at 16M and 4K elements, fresh and out=\n"
     "  --list        print every case (area and name) and exit without running any\n"
     "  --json FILE   also write every case run, with the same-run hardware limits, as JSON\n"
     "                (scripts/bench_report.py turns it into a Markdown table and an SVG chart)\n"
     "  -h, --help    print this help and exit\n"
     "\n"
+    "TENSOR_BENCH_TORCH_PEER=PATH runs another bench_torch_peer; set to empty, no wheel peer.\n"
     "A case that cannot run here (a GPU case without a device) prints why and is skipped; one\n"
     "that raises prints the error and the run goes on, then exits 3.\n";
 
 struct Options {
   bool list = false;
+  bool sweep = false;
   std::string json_path;
   std::vector<std::string> filters;
 };
@@ -243,6 +253,8 @@ Options parse_args(int argc, char** argv) {
       std::exit(0);
     } else if (a == "--list") {
       o.list = true;
+    } else if (a == "--sweep") {
+      o.sweep = true;
     } else if (a == "--json") {
       if (i + 1 >= argc) fail("--json needs a file name");
       o.json_path = argv[++i];
@@ -260,7 +272,9 @@ Options parse_args(int argc, char** argv) {
   return o;
 }
 
-bool selected(const bench::Case& c, const std::vector<std::string>& filters) {
+bool selected(const bench::Case& c, const Options& o) {
+  if (c.sweep != o.sweep) return false;  // the sweep runs alone, and only when asked for
+  const auto& filters = o.filters;
   if (filters.empty()) return true;
   for (const auto& f : filters)
     if (c.name.find(f) != std::string::npos) return true;
@@ -276,18 +290,39 @@ nlohmann::ordered_json figure(double sec, const bench::Case& c) {
   return f;
 }
 
+/// bench_torch_peer beside this program, or $TENSOR_BENCH_TORCH_PEER; "" when there is none.
+std::string torch_peer_path() {
+  if (const char* env = std::getenv("TENSOR_BENCH_TORCH_PEER")) return env;
+  char buf[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return "";
+  const std::string self(buf, static_cast<size_t>(n));
+  const std::string path = self.substr(0, self.rfind('/') + 1) + "bench_torch_peer";
+  return ::access(path.c_str(), X_OK) == 0 ? path : "";
+}
+
+/// "1.13" from "1.13.0": the column headings.
+std::string major_minor(const std::string& v) {
+  const auto dot = v.find('.', v.find('.') + 1);
+  return v.substr(0, dot);
+}
+
+nlohmann::ordered_json or_null(bool present, nlohmann::ordered_json v) {
+  return present ? std::move(v) : nlohmann::ordered_json();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const Options opt = parse_args(argc, argv);
   if (opt.list) {
     for (const bench::Case& c : bench::cases())
-      if (selected(c, opt.filters)) std::printf("%-12s %s\n", c.area.c_str(), c.name.c_str());
+      if (selected(c, opt)) std::printf("%-12s %s\n", c.area.c_str(), c.name.c_str());
     return 0;
   }
   std::vector<const bench::Case*> todo;
   for (const bench::Case& c : bench::cases())
-    if (selected(c, opt.filters)) todo.push_back(&c);
+    if (selected(c, opt)) todo.push_back(&c);
   if (todo.empty()) {
     std::fprintf(stderr, "bench_ops: no case name contains the given substring(s); see --list\n");
     return 1;
@@ -308,17 +343,33 @@ int main(int argc, char** argv) {
   tensor::manual_seed(0);
   const bench::TwinTable& twins = bench::twins();
   const char* peer = bench::torch_available() ? "Debian libtorch-dev" : nullptr;
-  std::printf("libtensor vs libtorch (%s), %d threads; ratio = libtensor time / libtorch time\n",
-              peer ? peer : "libtorch not installed", kThreads);
-  std::printf("%-22s %14s %14s %8s %7s  %s\n", "case", "libtensor", "libtorch", "ratio", "limit", "goal");
+  const std::string peer_version = bench::torch_version();
+  // The wheel's libtorch in a child process (Note [Two libtorch peers] in peer.h).
+  bench::TorchPeer wheel;
+  const std::string wheel_exe = torch_peer_path();
+  if (!wheel_exe.empty()) {
+    std::string why;
+    if (!wheel.start(wheel_exe, why))
+      std::printf("torch wheel peer unavailable, its column stays empty: %s\n", why.c_str());
+  }
+  const std::string wheel_version = wheel.version();  // "" when it did not start
+  const std::string wheel_name = wheel_version.empty() ? "" : "torch " + wheel_version + " wheel (bench_torch_peer)";
+  const std::string col1 = peer ? "torch " + major_minor(peer_version) : "libtorch";
+  const std::string col2 = wheel_version.empty() ? "torch wheel" : "torch " + major_minor(wheel_version);
+  std::printf("libtensor vs %s%s and %s, %d threads; ratio = libtensor time / the faster peer's time\n",
+              peer ? ("libtorch " + peer_version + " (").c_str() : "libtorch (", peer ? "Debian libtorch-dev, in process)" : "not installed)",
+              wheel_version.empty() ? "no torch wheel peer" : ("libtorch " + wheel_version + " (torch wheel, child process)").c_str(),
+              kThreads);
+  std::printf("%-26s %14s %14s %14s %7s %5s %7s  %s\n", "case", "libtensor", col1.c_str(), col2.c_str(), "ratio", "vs",
+              "limit", "goal");
 
   const double stream_bps = kStreamBytes / stream_triad();
-  std::printf("%-22s %9.1f GB/s %14s %8s %7s  %s\n", "stream_triad_16M (ref)", stream_bps / 1e9, "-", "-", "-",
-              "hardware reference");
+  std::printf("%-26s %9.1f GB/s %14s %14s %7s %5s %7s  %s\n", "stream_triad_16M (ref)", stream_bps / 1e9, "-", "-",
+              "-", "-", "-", "hardware reference");
   const FmaPeak fma = fma_peak();
   if (fma.flops_per_s > 0)
-    std::printf("%-22s %6.1f GFLOP/s %14s %8s %7s  hardware reference (%s)\n", "fma_peak_fp32 (ref)",
-                fma.flops_per_s / 1e9, "-", "-", "-", fma.isa);
+    std::printf("%-26s %6.1f GFLOP/s %14s %14s %7s %5s %7s  hardware reference (%s)\n", "fma_peak_fp32 (ref)",
+                fma.flops_per_s / 1e9, "-", "-", "-", "-", "-", fma.isa);
 
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   int errors = 0;
@@ -338,10 +389,11 @@ int main(int argc, char** argv) {
       ++errors;
     }
     if (!skipped.empty() || !error.empty()) {
+      // The twins of a case that did not run are not run either.
       std::string shown = skipped.empty() ? "error: " + error : skipped;
       shown = shown.substr(0, shown.find('\n'));
       if (shown.size() > 100) shown = shown.substr(0, 97) + "...";
-      std::printf("%-22s %14s\n", c.name.c_str(), shown.c_str());
+      std::printf("%-26s %14s\n", c.name.c_str(), shown.c_str());
       std::fflush(stdout);
       nlohmann::ordered_json row = {{"name", c.name}, {"area", c.area}, {"goal", c.goal}, {"ours", nullptr}};
       if (!skipped.empty()) row["skipped"] = skipped;
@@ -351,6 +403,22 @@ int main(int argc, char** argv) {
     }
     auto it = twins.find(c.name);
     const double theirs = it == twins.end() ? 0 : it->second();
+    // The wheel's twin right after, in the child; a new child if the last one died.
+    std::string wheel_error;
+    if (!wheel.alive() && !wheel_version.empty() && wheel.starts() < bench::kMaxPeerStarts) {
+      std::string why;
+      if (!wheel.start(wheel_exe, why)) std::printf("torch wheel peer did not restart: %s\n", why.c_str());
+    }
+    double wheel_theirs = wheel.run(c.name, wheel_error);
+    if (wheel_theirs < 0) {
+      std::printf("  (torch %s twin of %s: %s)\n", major_minor(wheel_version).c_str(), c.name.c_str(),
+                  wheel_error.c_str());
+      wheel_theirs = 0;
+    }
+    // The ratio is against the faster peer that has a figure (TARGETS.md).
+    const double best = theirs > 0 && wheel_theirs > 0 ? std::min(theirs, wheel_theirs)
+                                                       : theirs > 0 ? theirs : wheel_theirs;
+    const char* faster = best <= 0 ? nullptr : best == theirs ? "libtorch" : "libtorch_wheel";
     // Share of the same-run limit (Note [Case work] in harness.h): compute-bound cases against
     // the FMA peak, memory-bound ones against the streaming bandwidth; the larger when both.
     double share = -1;
@@ -372,17 +440,23 @@ int main(int argc, char** argv) {
       if (s > share) share = s, limit = "stream_bandwidth";
     }
     char ratio[16] = "-", pct[16] = "-";
-    if (theirs > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", ours / theirs);
+    if (best > 0) std::snprintf(ratio, sizeof ratio, "%.2fx", ours / best);
     if (limit) std::snprintf(pct, sizeof pct, "%.0f%%", 100 * share);
-    std::printf("%-22s %14s %14s %8s %7s  %s\n", c.name.c_str(), show(ours, c).c_str(),
-                theirs > 0 ? show(theirs, c).c_str() : "-", ratio, pct, c.goal.c_str());
+    const std::string vs = !faster ? "-" : faster == std::string("libtorch") ? major_minor(peer_version) : major_minor(wheel_version);
+    std::printf("%-26s %14s %14s %14s %7s %5s %7s  %s\n", c.name.c_str(), show(ours, c).c_str(),
+                theirs > 0 ? show(theirs, c).c_str() : "-", wheel_theirs > 0 ? show(wheel_theirs, c).c_str() : "-",
+                ratio, vs.c_str(), pct, c.goal.c_str());
     std::fflush(stdout);
     rows.push_back({{"name", c.name},
                     {"area", c.area},
                     {"goal", c.goal},
                     {"ours", figure(ours, c)},
-                    {"libtorch", theirs > 0 ? figure(theirs, c) : nlohmann::ordered_json()},
-                    {"ratio", theirs > 0 ? nlohmann::ordered_json(ours / theirs) : nlohmann::ordered_json()},
+                    {"libtorch", or_null(theirs > 0, figure(theirs, c))},
+                    {"libtorch_wheel", or_null(wheel_theirs > 0, figure(wheel_theirs, c))},
+                    {"ratio", or_null(best > 0, ours / best)},
+                    {"ratio_libtorch", or_null(theirs > 0, ours / theirs)},
+                    {"ratio_libtorch_wheel", or_null(wheel_theirs > 0, ours / wheel_theirs)},
+                    {"faster_peer", or_null(faster != nullptr, faster ? faster : "")},
                     {"flops_per_call", c.flops_per_call() > 0 ? nlohmann::ordered_json(c.flops_per_call()) : nlohmann::ordered_json()},
                     {"bytes_per_call", c.bytes_per_call() > 0 ? nlohmann::ordered_json(c.bytes_per_call()) : nlohmann::ordered_json()},
                     {"limit", limit ? nlohmann::ordered_json(limit) : nlohmann::ordered_json()},
@@ -392,6 +466,9 @@ int main(int argc, char** argv) {
     const nlohmann::ordered_json doc = {
         {"threads", kThreads},
         {"libtorch", peer ? nlohmann::ordered_json(peer) : nlohmann::ordered_json()},
+        {"libtorch_version", or_null(peer != nullptr, peer_version)},
+        {"libtorch_wheel", or_null(!wheel_name.empty(), wheel_name)},
+        {"libtorch_wheel_version", or_null(!wheel_version.empty(), wheel_version)},
         {"hardware",
          {{"fma_peak_gflops", fma.flops_per_s > 0 ? nlohmann::ordered_json(fma.flops_per_s / 1e9) : nlohmann::ordered_json()},
           {"fma_isa", fma.isa ? nlohmann::ordered_json(fma.isa) : nlohmann::ordered_json()},

@@ -42,6 +42,8 @@ struct Case {
   // Bytes/s that the case's bytes are held against instead of the CPU streaming bandwidth:
   // the GPU cases give the device copy bandwidth, measured once in the run (bench_cuda.cpp).
   std::function<double()> device_bandwidth;
+  bool sweep = false;  // one of the per-op sweep's cases: run by `bench_ops --sweep` only
+
 
   /// Declares the FLOPs of one call (a compute-bound case).
   Case with_flops(double f) && { flops = f; return std::move(*this); }
@@ -54,6 +56,9 @@ struct Case {
     device_bandwidth = std::move(bps);
     return std::move(*this);
   }
+
+  /// Marks a case of the per-op sweep (Note [Op sweep] in sweep_ops.h).
+  Case in_sweep() && { sweep = true; return std::move(*this); }
 
   /// FLOPs per call, declared or implied by a GFLOP/s unit; 0 when not declared.
   double flops_per_call() const { return no_limit ? 0 : flops > 0 ? flops : unit == "GFLOP/s" ? work : 0; }
@@ -114,6 +119,8 @@ struct AddTwins {
   explicit AddTwins(TwinTable t) { for (auto& kv : t) twins()[kv.first] = std::move(kv.second); }
 };
 bool torch_available();
+/// The libtorch version the twins were compiled against ("1.13.0"), or "" without libtorch.
+std::string torch_version();
 
 /// Data a libtensor case loads once and its libtorch twin reuses (the twin runs right after):
 /// float32 images and int64 labels, row-major.

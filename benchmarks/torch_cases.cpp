@@ -1,5 +1,6 @@
 // libtorch twins of the cases in bench_ops.cpp: same shapes, same threads, same harness.
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "harness.h"
 
@@ -9,6 +10,11 @@ bool torch_available() {
   // libtorch's own intra-op setting, beside omp_set_num_threads; set once before any twin runs.
   static const bool ready = (torch::set_num_threads(2), true);
   return ready;
+}
+// From the numeric parts: TORCH_VERSION is a string in 1.13 but a packed integer in 2.x.
+std::string torch_version() {
+  return std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR) + "." +
+         std::to_string(TORCH_VERSION_PATCH);
 }
 
 namespace {

@@ -3,4 +3,5 @@
 
 namespace bench {
 bool torch_available() { return false; }
+std::string torch_version() { return ""; }
 }  // namespace bench

@@ -3,11 +3,14 @@
 
     python3 scripts/bench_report.py /tmp/bench.json --markdown table.md --svg docs/bench_chart.svg
 
-Without --markdown the table goes to stdout. The chart has one horizontal bar per case that has
-the plotted figure: the time ratio against libtorch (log scale, clipped to 1/8..8, a line at
-1.0) when any case has a libtorch figure, otherwise the share of the same-run hardware limit
-(FMA peak or streaming bandwidth; clipped at 200%, a line at 100%), and its title says which.
-Python 3 standard library only.
+Without --markdown the table goes to stdout. When the run had the torch wheel's libtorch as a
+second peer (bench_ops's child process), the table has a column for each peer and says which
+was faster; the ratio is always against the faster one. --slower-than PEER keeps only the cases
+slower than that peer ("libtorch", "libtorch_wheel", or "any": the faster of the two).
+The chart has one horizontal bar per case that has the plotted figure: the time ratio against
+the faster peer (log scale, clipped to 1/8..8, a line at 1.0) when any case has a peer figure,
+otherwise the share of the same-run hardware limit (FMA peak or streaming bandwidth; clipped at
+200%, a line at 100%), and its title says which. Python 3 standard library only.
 """
 import argparse
 import json
@@ -50,6 +53,19 @@ def md_cell(text):
     return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
+def has_wheel(doc):
+    """Whether the run had the torch wheel's libtorch as a second peer."""
+    return doc.get("libtorch_wheel") is not None or any(c.get("libtorch_wheel") for c in doc["cases"])
+
+
+def peer_label(doc, key):
+    """A peer's column heading: 'torch 1.13', 'torch 2.15', or its key without a version."""
+    version = doc.get(key + "_version")
+    if not version:
+        return {"libtorch": "libtorch", "libtorch_wheel": "torch wheel"}[key]
+    return "torch " + ".".join(str(version).split(".")[:2])
+
+
 def hardware_line(doc):
     hw = doc.get("hardware", {})
     parts = []
@@ -60,25 +76,50 @@ def hardware_line(doc):
     if hw.get("device_copy_gbytes_per_s") is not None:
         parts.append(f"device copy {hw['device_copy_gbytes_per_s']:.0f} GB/s")
     peer = doc.get("libtorch") or "not installed"
-    return (f"{doc.get('threads', '?')} threads; same-run limits: {', '.join(parts) or 'none'}; "
+    line = (f"{doc.get('threads', '?')} threads; same-run limits: {', '.join(parts) or 'none'}; "
             f"libtorch: {peer}")
+    if has_wheel(doc):
+        line += f"; second peer: {doc.get('libtorch_wheel') or 'torch wheel'}"
+    return line
 
 
 def markdown(doc):
-    lines = [hardware_line(doc), "",
-             "| case | area | ours | libtorch | ratio | share of limit |",
-             "|---|---|---|---|---|---|"]
+    wheel = has_wheel(doc)
+    if wheel:
+        heading = ["case", "area", "ours", peer_label(doc, "libtorch"), peer_label(doc, "libtorch_wheel"),
+                   "ratio", "vs", "share of limit"]
+    else:
+        heading = ["case", "area", "ours", "libtorch", "ratio", "share of limit"]
+    lines = [hardware_line(doc), "", "| " + " | ".join(heading) + " |", "|" + "---|" * len(heading)]
     for c in doc["cases"]:
         # A case that did not run (bench_ops: skipped without a GPU, or raised) says which.
         ours = fmt_figure(c.get("ours")) if c.get("ours") else c.get("skipped") or ("error" if c.get("error") else "-")
-        cells = [c["name"], c.get("area", ""), ours, fmt_figure(c.get("libtorch")),
-                 fmt_ratio(c.get("ratio")), fmt_share(c)]
+        cells = [c["name"], c.get("area", ""), ours, fmt_figure(c.get("libtorch"))]
+        if wheel:
+            faster = c.get("faster_peer")
+            cells += [fmt_figure(c.get("libtorch_wheel")), fmt_ratio(c.get("ratio")),
+                      peer_label(doc, faster).replace("torch ", "") if faster else "-"]
+        else:
+            cells += [fmt_ratio(c.get("ratio"))]
+        cells.append(fmt_share(c))
         lines.append("| " + " | ".join(md_cell(x) for x in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
+def peer_ratio(case, peer):
+    """libtensor time / `peer`'s time; 'any' is the faster peer."""
+    if peer == "any" or (peer == "libtorch" and "ratio_libtorch" not in case):
+        return case.get("ratio")  # runs before the second peer: ratio was against libtorch
+    return case.get("ratio_" + peer)
+
+
+def slower_than(doc, peer):
+    """The run with only the cases slower than `peer`."""
+    return dict(doc, cases=[c for c in doc["cases"] if (peer_ratio(c, peer) or 0) > 1.0])
+
+
 def chart_mode(doc):
-    """'ratio' when any case has a libtorch figure, else 'share'."""
+    """'ratio' when any case has a peer's figure, else 'share'."""
     return "ratio" if any(c.get("ratio") is not None for c in doc["cases"]) else "share"
 
 
@@ -96,8 +137,15 @@ def svg(doc):
             v = min(max(v, 1 / RATIO_CLIP), RATIO_CLIP)
             return label_w + (math.log2(v) - lo) / (hi - lo) * plot_w
         ticks = [(2.0 ** e, f"{2.0 ** e:g}x" if e >= 0 else f"1/{2 ** -e}x") for e in range(-3, 4)]
-        ref, ref_label = 1.0, "1.0 = libtorch"
-        title = "libtensor time / libtorch time, same run (below 1: libtensor faster; log scale, clipped at 1/8 and 8)"
+        if has_wheel(doc):
+            ref, ref_label = 1.0, "1.0 = the faster peer"
+            title = (f"libtensor time / the faster peer's time ({peer_label(doc, 'libtorch')} or "
+                     f"{peer_label(doc, 'libtorch_wheel')}), same run (below 1: libtensor faster; log scale, "
+                     f"clipped at 1/8 and 8)")
+        else:
+            ref, ref_label = 1.0, "1.0 = libtorch"
+            title = ("libtensor time / libtorch time, same run (below 1: libtensor faster; log scale, "
+                     "clipped at 1/8 and 8)")
     else:
         def x_of(v):
             return label_w + min(max(v, 0.0), SHARE_CLIP) / SHARE_CLIP * plot_w
@@ -157,11 +205,15 @@ def main(argv=None):
     ap.add_argument("json", help="the file bench_ops --json wrote")
     ap.add_argument("--markdown", help="write the Markdown table here (default: stdout)")
     ap.add_argument("--svg", help="write the SVG chart here")
+    ap.add_argument("--slower-than", choices=["any", "libtorch", "libtorch_wheel"],
+                    help="only the cases slower than this peer (any: than the faster peer)")
     args = ap.parse_args(argv)
     with open(args.json, encoding="utf-8") as f:
         doc = json.load(f)
     if not isinstance(doc, dict) or not isinstance(doc.get("cases"), list):
         sys.exit(f"bench_report: {args.json} has no 'cases' list (is it bench_ops --json output?)")
+    if args.slower_than:
+        doc = slower_than(doc, args.slower_than)
     table = markdown(doc)
     if args.markdown:
         with open(args.markdown, "w", encoding="utf-8") as f:

@@ -4,6 +4,8 @@
 Checks every Markdown row against figures worked out by hand from the fixture, and that the SVG
 parses as XML with one bar per case that has the plotted figure: the libtorch ratio when the
 run has libtorch figures, else (the same fixture with libtorch removed) the share of the limit.
+With a second peer (the torch wheel's figures added to the fixture) the table has a column per
+peer and the faster one's version, and --slower-than keeps the cases slower than a peer.
 Usage: bench_report_test.py SCRIPT FIXTURE
 """
 import json
@@ -76,6 +78,53 @@ def main():
         assert len(bs) == 3, len(bs)  # matmul, sum, odd|name declare work
         text = all_text(root)
         assert "No libtorch figures" in text and "100% = limit" in text and "250% of stream (clipped)" in text, text
+
+        # A second peer, the torch wheel's: its column, the faster peer's version, the ratio
+        # against the faster one; --slower-than keeps the cases slower than the named peer.
+        doc = json.load(open(fixture, encoding="utf-8"))
+        doc.update({"libtorch_version": "1.13.0", "libtorch_wheel": "torch 2.15.0 wheel (bench_torch_peer)",
+                    "libtorch_wheel_version": "2.15.0"})
+        wheel_seconds = {"matmul_1024": 0.004, "sum_16M": 0.0025}  # ours: 0.005 and 0.002
+        for c in doc["cases"]:
+            sec = wheel_seconds.get(c["name"])
+            c["ratio_libtorch"] = c["ratio"]
+            c["faster_peer"] = "libtorch" if c["ratio"] is not None else None
+            c["libtorch_wheel"] = c["ratio_libtorch_wheel"] = None
+            if sec:
+                c["libtorch_wheel"] = dict(c["ours"], seconds=sec)
+                scale = {"ms": 1e3, "us": 1e6}.get(c["ours"]["unit"])  # a time, or a throughput
+                c["libtorch_wheel"]["value"] = sec * scale if scale else c["ours"]["value"] * c["ours"]["seconds"] / sec
+                c["ratio_libtorch_wheel"] = c["ours"]["seconds"] / sec
+                if sec < c["libtorch"]["seconds"]:
+                    c["faster_peer"], c["ratio"] = "libtorch_wheel", c["ratio_libtorch_wheel"]
+        two = os.path.join(tmp, "two.json")
+        json.dump(doc, open(two, "w", encoding="utf-8"))
+        r = run(script, two, "--svg", svg)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert lines[0].endswith("; libtorch: Debian libtorch-dev; second peer: torch 2.15.0 wheel (bench_torch_peer)"), lines[0]
+        rows = [l for l in lines if l.startswith("| ")]
+        expected = [
+            "| case | area | ours | torch 1.13 | torch 2.15 | ratio | vs | share of limit |",
+            "| matmul_1024 | linalg | 429.5 GFLOP/s | 390.5 GFLOP/s | 536.9 GFLOP/s | 1.25x | 2.15 | 86% of FMA peak |",
+            "| sum_16M | ops | 2.00 ms | 1.00 ms | 2.50 ms | 2.00x | 1.13 | 84% of stream |",
+            "| eager_add_1elem | ops | 0.150 us | 0.430 us | - | 0.35x | 1.13 | - |",
+            "| odd\\|name (oneDNN) | pool_norm | 12.00 ms | 1.00 ms | - | 12.00x | 1.13 | 250% of stream |",
+            "| sort_1M_rows1024 | sort | 30.50 ms | - | - | - | - | - |",
+        ]
+        assert rows == expected, "\n".join(rows)
+        root, bs = bars(svg)
+        assert len(bs) == 4, len(bs)
+        text = all_text(root)
+        assert "the faster peer's time (torch 1.13 or torch 2.15)" in text and "1.25x" in text, text
+        r = run(script, two, "--slower-than", "libtorch_wheel")
+        assert [l.split(" | ")[0] for l in r.stdout.splitlines()[4:]] == ["| matmul_1024"], r.stdout
+        r = run(script, two, "--slower-than", "any")
+        names = [l.split(" | ")[0][2:] for l in r.stdout.splitlines()[4:]]
+        assert names == ["matmul_1024", "sum_16M", "odd\\|name (oneDNN)"], names
+        r = run(script, fixture, "--slower-than", "libtorch")  # a run before the second peer
+        names = [l.split(" | ")[0][2:] for l in r.stdout.splitlines()[4:]]
+        assert names == ["sum_16M", "odd\\|name (oneDNN)"], names
 
         # Not bench_ops output: an error, not a traceback or an empty report.
         bad = os.path.join(tmp, "bad.json")
