@@ -29,6 +29,7 @@
 #include "tensor/optim.h"
 #include "tensor/optional.h"
 #include "tensor/pooling.h"
+#include "tensor/ported_ops.h"
 #include "tensor/profiler/profiler.h"
 #include "tensor/serialize.h"
 #include "tensor/version.h"
