@@ -1,6 +1,7 @@
 // Ops that programs ported from libtorch call (issue 24), tested in libtorch's spelling:
-// detach_, multinomial, min/max of two tensors, constant_pad_nd, reflection_pad1d/2d,
-// unique_dim, QR, diag, and binary_cross_entropy's gradient at p = 0 and 1. Reference values are hand-computed or come
+// the in-place shape ops and detach_, multinomial, min/max of two tensors, constant_pad_nd,
+// reflection_pad1d/2d, unique_dim, QR, diag, the new_* factories, and binary_cross_entropy's
+// gradient at p = 0 and 1. Reference values are hand-computed or come
 // from float64 loops here; QR is checked by its defining properties and LAPACK's sign rule.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
@@ -37,6 +38,70 @@ std::vector<int64_t> ints(const Tensor& t) {
 std::vector<int64_t> shape(const Tensor& t) { return std::vector<int64_t>(t.sizes().begin(), t.sizes().end()); }
 
 }  // namespace
+
+// ---- in-place shape ops ----
+TEST(PortedOps, InPlaceShapeOpsChangeTheTensorItself) {
+  Tensor x = tensor::arange(6, kFloat64).reshape({2, 3});
+  Tensor alias = x;  // another handle to the same tensor sees the change, as in libtorch
+  Tensor& r = x.unsqueeze_(0);
+  EXPECT_EQ(&r, &x);
+  EXPECT_EQ(shape(alias), (std::vector<int64_t>{1, 2, 3}));
+  x.unsqueeze_(-1);
+  EXPECT_EQ(shape(x), (std::vector<int64_t>{1, 2, 3, 1}));
+  x.squeeze_(-1);
+  EXPECT_EQ(shape(x), (std::vector<int64_t>{1, 2, 3}));
+  x.squeeze_(1);  // size 2: unchanged, as squeeze(dim)
+  EXPECT_EQ(shape(x), (std::vector<int64_t>{1, 2, 3}));
+  x.squeeze_();
+  EXPECT_EQ(shape(x), (std::vector<int64_t>{2, 3}));
+  x.t_();
+  EXPECT_EQ(shape(x), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(std::vector<int64_t>(x.strides().begin(), x.strides().end()), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(values(x), (std::vector<double>{0, 3, 1, 4, 2, 5}));
+  x.transpose_(0, 1);
+  EXPECT_EQ(values(x), (std::vector<double>{0, 1, 2, 3, 4, 5}));
+  Tensor y = zeros({1, 4, 1, 1});
+  y.squeeze_({0, 2});
+  EXPECT_EQ(shape(y), (std::vector<int64_t>{4, 1}));
+  y.squeeze_(IntArrayRef{});  // no dims: nothing to do
+  EXPECT_EQ(shape(y), (std::vector<int64_t>{4, 1}));
+  // On a non-contiguous view: the geometry composes with the view's strides.
+  Tensor base = tensor::arange(12, kFloat64).reshape({3, 4});
+  Tensor v = base.slice(1, 0, 4, 2);  // [3, 2], strides (4, 2)
+  v.t_().unsqueeze_(1);
+  EXPECT_EQ(shape(v), (std::vector<int64_t>{2, 1, 3}));
+  EXPECT_EQ(values(v), (std::vector<double>{0, 4, 8, 2, 6, 10}));
+  EXPECT_ERROR_HAS(zeros({2, 2, 2}).t_(), "t_");
+  EXPECT_ERROR_HAS(zeros({2, 2}).unsqueeze_(3), "unsqueeze");
+  EXPECT_ERROR_HAS(zeros({2, 1}).squeeze_({1, -1}), "multiple times");
+}
+
+TEST(PortedOps, InPlaceShapeOpsFollowLibtorchAutograd) {
+  Tensor w = ones({2, 3}, kFloat64).requires_grad_(true);
+  // A leaf that requires grad: refused with grad mode on, allowed under NoGradGuard.
+  EXPECT_ERROR_HAS(w.unsqueeze_(0), "leaf Variable that requires grad");
+  EXPECT_ERROR_HAS(w.t_(), "leaf Variable that requires grad");
+  {
+    NoGradGuard g;
+    Tensor w2 = ones({2, 3}, kFloat64).requires_grad_(true);
+    w2.unsqueeze_(0);
+    EXPECT_EQ(shape(w2), (std::vector<int64_t>{1, 2, 3}));
+    EXPECT_TRUE(w2.is_leaf());
+  }
+  // A non-leaf: recorded, so backward undoes the shape change (libtorch: UnsqueezeBackward1).
+  Tensor nl = w * 2;
+  nl.t_();
+  nl.unsqueeze_(0);
+  EXPECT_EQ(shape(nl), (std::vector<int64_t>{1, 3, 2}));
+  ASSERT_TRUE(nl.grad_fn());
+  EXPECT_NE(nl.grad_fn()->name().find("Unsqueeze"), std::string::npos) << nl.grad_fn()->name();
+  (nl * tensor::arange(6, kFloat64).reshape({1, 3, 2})).sum().backward();
+  // nl[0][i][j] = 2 w[j][i] meets the factor 2 i + j, so w[a][b] gets 2 (2 b + a).
+  EXPECT_EQ(values(w.grad()), (std::vector<double>{0, 4, 8, 2, 6, 10}));
+  // A view of a leaf that requires grad is refused too.
+  Tensor w3 = ones({2, 3}, kFloat64).requires_grad_(true);
+  EXPECT_ERROR_HAS(w3.select(0, 0).unsqueeze_(0), "view of a leaf Variable");
+}
 
 TEST(PortedOps, DetachInPlace) {
   Tensor w = ones({3}, kFloat64).requires_grad_(true);
@@ -284,6 +349,42 @@ TEST(PortedOps, Diag) {
   auto f2 = [](const autograd::variable_list& in) { return tensor::diag(in[0], -1); };
   EXPECT_TRUE(autograd::gradcheck(f2, {tensor::randn({4, 3}, kFloat64).t().detach().requires_grad_(true)}));
   EXPECT_ERROR_HAS(tensor::diag(tensor::zeros({2, 2, 2})), "1-D or 2-D");
+}
+
+// ---- new_* factories and the method spellings ----
+TEST(PortedOps, NewFactoriesTakeTheTensorsDtypeAndDevice) {
+  Tensor x = tensor::zeros({2}, kFloat64);
+  Tensor z = x.new_zeros({2, 3});
+  EXPECT_EQ(z.dtype(), kFloat64);
+  EXPECT_EQ(shape(z), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values(z), std::vector<double>(6, 0.0));
+  EXPECT_EQ(values(x.new_ones({2})), (std::vector<double>{1, 1}));
+  EXPECT_EQ(values(x.new_full({3}, 2.5)), (std::vector<double>{2.5, 2.5, 2.5}));
+  EXPECT_EQ(x.new_empty({4}).dtype(), kFloat64);
+  EXPECT_EQ(x.new_zeros({1}, kInt32).dtype(), kInt32);  // options override
+  EXPECT_EQ(tensor::zeros({1}, kInt64).new_full({1}, 3).dtype(), kInt64);
+  EXPECT_TRUE(x.new_zeros({1}).device().is_cpu());
+  EXPECT_FALSE(x.new_zeros({1}).requires_grad());
+}
+
+TEST(PortedOps, MethodSpellings) {
+  Tensor a = tensor::tensor({1.0, 5.0, -2.0}, kFloat64), b = tensor::tensor({3.0, 4.0, -2.0}, kFloat64);
+  EXPECT_EQ(values(a.min(b)), (std::vector<double>{1, 4, -2}));
+  EXPECT_EQ(values(a.max(b)), (std::vector<double>{3, 5, -2}));
+  EXPECT_TRUE(a.diag(1).equal(tensor::diag(a, 1)));
+  Tensor m = tensor::arange(6, kFloat64).reshape({2, 3});
+  auto [q, r] = m.t().qr();
+  auto [q2, r2] = tensor::qr(m.t());
+  EXPECT_TRUE(q.equal(q2) && r.equal(r2));
+  manual_seed(5);
+  Tensor s1 = tensor::tensor({0.0, 1.0, 1.0}).multinomial(2);
+  manual_seed(5);
+  EXPECT_TRUE(s1.equal(tensor::multinomial(tensor::tensor({0.0, 1.0, 1.0}), 2)));
+  Tensor w = tensor::ones({2}, kFloat64).requires_grad_(true);
+  Tensor y = w * 2;
+  Tensor& same = y.detach_();
+  EXPECT_EQ(&same, &y);
+  EXPECT_FALSE(y.requires_grad());
 }
 
 // ---- binary_cross_entropy at p = 0 and 1 ----

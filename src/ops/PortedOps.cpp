@@ -2,7 +2,8 @@
 // gradients come from the ops they are made of), or, for the ones without a gradient
 // (multinomial, unique_dim, qr), plain float64 loops on the CPU: min/max of two tensors,
 // multinomial, constant_pad_nd, reflection_pad1d/2d, unique_dim, diag and linalg_qr
-// (include/tensor/ported_ops.h, tensor/linalg.h).
+// (include/tensor/ported_ops.h, tensor/linalg.h), their Tensor methods, and the Tensor::new_*
+// factories.
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -24,6 +25,24 @@ using detail::shape_str;
 // ---- min / max of two tensors ----
 Tensor min(const Tensor& a, const Tensor& b) { return minimum(a, b); }
 Tensor max(const Tensor& a, const Tensor& b) { return maximum(a, b); }
+Tensor Tensor::min(const Tensor& other) const { return tensor::minimum(*this, other); }
+Tensor Tensor::max(const Tensor& other) const { return tensor::maximum(*this, other); }
+
+// ---- new_* factories: this tensor's dtype and device unless the options give them ----
+namespace {
+TensorOptions like(const Tensor& self, const TensorOptions& o) {
+  TensorOptions r = o;
+  if (!o.has_dtype()) r = r.dtype(self.dtype());
+  if (!o.has_device()) r = r.device(self.device());
+  return r;
+}
+}  // namespace
+Tensor Tensor::new_empty(IntArrayRef sizes, const TensorOptions& o) const { return empty(sizes, like(*this, o)); }
+Tensor Tensor::new_zeros(IntArrayRef sizes, const TensorOptions& o) const { return zeros(sizes, like(*this, o)); }
+Tensor Tensor::new_ones(IntArrayRef sizes, const TensorOptions& o) const { return ones(sizes, like(*this, o)); }
+Tensor Tensor::new_full(IntArrayRef sizes, const Scalar& value, const TensorOptions& o) const {
+  return full(sizes, value, like(*this, o));
+}
 
 // ---- multinomial ----
 // Note [Multinomial sampling]
@@ -93,6 +112,9 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement) {
   }
   if (probs.dim() == 1) out = out.reshape({num_samples});
   return out.to(probs.device());
+}
+Tensor Tensor::multinomial(int64_t num_samples, bool replacement) const {
+  return tensor::multinomial(*this, num_samples, replacement);
 }
 
 // ---- padding ----
@@ -235,6 +257,7 @@ Tensor diag(const Tensor& self, int64_t diagonal) {
   out.diagonal(diagonal).copy_(self);
   return out;
 }
+Tensor Tensor::diag(int64_t diagonal) const { return tensor::diag(*this, diagonal); }
 
 // ---- QR ----
 namespace {
@@ -329,6 +352,7 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   return {q_out, shaped(R, r_rows, n)};
 }
 std::tuple<Tensor, Tensor> qr(const Tensor& A, bool some) { return linalg_qr(A, some ? "reduced" : "complete"); }
+std::tuple<Tensor, Tensor> Tensor::qr(bool some) const { return tensor::qr(*this, some); }
 namespace linalg {
 std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode) { return linalg_qr(A, mode); }
 }  // namespace linalg
