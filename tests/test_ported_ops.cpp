@@ -1,6 +1,6 @@
 // Ops that programs ported from libtorch call (issue 24), tested in libtorch's spelling:
 // the in-place shape ops and detach_, multinomial, min/max of two tensors, constant_pad_nd,
-// reflection_pad1d/2d, unique_dim, QR, diag, the new_* factories, and binary_cross_entropy's
+// reflection_pad1d/2d, unique_dim, QR, diag, the new_* factories, is_inference, and binary_cross_entropy's
 // gradient at p = 0 and 1. Reference values are hand-computed or come
 // from float64 loops here; QR is checked by its defining properties and LAPACK's sign rule.
 #include <gtest/gtest.h>
@@ -385,6 +385,29 @@ TEST(PortedOps, MethodSpellings) {
   Tensor& same = y.detach_();
   EXPECT_EQ(&same, &y);
   EXPECT_FALSE(y.requires_grad());
+}
+
+TEST(PortedOps, IsInference) {
+  Tensor normal = tensor::ones({2});
+  EXPECT_FALSE(normal.is_inference());
+  EXPECT_FALSE(InferenceMode::is_enabled());
+  Tensor inf;
+  {
+    InferenceMode guard;
+    EXPECT_TRUE(InferenceMode::is_enabled());
+    inf = tensor::ones({2, 2}) * 2;
+    EXPECT_TRUE(inf.is_inference());
+    EXPECT_FALSE(normal.is_inference());
+    {
+      InferenceMode off(false);
+      EXPECT_FALSE(tensor::ones({1}).is_inference());
+    }
+    EXPECT_TRUE(tensor::ones({1}).is_inference());
+  }
+  EXPECT_FALSE(InferenceMode::is_enabled());
+  EXPECT_TRUE(inf.is_inference());
+  EXPECT_TRUE(inf[0].is_inference());  // views share the inference memory
+  EXPECT_FALSE((inf + 1).is_inference());
 }
 
 // ---- binary_cross_entropy at p = 0 and 1 ----

@@ -92,4 +92,11 @@ Tensor& Tensor::transpose_(int64_t d0, int64_t d1) const {
 
 Tensor& Tensor::detach_() const { return tensor::detach_(const_cast<Tensor&>(*this)); }
 
+// Note [Inference tensors]
+// The flag lives in the storage, set when the memory is allocated inside InferenceMode, so a
+// view of an inference tensor is one too, made inside the scope or not, as in libtorch. Unlike
+// libtorch nothing else changes yet: inference tensors may still be used with autograd
+// outside the scope.
+bool Tensor::is_inference() const { return checked()->storage()->is_inference(); }
+
 }  // namespace tensor

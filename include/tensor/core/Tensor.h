@@ -150,6 +150,8 @@ class TENSOR_API Tensor {
   /// tensor::detach_: no grad_fn, requires_grad false, in place; refused on a view of a tensor
   /// that requires grad (use detach()), as libtorch.
   Tensor& detach_() const;
+  /// True for a tensor whose memory was allocated inside an InferenceMode scope (and its views).
+  bool is_inference() const;
   /// A tensor of `sizes` with this tensor's dtype and device unless `o` gives them
   /// (libtorch's new_empty / new_zeros / new_ones / new_full).
   Tensor new_empty(IntArrayRef sizes, const TensorOptions& o = {}) const;
