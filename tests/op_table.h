@@ -197,6 +197,13 @@ inline std::vector<StructuredCase> structured_cases() {
       {"tril", [](const V& v) { return v[0].tril(-1); }, {{3, 4}}},
       {"triu", [](const V& v) { return v[0].triu(1) * v[0]; }, {{4, 3}}},
       {"flip", [](const V& v) { return v[0].flip({0, -1}); }, {{2, 3, 4}}},
+      // libtorch ops for ported programs, composites of the ops above (src/ops/PortedOps.cpp).
+      {"constant_pad_nd", [](const V& v) { return tensor::constant_pad_nd(v[0], {2, -1, 1, 1}, 0.5); }, {{3, 4}}},
+      {"reflection_pad2d", [](const V& v) { return tensor::reflection_pad2d(v[0], {1, 2, 2, 1}); }, {{2, 3, 4}}},
+      {"diag", [](const V& v) { return tensor::diag(v[0], -1) * tensor::diag(v[1], 1).sum(); }, {{3}, {3, 4}}},
+      {"min, max (two tensors)", [](const V& v) { return tensor::max(v[0], v[1]) * tensor::min(v[0], v[1]); }, {{3, 4}, {4}}, true, {"maximum", "minimum"}},
+      // The in-place shape ops (src/autograd/InPlaceViews.cpp) on a non-leaf.
+      {"in-place views: t_, unsqueeze_, transpose_, squeeze_", [](const V& v) { Tensor y = v[0] * 1; y.t_(); y.unsqueeze_(0); y.transpose_(0, 2); y.squeeze_({-1}); return y * v[0]; }, {{3, 4}}, true, {"t_", "unsqueeze_", "transpose_", "squeeze_"}},
       {"mm", [](const V& v) { return tensor::mm(v[0], v[1]); }, {{3, 4}, {4, 2}}},
       {"bmm", [](const V& v) { return tensor::bmm(v[0], v[1]); }, {{2, 3, 4}, {2, 4, 2}}},
       {"addmm (broadcast self)", [](const V& v) { return tensor::addmm(v[0], v[1], v[2], 0.5, 2.0); }, {{1, 2}, {3, 4}, {4, 2}}},

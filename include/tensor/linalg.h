@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <tuple>
 
 #include "tensor/core/Tensor.h"
 
@@ -27,5 +28,18 @@ TENSOR_API Tensor dot(const Tensor& a, const Tensor& b);
 TENSOR_API Tensor outer(const Tensor& a, const Tensor& b);
 /// Einstein summation, e.g. einsum("bij,bjk->bik", {a, b}); supports "..." and implicit output.
 TENSOR_API Tensor einsum(const std::string& equation, TensorList operands);
+
+/// QR decomposition of the last two dims (any batch dims), A = Q R with Q's columns orthonormal
+/// and R upper triangular: mode "reduced" (Q [m, k], R [k, n], k = min(m, n)), "complete" (Q
+/// [m, m], R [m, n]) or "r" (R only; Q is empty). Householder reflections in float64 on the
+/// CPU; float32 and float64 inputs. Not differentiable yet (raises when recording).
+TENSOR_API std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode = "reduced");
+/// libtorch's older torch::qr: some = true is mode "reduced", false "complete".
+TENSOR_API std::tuple<Tensor, Tensor> qr(const Tensor& A, bool some = true);
+
+namespace linalg {
+/// torch::linalg::qr (the same as tensor::linalg_qr).
+TENSOR_API std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduced");
+}  // namespace linalg
 
 }  // namespace tensor

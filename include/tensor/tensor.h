@@ -34,6 +34,7 @@
 #include "tensor/optional.h"
 #include "tensor/pickle.h"
 #include "tensor/pooling.h"
+#include "tensor/ported_ops.h"
 #include "tensor/profiler/profiler.h"
 #include "tensor/quantized.h"
 #include "tensor/serialize.h"

@@ -71,9 +71,18 @@ using VjpFn = Tensor (*)(const Vars& v, const Tensor& grad);
 // Named apart from Record.h's arg(i) and kResult bits, which the TENSOR_ROW rows below use.
 enum Saves : uint8_t { kSaveNone = 0, kSaveSelf = 1, kSaveOther = 2, kSaveResult = 4 };
 
+// Note [Save only what a needed formula reads]
+// A row names, per input, the saved values that input's formula reads (`need`); a call saves the
+// union over the inputs that require grad, as libtorch's generated code saves a value only when
+// a formula that reads it will run. So `x.div(2).exp_()` works (the gradient of x by a number
+// needs neither x nor the result), while saving a value that a formula does not read would make
+// a later in-place write fail backward for nothing. tests/test_saved_values.cpp checks every row
+// of the op table for such a value: one whose in-place change breaks backward although
+// changing it does not change the gradient.
 struct Row {
   const char* node = nullptr;  // nullptr: not differentiable (outputs do not require grad)
-  uint8_t saves = kSaveNone;
+  uint8_t saves = kSaveNone;   // the union of need[0] and need[1]
+  uint8_t need[2] = {kSaveNone, kSaveNone};
   DerivFn d[2] = {nullptr, nullptr};  // holomorphic rows: d out / d input
   VjpFn vjp[2] = {nullptr, nullptr};  // the other rows: the whole product with grad
 };
@@ -82,6 +91,7 @@ constexpr Row holo(const char* node, uint8_t saves, DerivFn d0, DerivFn d1 = nul
   Row r;
   r.node = node;
   r.saves = saves;
+  r.need[0] = r.need[1] = saves;
   r.d[0] = d0;
   r.d[1] = d1;
   return r;
@@ -90,11 +100,24 @@ constexpr Row vjp(const char* node, uint8_t saves, VjpFn f0, VjpFn f1 = nullptr)
   Row r;
   r.node = node;
   r.saves = saves;
+  r.need[0] = r.need[1] = saves;
   r.vjp[0] = f0;
   r.vjp[1] = f1;
   return r;
 }
 constexpr Row not_differentiable() { return Row{}; }
+/// The row with what each input's formula reads given apart (Note [Save only what a needed
+/// formula reads]); a row without it saves `saves` whichever inputs require grad.
+constexpr Row reads(Row r, uint8_t need_self, uint8_t need_other) {
+  r.need[0] = need_self;
+  r.need[1] = need_other;
+  r.saves = need_self | need_other;
+  return r;
+}
+/// The saved values a call needs, given which inputs require grad.
+constexpr uint8_t saves_for(const Row& r, bool self_grad, bool other_grad) {
+  return static_cast<uint8_t>((self_grad ? r.need[0] : 0) | (other_grad ? r.need[1] : 0));
+}
 
 // grad * conj(d): the convention, applied once for every holomorphic row.
 Tensor times_conj(const Tensor& grad, const Deriv& d) {
@@ -200,10 +223,15 @@ constexpr Row binary_row(BinaryOp op) {
   switch (op) {
     case BinaryOp::Add: return holo("AddBackward0", kSaveNone, D(1.0), D(v.alpha));
     case BinaryOp::Sub: return holo("SubBackward0", kSaveNone, D(1.0), D(-v.alpha));
-    case BinaryOp::Mul: return holo("MulBackward0", kSaveSelf | kSaveOther, D(v.other), D(v.self));
-    case BinaryOp::Div: return holo("DivBackward0", kSaveOther | kSaveResult, D(v.other.reciprocal()), D(-v.result / v.other));
-    case BinaryOp::Pow: return holo("PowBackward1", kSaveSelf | kSaveOther | kSaveResult, D(v.other * v.self.pow(v.other - 1)),
-                                    D(v.result * v.self.log()));
+    case BinaryOp::Mul: return reads(holo("MulBackward0", kSaveSelf | kSaveOther, D(v.other), D(v.self)), kSaveOther, kSaveSelf);
+    // d/dother is -self / other^2 (libtorch's form): saving self rather than the result lets
+    // the result be written in place, `a.div(b).exp_()`, as libtorch allows.
+    case BinaryOp::Div: return reads(holo("DivBackward0", kSaveSelf | kSaveOther, D(v.other.reciprocal()),
+                                          D(-v.self / (v.other * v.other))),
+                                     kSaveOther, kSaveSelf | kSaveOther);
+    case BinaryOp::Pow: return reads(holo("PowBackward1", kSaveSelf | kSaveOther | kSaveResult, D(v.other * v.self.pow(v.other - 1)),
+                                          D(v.result * v.self.log())),
+                                     kSaveSelf | kSaveOther, kSaveSelf | kSaveResult);
     // Real-only ops (atan2 ... copysign accept no complex): their partials are real.
     case BinaryOp::Maximum: return holo("MaximumBackward0", kSaveSelf | kSaveOther,
                                         D(v.self.gt(v.other).to(v.self.dtype()) + v.self.eq(v.other).to(v.self.dtype()) * 0.5),
@@ -213,17 +241,23 @@ constexpr Row binary_row(BinaryOp op) {
                                         D(v.other.lt(v.self).to(v.self.dtype()) + v.self.eq(v.other).to(v.self.dtype()) * 0.5));
     case BinaryOp::Atan2: return holo("Atan2Backward0", kSaveSelf | kSaveOther, D(v.other / (v.self * v.self + v.other * v.other)),
                                       D(-v.self / (v.self * v.self + v.other * v.other)));
-    case BinaryOp::Remainder: return holo("RemainderBackward0", kSaveSelf | kSaveOther, D(1.0), D(-div(v.self, v.other, "floor")));
-    case BinaryOp::Fmod: return holo("FmodBackward0", kSaveSelf | kSaveOther, D(1.0), D(-div(v.self, v.other, "trunc")));
-    case BinaryOp::Hypot: return holo("HypotBackward0", kSaveSelf | kSaveOther | kSaveResult, D(v.self / v.result), D(v.other / v.result));
+    case BinaryOp::Remainder: return reads(holo("RemainderBackward0", kSaveSelf | kSaveOther, D(1.0), D(-div(v.self, v.other, "floor"))),
+                                           kSaveNone, kSaveSelf | kSaveOther);
+    case BinaryOp::Fmod: return reads(holo("FmodBackward0", kSaveSelf | kSaveOther, D(1.0), D(-div(v.self, v.other, "trunc"))),
+                                      kSaveNone, kSaveSelf | kSaveOther);
+    case BinaryOp::Hypot: return reads(holo("HypotBackward0", kSaveSelf | kSaveOther | kSaveResult, D(v.self / v.result), D(v.other / v.result)),
+                                       kSaveSelf | kSaveResult, kSaveOther | kSaveResult);
     case BinaryOp::Logaddexp: return holo("LogaddexpBackward0", kSaveSelf | kSaveOther, D(((v.other - v.self).exp() + 1).reciprocal()),
                                           D(((v.self - v.other).exp() + 1).reciprocal()));
     // Real-only. d/dself is log(other), written as PyTorch's xlogy(grad, other) so that a zero
     // grad gives 0 even where log(other) is -inf, and 0 where self == 0 and other <= 0.
-    case BinaryOp::Xlogy: return Row{"XlogyBackward0", kSaveSelf | kSaveOther, {nullptr, D(v.self / v.other)},
+    case BinaryOp::Xlogy: return Row{"XlogyBackward0", kSaveSelf | kSaveOther, {kSaveSelf | kSaveOther, kSaveSelf | kSaveOther},
+                                     {nullptr, D(v.self / v.other)},
                                      {VJP(where(v.self.eq(0).logical_and(v.other.le(0)), 0.0, xlogy(g, v.other))), nullptr}};
-    case BinaryOp::Copysign: return holo("CopysignBackward0", kSaveSelf | kSaveResult, D(copysign_ratio(v.self, v.result)),
-                                         D(zeros_like(v.result)));
+    // d/dother is 0 everywhere it exists (PyTorch's zeros_like(other)): it reads nothing.
+    case BinaryOp::Copysign: return reads(holo("CopysignBackward0", kSaveSelf | kSaveResult, D(copysign_ratio(v.self, v.result)),
+                                               D(0.0)),
+                                          kSaveSelf | kSaveResult, kSaveNone);
     // Bool or integer results.
     case BinaryOp::DivTrunc: case BinaryOp::DivFloor: case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt:
     case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge: case BinaryOp::LogicalAnd: case BinaryOp::LogicalOr:
@@ -246,23 +280,15 @@ constexpr Row binary_row(BinaryOp op) {
 // self, a clone of the old values; the out= form refuses to record, as PyTorch does.
 // ---------------------------------------------------------------------------------------
 
-// Saved slots are packed in the order self, other, result, keeping only what the row saves.
-constexpr int slot_of(uint8_t saves, Saves which) {
-  int i = 0;
-  for (uint8_t bit : {kSaveSelf, kSaveOther, kSaveResult}) {
-    if (bit == which) return (saves & bit) ? i : -1;
-    if (saves & bit) ++i;
-  }
-  return -1;
-}
-
-Tensor saved_or_none(const FormulaNode& n, int slot) { return slot < 0 ? Tensor() : n.saved(static_cast<size_t>(slot)); }
+// Every node keeps three slots, self, other and result, each undefined unless this call saved
+// it (Note [Save only what a needed formula reads]).
+Tensor saved_or_none(const FormulaNode& n, size_t slot) { return n.saved(slot); }
 
 template <const Row& R>
 variable_list backward(FormulaNode& n, const Tensor& g) {
-  const Tensor self = saved_or_none(n, slot_of(R.saves, kSaveSelf));
-  const Tensor other = saved_or_none(n, slot_of(R.saves, kSaveOther));
-  const Tensor result = saved_or_none(n, slot_of(R.saves, kSaveResult));
+  const Tensor self = saved_or_none(n, 0);
+  const Tensor other = saved_or_none(n, 1);
+  const Tensor result = saved_or_none(n, 2);
   static const Scalar kOne(1.0);
   const Vars v{self, other, result, n.scalars.empty() ? kOne : n.scalars[0]};
   const size_t inputs = n.next_edges().size();
@@ -276,9 +302,9 @@ variable_list backward(FormulaNode& n, const Tensor& g) {
 }
 
 void save_values(FormulaNode& node, uint8_t saves, const Tensor& self, const Tensor& other, const Tensor& result) {
-  if (saves & kSaveSelf) node.save(self);
-  if (saves & kSaveOther) node.save(other);
-  if (saves & kSaveResult) node.save(result, /*is_output=*/true);
+  node.save((saves & kSaveSelf) ? self : Tensor());
+  node.save((saves & kSaveOther) ? other : Tensor());
+  node.save((saves & kSaveResult) ? result : Tensor(), /*is_output=*/true);
 }
 
 template <UnaryOp Op> constexpr Row kUnaryRow = unary_row(Op);
@@ -317,7 +343,7 @@ Tensor ag_binary(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   auto node = std::make_shared<FormulaNode>(binary_node_name<Op>(a, b), &backward<kBinaryRow<Op>>);
   node->add_input(a);
   node->add_input(b);
-  save_values(*node, r.saves, a, b, out);
+  save_values(*node, saves_for(r, a.requires_grad(), b.requires_grad()), a, b, out);
   if (Op == BinaryOp::Add || Op == BinaryOp::Sub) node->scalars.push_back(alpha);
   set_history(out, node);
   return out;
@@ -328,18 +354,22 @@ Tensor ag_binary(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 // CloneBackward, so the formula's use of them is differentiable for double backward).
 struct InplaceRecord {
   bool record = false;
+  uint8_t saves = kSaveNone;  // what this call saves (Note [Save only what a needed formula reads])
   Tensor before;
   Edge old;
   InputMeta old_meta;
 };
-InplaceRecord begin_inplace(const Row& r, const Tensor& self, bool any_grad, const char* name) {
+InplaceRecord begin_inplace(const Row& r, const Tensor& self, const Tensor* other, const char* name) {
   InplaceRecord ir;
-  ir.record = r.node != nullptr && is_differentiable(self.dtype()) && any_grad;
+  const bool self_grad = self.requires_grad();
+  const bool other_grad = other != nullptr && other->defined() && other->requires_grad();
+  ir.record = r.node != nullptr && is_differentiable(self.dtype()) && (self_grad || other_grad);
   if (!ir.record) return ir;
   check_inplace(self, name);
+  ir.saves = saves_for(r, self_grad, other_grad);
   ir.old_meta = InputMeta{DimVector(self.sizes()), self.dtype()};
-  ir.old = self.requires_grad() ? gradient_edge(self) : Edge{};
-  if (r.saves & kSaveSelf) ir.before = self.clone();
+  ir.old = self_grad ? gradient_edge(self) : Edge{};
+  if (ir.saves & kSaveSelf) ir.before = self.clone();
   return ir;
 }
 std::shared_ptr<FormulaNode> inplace_node(const char* name, BackwardFn fn, const InplaceRecord& ir) {
@@ -351,7 +381,7 @@ std::shared_ptr<FormulaNode> inplace_node(const char* name, BackwardFn fn, const
 template <BinaryOp Op>
 Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
   constexpr const Row& r = kBinaryRow<Op>;
-  InplaceRecord ir = begin_inplace(r, self, any_requires_grad({&self, &b}), ops::binary_name(Op));
+  InplaceRecord ir = begin_inplace(r, self, &b, ops::binary_name(Op));
   {
     BelowAutograd below;
     ops::binary_op(Op).inplace(self, b, alpha);
@@ -359,7 +389,7 @@ Tensor& ag_binary_inplace(Tensor& self, const Tensor& b, const Scalar& alpha) {
   if (!ir.record) return self;
   auto node = inplace_node(binary_node_name<Op>(self, b), &backward<kBinaryRow<Op>>, ir);
   node->add_input(b);
-  save_values(*node, r.saves, ir.before, b, self);
+  save_values(*node, ir.saves, ir.before, b, self);
   if (Op == BinaryOp::Add || Op == BinaryOp::Sub) node->scalars.push_back(alpha);
   set_inplace_history(self, node);
   return self;
@@ -387,7 +417,7 @@ Tensor ag_unary(const Tensor& x) {
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return out;
   auto node = std::make_shared<FormulaNode>(r.node, &backward<kUnaryRow<Op>>);
   node->add_input(x);
-  save_values(*node, r.saves, x, Tensor(), out);
+  save_values(*node, saves_for(r, true, false), x, Tensor(), out);
   set_history(out, node);
   return out;
 }
@@ -395,14 +425,14 @@ Tensor ag_unary(const Tensor& x) {
 template <UnaryOp Op>
 Tensor& ag_unary_inplace(Tensor& self) {
   constexpr const Row& r = kUnaryRow<Op>;
-  InplaceRecord ir = begin_inplace(r, self, self.requires_grad(), ops::unary_name(Op));
+  InplaceRecord ir = begin_inplace(r, self, nullptr, ops::unary_name(Op));
   {
     BelowAutograd below;
     ops::unary_op(Op).inplace(self);
   }
   if (!ir.record) return self;
   auto node = inplace_node(r.node, &backward<kUnaryRow<Op>>, ir);
-  save_values(*node, r.saves, ir.before, Tensor(), self);
+  save_values(*node, ir.saves, ir.before, Tensor(), self);
   set_inplace_history(self, node);
   return self;
 }

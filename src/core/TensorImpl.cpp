@@ -9,13 +9,22 @@
 
 namespace tensor {
 
+namespace {
+thread_local bool tls_inference_mode = false;
+}  // namespace
+
+namespace detail {
+bool inference_mode_enabled() { return tls_inference_mode; }
+void set_inference_mode_enabled(bool enabled) { tls_inference_mode = enabled; }
+}  // namespace detail
+
 StorageImpl::StorageImpl(size_t nbytes, Device device, Allocator* alloc)
-    : nbytes_(nbytes), device_(device), allocator_(alloc) {
+    : nbytes_(nbytes), device_(device), allocator_(alloc), inference_(tls_inference_mode) {
   data_ = alloc->allocate(nbytes, device);
 }
 
 StorageImpl::StorageImpl(DataPtr external, size_t nbytes, Device device)
-    : data_(external), nbytes_(nbytes), device_(device), allocator_(nullptr) {}
+    : data_(external), nbytes_(nbytes), device_(device), allocator_(nullptr), inference_(tls_inference_mode) {}
 
 StorageImpl::~StorageImpl() { free_data(); }
 

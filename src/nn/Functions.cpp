@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
+#include "tensor/autograd/Function.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/nn/functional.h"
 #include "tensor/ops.h"
@@ -284,6 +285,32 @@ Tensor cross_entropy_loss(const Tensor& self, const Tensor& target, const std::o
                                            .label_smoothing(label_smoothing));
 }
 
+// Note [Binary cross entropy gradient]
+// The loss clamps each log at -100 so that p = 0 or 1 gives a finite value, but differentiating
+// that composite gives 0 * inf = NaN at p = 0 or 1 (the clamp passes no gradient, log's is
+// 1 / 0). libtorch's own derivative (binary_cross_entropy_backward) is instead
+// (p - y) / max((1 - p) p, 1e-12): finite and large at the ends, which a ported training loop
+// relies on. So the unreduced loss is a Function with that backward; for the target it is
+// log(1 - p) - log(p) (libtorch's -logit(p)). Both are written in public ops, so double
+// backward works; weight and reduction stay outside, as ordinary differentiable ops.
+struct BinaryCrossEntropyFunction : autograd::Function<BinaryCrossEntropyFunction> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& p, const Tensor& y) {
+    ctx->save_for_backward({p, y});
+    Tensor log_p = tensor::log(p).clamp_min(-100);
+    Tensor log_1mp = tensor::log(1 - p).clamp_min(-100);
+    return -(y * log_p + (1 - y) * log_1mp);
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    const autograd::variable_list saved = ctx->get_saved_variables();
+    const Tensor &p = saved[0], &y = saved[1];
+    const Tensor& g = grads[0];
+    constexpr double kEps = 1e-12;  // libtorch's EPSILON in binary_cross_entropy_backward
+    Tensor gp = g * (p - y) / ((1 - p) * p).clamp_min(kEps);
+    Tensor gy = ctx->needs_input_grad(1) ? g * (tensor::log(1 - p) - tensor::log(p)) : Tensor();
+    return {gp, gy};
+  }
+};
+
 Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std::optional<Tensor>& weight,
                             int64_t reduction) {
   const char* op = "binary_cross_entropy";
@@ -302,10 +329,9 @@ Tensor binary_cross_entropy(const Tensor& self, const Tensor& target, const std:
                  "binary_cross_entropy_with_logits",
                  op, self.describe());
   }
-  // Each log is clamped at -100, so that x = 0 or 1 gives a finite loss (ATen's convention).
-  Tensor log_x = tensor::log(self).clamp_min(-100);
-  Tensor log_1mx = tensor::log(1 - self).clamp_min(-100);
-  Tensor loss = -(target * log_x + (1 - target) * log_1mx);
+  // Each log is clamped at -100, so that x = 0 or 1 gives a finite loss (ATen's convention),
+  // with libtorch's gradient there (Note [Binary cross entropy gradient]).
+  Tensor loss = BinaryCrossEntropyFunction::apply(self, target);
   Tensor w = opt(weight);
   if (w.defined()) {
     check_floating(op, "weight", w);

@@ -84,13 +84,22 @@ class TENSOR_API NoGradGuard {
   autograd::AutoGradMode mode_;
 };
 
-/// Inference scope: no recording (a stricter mode with inference tensors may come later).
+/// Inference scope: no recording, and memory allocated inside makes inference tensors
+/// (Tensor::is_inference). Nests; InferenceMode(false) turns it off for its scope.
 class TENSOR_API InferenceMode {
  public:
-  explicit InferenceMode(bool enabled = true) : mode_(!enabled) {}
+  explicit InferenceMode(bool enabled = true) : mode_(!enabled), prev_(detail::inference_mode_enabled()) {
+    detail::set_inference_mode_enabled(enabled);
+  }
+  ~InferenceMode() { detail::set_inference_mode_enabled(prev_); }
+  InferenceMode(const InferenceMode&) = delete;
+  InferenceMode& operator=(const InferenceMode&) = delete;
+  /// True inside an enabled InferenceMode scope on this thread.
+  static bool is_enabled() { return detail::inference_mode_enabled(); }
 
  private:
   autograd::AutoGradMode mode_;
+  bool prev_;
 };
 
 }  // namespace tensor

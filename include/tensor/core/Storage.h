@@ -50,6 +50,8 @@ class TENSOR_API StorageImpl : public RefCounted {
   // here: no extra allocation per tensor.
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+  /// True when this memory was allocated inside an InferenceMode scope (Tensor::is_inference).
+  bool is_inference() const { return inference_; }
 
  private:
   DataPtr data_;
@@ -57,7 +59,14 @@ class TENSOR_API StorageImpl : public RefCounted {
   Device device_;
   Allocator* allocator_;
   std::atomic<uint32_t> version_{0};
+  bool inference_ = false;  // set once, by the constructor, from the thread's InferenceMode
 };
+
+namespace detail {
+/// Whether an InferenceMode scope is active on this thread (memory allocated now is inference).
+TENSOR_API bool inference_mode_enabled();
+TENSOR_API void set_inference_mode_enabled(bool enabled);
+}  // namespace detail
 
 /// The allocator for a device type (CPU caching allocator, CUDA caching allocator).
 TENSOR_API Allocator* get_allocator(DeviceType t);

@@ -175,6 +175,40 @@ class TENSOR_API Tensor {
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
   Tensor unsqueeze(int64_t dim) const;
+  // In-place shape ops (libtorch's): they change this tensor's own sizes and strides, which
+  // every handle to it sees, and keep its data. With autograd as libtorch: refused on a leaf
+  // that requires grad (or a view of one) with grad mode on, recorded as the view otherwise
+  // (Note [In-place views] in src/autograd/InPlaceViews.cpp).
+  /// unsqueeze(dim), in place.
+  Tensor& unsqueeze_(int64_t dim) const;
+  /// squeeze(), in place: drops every size-1 dim.
+  Tensor& squeeze_() const;
+  /// squeeze(dim), in place: drops dim if its size is 1.
+  Tensor& squeeze_(int64_t dim) const;
+  /// Drops each of `dims` whose size is 1 (libtorch's squeeze_(IntArrayRef)).
+  Tensor& squeeze_(IntArrayRef dims) const;
+  /// t(), in place (a tensor of at most 2 dims).
+  Tensor& t_() const;
+  /// transpose(d0, d1), in place.
+  Tensor& transpose_(int64_t d0, int64_t d1) const;
+  /// tensor::detach_: no grad_fn, requires_grad false, in place; refused on a view of a tensor
+  /// that requires grad (use detach()), as libtorch.
+  Tensor& detach_() const;
+  /// True for a tensor whose memory was allocated inside an InferenceMode scope (and its views).
+  bool is_inference() const;
+  /// A tensor of `sizes` with this tensor's dtype and device unless `o` gives them
+  /// (libtorch's new_empty / new_zeros / new_ones / new_full).
+  Tensor new_empty(IntArrayRef sizes, const TensorOptions& o = {}) const;
+  Tensor new_zeros(IntArrayRef sizes, const TensorOptions& o = {}) const;
+  Tensor new_ones(IntArrayRef sizes, const TensorOptions& o = {}) const;
+  Tensor new_full(IntArrayRef sizes, const Scalar& value, const TensorOptions& o = {}) const;
+  /// tensor::diag: a 1-D tensor gives a matrix with it on diagonal `diagonal`, a 2-D one a copy
+  /// of that diagonal.
+  Tensor diag(int64_t diagonal = 0) const;
+  /// tensor::multinomial: int64 indices drawn by the rows of this (1-D or 2-D) weight tensor.
+  Tensor multinomial(int64_t num_samples, bool replacement = false) const;
+  /// tensor::qr: (Q, R), reduced when `some`, complete otherwise.
+  std::tuple<Tensor, Tensor> qr(bool some = true) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor unflatten(int64_t dim, IntArrayRef sizes) const;
   Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
@@ -370,6 +404,9 @@ class TENSOR_API Tensor {
   std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
   Tensor min() const;
   std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  /// Elementwise minimum(other) / maximum(other) (libtorch's min(Tensor) and max(Tensor)).
+  Tensor min(const Tensor& other) const;
+  Tensor max(const Tensor& other) const;
   Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
   Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
   Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;

@@ -6,6 +6,7 @@
 #include "src/autograd/Functions.h"
 #include "src/autograd/UnpoolFormulas.h"
 #include "src/ops/UnpoolOps.h"
+#include "tensor/ops.h"
 
 namespace tensor::autograd {
 namespace {
@@ -23,16 +24,19 @@ std::tuple<Tensor, Tensor> ag_fractional_max_pool(const Tensor& x, IntArrayRef k
   }
   const Tensor& out = std::get<0>(r);
   if (!is_differentiable(out.dtype()) || !any_requires_grad({&x})) return r;
-  // saved: self (its shape and the backward's edge, as libtorch), indices; ints: kernel_size
-  // then output_size.
+  // saved: the indices; ints: kernel_size then output_size. The backward op reads only the
+  // shape of its `self` (libtorch's saves self itself), so it gets a zero-stride stand-in of
+  // x's shape, dtype and device from the input's meta: x is not saved, and an in-place write
+  // to x after the pool does not break backward (Note [Save only what a needed formula reads]).
   auto node = std::make_shared<FormulaNode>(
       Dims == 2 ? "FractionalMaxPool2DBackward0" : "FractionalMaxPool3DBackward0", TENSOR_GRAD(
           auto& bwd = Dims == 2 ? unpool_ops().fractional_max_pool2d_backward
                                 : unpool_ops().fractional_max_pool3d_backward;
           const int64_t* ints = n.ints.data();
-          return {bwd(g, n.saved(0), IntArrayRef(ints, Dims), IntArrayRef(ints + Dims, Dims), n.saved(1))};));
+          const InputMeta& m = n.input_meta(0);
+          Tensor self_shape = zeros({}, TensorOptions(m.dtype).device(m.device)).expand(m.sizes.ref());
+          return {bwd(g, self_shape, IntArrayRef(ints, Dims), IntArrayRef(ints + Dims, Dims), n.saved(0))};));
   node->add_input(x);
-  node->save(x);
   node->save(std::get<1>(r));
   node->ints = DimVector(kernel_size);
   for (int64_t v : output_size) node->ints.push_back(v);
