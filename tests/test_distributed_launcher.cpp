@@ -165,7 +165,8 @@ TEST(DistributedLauncher, FailedRanksAreRestartedWhileRestartsAreLeft) {
       "sh -c 'echo round=$TENSOR_RESTART_COUNT; if [ $TENSOR_RESTART_COUNT = 0 ] && [ $RANK = 1 ]; then exit 4; fi'";
   LaunchResult r = tensorrun("--nproc-per-node 2 --max-restarts 2 " + prog);
   EXPECT_EQ(r.status, 0) << r.out;
-  for (const char* line : {"[0] round=0\n", "[1] round=0\n", "[0] round=1\n", "[1] round=1\n"})
+  // (Rank 0 of round 0 may be stopped before it prints: rank 1's failure stops it.)
+  for (const char* line : {"[1] round=0\n", "[0] round=1\n", "[1] round=1\n"})
     EXPECT_NE(r.out.find(line), std::string::npos) << line << " in " << r.out;
   EXPECT_NE(r.out.find("restarting the ranks (restart 1 of 2)"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("round=2"), std::string::npos) << r.out;
@@ -449,8 +450,9 @@ struct TwoHosts {
 
 // The shipped DDP example under tensorrun: a rank killed mid-run (SIGKILL, --die-at-step) with
 // --max-restarts 1 restarts from the example's checkpoint and finishes with the parameters and
-// Adam state of an uninterrupted run, bit for bit; on two hosts (network namespaces) the same
-// job trains to the same bits as on one (Note [Resuming a DDP job]).
+// Adam state of an uninterrupted run, bit for bit, on one host and on two (network namespaces:
+// the two-host job, killed and restarted, ends with the one-host run's bits) (Note [Resuming a
+// DDP job]).
 TEST(DistributedLauncher, DdpExampleRestartsAndRunsOnTwoHostsToTheSameBits) {
 #ifndef DDP_EXAMPLE_PATH
   GTEST_SKIP() << "examples are not built (TENSOR_BUILD_EXAMPLES=OFF)";
@@ -471,14 +473,22 @@ TEST(DistributedLauncher, DdpExampleRestartsAndRunsOnTwoHostsToTheSameBits) {
       << killed.out;
   EXPECT_TRUE(same_tensors(dir + "/plain.st", dir + "/killed.st"));
 
+  // Two hosts, one rank each, and the second host's rank killed at step 8: both launchers
+  // restart their ranks, which resume from the checkpoint (one file, which both hosts see).
   TwoHosts hosts(21);
   if (hosts.ok) {
-    const std::string node = "--nnodes 2 --rdzv-id ddp --master-addr 10.231.21.1 --master-port 29631 --nproc-per-node 1 ";
-    auto h0 = hosts.launch(0, node + "--node-rank 0 " + common + " --checkpoint " + dir + "/hosts.st");
-    auto h1 = hosts.launch(1, node + "--node-rank 1 " + common + " --checkpoint " + dir + "/hosts_rank1.st");
+    const std::string node =
+        "--nnodes 2 --rdzv-id ddp --max-restarts 1 --master-addr 10.231.21.1 --master-port 29631 --nproc-per-node 1 ";
+    const std::string run = common + " --checkpoint " + dir + "/hosts.st --die-at-step 8";
+    auto h0 = hosts.launch(0, node + "--node-rank 0 " + run);
+    auto h1 = hosts.launch(1, node + "--node-rank 1 " + run);
     LaunchResult r0 = h0.get(), r1 = h1.get();
     ASSERT_EQ(r0.status, 0) << r0.out;
     ASSERT_EQ(r1.status, 0) << r1.out;
+    EXPECT_NE(r1.out.find("--die-at-step 8: killing myself"), std::string::npos) << r1.out;
+    EXPECT_NE(r0.out.find("a rank on another node failed"), std::string::npos) << r0.out;
+    EXPECT_NE(r0.out.find("resumed from " + dir + "/hosts.st in epoch 1 after batch 5 (step 5)"), std::string::npos)
+        << r0.out;
     EXPECT_TRUE(same_tensors(dir + "/plain.st", dir + "/hosts.st"));
   }
   (void)std::system(("rm -rf " + dir).c_str());

@@ -110,16 +110,21 @@ Tensor nll_from(const Tensor& logp, const ClassTargets& ct, LossReduction r) {
 // five passes over N x C. The gradient is (softmax(x) - onehot(y)) * s_n, with s_n the row's
 // weight times the incoming gradient (over sum w for the mean): exp of the saved log_softmax,
 // one in-place row scaling, and N subtractions at the targets. Under create_graph the same
-// formula is recorded from public ops on the input, so double backward still works. Label
-// smoothing, probability targets, other ranks and a weight that needs a gradient keep the
-// composite path.
+// formula is recorded from public ops on the input, so double backward still works; only that
+// path reads the input, so only it checks the input's version. Label smoothing, probability
+// targets, other ranks and a weight that needs a gradient keep the composite path.
 struct CrossEntropyFunction : autograd::Function<CrossEntropyFunction> {
   // w: each row's weight (0 where ignored); safe: targets with ignored ones at class 0.
   static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, const Tensor& w, const Tensor& safe,
                         int64_t reduction) {
     Tensor logp = input.log_softmax(1);
     Tensor loss = -(logp.gather(1, safe.unsqueeze(1)).squeeze(1) * w);
-    ctx->save_for_backward({input, logp, w, safe});
+    // The input is read only by the create_graph formula: kept out of save_for_backward (whose
+    // version check would fail a backward after an in-place write to the logits, which
+    // libtorch's log_softmax + nll_loss allow), with its version checked where it is read.
+    ctx->save_for_backward({logp, w, safe});
+    ctx->saved_data["input"] = input;
+    ctx->saved_data["input_version"] = static_cast<int64_t>(input._version());
     ctx->saved_data["reduction"] = reduction;
     switch (static_cast<LossReduction::Kind>(reduction)) {
       case LossReduction::None: return loss;
@@ -132,14 +137,21 @@ struct CrossEntropyFunction : autograd::Function<CrossEntropyFunction> {
 
   static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
     const autograd::variable_list saved = ctx->get_saved_variables();
-    const Tensor &input = saved[0], &logp = saved[1], &w = saved[2], &safe = saved[3];
+    const Tensor &logp = saved[0], &w = saved[1], &safe = saved[2];
     const auto r = static_cast<LossReduction::Kind>(ctx->saved_data["reduction"].to_int());
     Tensor s = grads[0] * w;  // [N] for None, else the scalar gradient broadcast over the rows
     if (r == LossReduction::Mean) s = s / w.sum();
     s = s.unsqueeze(1);
     const Tensor y = safe.unsqueeze(1);
-    if (autograd::GradMode::is_enabled())
+    if (autograd::GradMode::is_enabled()) {
+      const Tensor& input = ctx->saved_data["input"].to_tensor();
+      TENSOR_CHECK(static_cast<int64_t>(input._version()) == ctx->saved_data["input_version"].to_int(),
+                   "cross_entropy: one of the variables needed for gradient computation has been modified by an "
+                   "inplace operation: the logits {} are at version {}; expected version {} instead (double backward "
+                   "reads them)",
+                   input.describe(), input._version(), ctx->saved_data["input_version"].to_int());
       return {(input.softmax(1) - zeros_like(input).scatter(1, y, 1.0)) * s, Tensor(), Tensor(), Tensor()};
+    }
     Tensor gi = logp.exp();
     gi.mul_(s);
     gi.scatter_add_(1, y, -s);
