@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <functional>
+#include <tuple>
 
 #include "src/core/Check.h"
 #include "tensor/autograd/autograd.h"
@@ -149,7 +150,10 @@ using Objective = std::function<std::pair<double, Tensor>(double t)>;
 LineSearch strong_wolfe(const Objective& obj, double t, const Tensor& d, double f, const Tensor& g, double gtd,
                         double c1 = 1e-4, double c2 = 0.9, double tolerance_change = 1e-9, int max_ls = 25) {
   const double d_norm = d.abs().max().item<double>();
-  auto [f_new, g_new] = obj(t);
+  // Plain variables, not a structured binding: the lambdas below capture them (C++17).
+  double f_new;
+  Tensor g_new;
+  std::tie(f_new, g_new) = obj(t);
   int64_t evals = 1;
   double gtd_new = g_new.dot(d).item<double>();
 
