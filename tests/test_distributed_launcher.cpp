@@ -21,12 +21,10 @@ struct LaunchResult {
   double seconds = 0;
 };
 
-// Runs `tensorrun args` through the shell, bounded by coreutils' timeout.
-LaunchResult tensorrun(const std::string& args, const std::string& scenario = "") {
-  if (!scenario.empty()) ::setenv("TENSOR_DIST_SCENARIO", scenario.c_str(), 1);
-  std::string cmd = std::string("timeout -s KILL 60 ") + TENSORRUN_PATH + " " + args + " 2>&1";
+// Runs a shell command line (stdout and stderr together), timing it.
+LaunchResult run_shell(const std::string& cmd) {
   auto t0 = std::chrono::steady_clock::now();
-  FILE* p = ::popen(cmd.c_str(), "r");
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
   LaunchResult r;
   std::array<char, 4096> buf;
   size_t n;
@@ -34,22 +32,20 @@ LaunchResult tensorrun(const std::string& args, const std::string& scenario = ""
   int st = ::pclose(p);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  ::unsetenv("TENSOR_DIST_SCENARIO");
   return r;
 }
 
-// The same without touching the environment, for launches that run at once (threads).
+// Runs `tensorrun args` through the shell, bounded by coreutils' timeout; launches that run at
+// once (threads) call this and set the environment themselves, once.
 LaunchResult run_cmd(const std::string& args) {
-  std::string cmd = std::string("timeout -s KILL 60 ") + TENSORRUN_PATH + " " + args + " 2>&1";
-  auto t0 = std::chrono::steady_clock::now();
-  FILE* p = ::popen(cmd.c_str(), "r");
-  LaunchResult r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return run_shell(std::string("timeout -s KILL 60 ") + TENSORRUN_PATH + " " + args);
+}
+
+// The same with the test scenario the ranks run set for this launch only.
+LaunchResult tensorrun(const std::string& args, const std::string& scenario = "") {
+  if (!scenario.empty()) ::setenv("TENSOR_DIST_SCENARIO", scenario.c_str(), 1);
+  LaunchResult r = run_cmd(args);
+  ::unsetenv("TENSOR_DIST_SCENARIO");
   return r;
 }
 
@@ -134,17 +130,7 @@ TEST(DistributedLauncher, DdpExampleTimeoutFlagBoundsTheRendezvous) {
   const std::string env = "RANK=0 LOCAL_RANK=0 WORLD_SIZE=2 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
                           std::to_string(dist_test::free_port()) + " ";
   auto run = [&](const std::string& flags) {
-    std::string cmd = "timeout -s KILL 60 env " + env + DDP_EXAMPLE_PATH + " " + flags + " 2>&1";
-    auto t0 = std::chrono::steady_clock::now();
-    FILE* p = ::popen(cmd.c_str(), "r");
-    LaunchResult r;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
+    return run_shell("timeout -s KILL 60 env " + env + DDP_EXAMPLE_PATH + " " + flags);
   };
   LaunchResult r = run("--timeout 1.5");
   EXPECT_EQ(r.status, 1) << r.out;
@@ -345,19 +331,10 @@ TEST(DistributedLauncher, TwoHostJobInNetworkNamespaces) {
   // Each launcher (and so its rank) runs inside its host's namespace.
   auto host = [&](const std::string& ns, int r) {
     return std::async(std::launch::async, [=] {
-      std::string cmd = "timeout -s KILL 60 ip netns exec " + ns + " " + TENSORRUN_PATH + " --nnodes 2 --node-rank " +
-                        std::to_string(r) +
-                        " --rdzv-id hosts --rdzv-timeout 20 --master-addr 10.231.7.1 --master-port 29611 "
-                        "--nproc-per-node 1 " +
-                        self_exe() + " 2>&1";
-      FILE* p = ::popen(cmd.c_str(), "r");
-      LaunchResult res;
-      std::array<char, 4096> buf;
-      size_t n;
-      while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) res.out.append(buf.data(), n);
-      int st = ::pclose(p);
-      res.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-      return res;
+      return run_shell("timeout -s KILL 60 ip netns exec " + ns + " " + TENSORRUN_PATH + " --nnodes 2 --node-rank " +
+                       std::to_string(r) +
+                       " --rdzv-id hosts --rdzv-timeout 20 --master-addr 10.231.7.1 --master-port 29611 "
+                       "--nproc-per-node 1 " + self_exe());
     });
   };
   auto h0 = host(a, 0), h1 = host(b, 1);
@@ -373,19 +350,9 @@ TEST(DistributedLauncher, TwoHostJobInNetworkNamespaces) {
 // after 1.5 s instead of c10d's 30 minutes, naming the timeout; a bad value is named too.
 TEST(DistributedLauncher, TimeoutFromTheEnvironmentBoundsTheRendezvous) {
   auto run = [&](const std::string& value) {
-    const std::string cmd = "timeout -s KILL 60 env TENSOR_DIST_SCENARIO=launched TENSOR_DIST_TIMEOUT=" + value +
-                            " RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" +
-                            std::to_string(dist_test::free_port()) + " " + self_exe() + " 2>&1";
-    auto t0 = std::chrono::steady_clock::now();
-    FILE* p = ::popen(cmd.c_str(), "r");
-    LaunchResult r;
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    int st = ::pclose(p);
-    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return r;
+    return run_shell("timeout -s KILL 60 env TENSOR_DIST_SCENARIO=launched TENSOR_DIST_TIMEOUT=" + value +
+                     " RANK=0 WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(dist_test::free_port()) +
+                     " " + self_exe());
   };
   LaunchResult r = run("1.5");
   EXPECT_NE(r.status, 0) << r.out;
@@ -433,17 +400,7 @@ struct TwoHosts {
   std::future<LaunchResult> launch(int h, const std::string& args) const {
     const std::string ns = h == 0 ? a : b;
     return std::async(std::launch::async, [=] {
-      std::string cmd = "timeout -s KILL 120 ip netns exec " + ns + " " + TENSORRUN_PATH + " " + args + " 2>&1";
-      auto t0 = std::chrono::steady_clock::now();
-      FILE* p = ::popen(cmd.c_str(), "r");
-      LaunchResult r;
-      std::array<char, 4096> buf;
-      size_t k;
-      while ((k = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), k);
-      int st = ::pclose(p);
-      r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-      r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      return r;
+      return run_shell("timeout -s KILL 120 ip netns exec " + ns + " " + TENSORRUN_PATH + " " + args);
     });
   }
 };
