@@ -197,6 +197,48 @@ TEST(HostileOpTable, IntegerRowsOnExtremesAndZeroDivisors) {
     }
 }
 
+// Integer add, sub, mul, pow, neg, abs and square wrap modulo 2^bits (Note [Integer overflow
+// wraps]), as libtorch's answers on every integer dtype; the reference reduces the exact 128-bit
+// result. 37 elements take the vector path and its scalar tail.
+TEST(HostileOpTable, IntegerOverflowWrapsAsTwosComplement) {
+  using I128 = __int128;
+  for (ScalarType t : {kInt8, kInt16, kInt32, kInt64, kUInt8}) {
+    const int bits = static_cast<int>(element_size(t)) * 8;
+    const bool is_signed = t != kUInt8;
+    const I128 mod = I128(1) << bits;
+    const I128 lo = is_signed ? -(mod / 2) : 0, hi = is_signed ? mod / 2 - 1 : mod - 1;
+    auto wrap = [&](I128 v) {
+      v %= mod;
+      if (v < 0) v += mod;
+      return v > hi ? v - mod : v;
+    };
+    const std::vector<I128> specials = {lo, lo + 1, is_signed ? I128(-1) : I128(2), 0, 1, hi - 1, hi};
+    std::vector<int64_t> a, b;
+    for (size_t i = 0; i < 37; ++i) {
+      a.push_back(static_cast<int64_t>(specials[i % specials.size()]));
+      b.push_back(static_cast<int64_t>(specials[(i / specials.size()) % specials.size()]));
+    }
+    Tensor x = tensor::tensor(a, kInt64).to(t), y = tensor::tensor(b, kInt64).to(t);
+    Tensor e = tensor::tensor(b, kInt64).abs().remainder(4).to(t);  // small exponents, 0..3
+    const Tensor sum = x + y, diff = x - y, prod = x * y, power = x.pow(e), neg = is_signed ? -x : x, ab = x.abs(),
+                 sq = x.square();
+    for (size_t i = 0; i < a.size(); ++i) {
+      const I128 u = a[i], v = b[i];
+      const std::string what = std::string(to_string(t)) + " (" + std::to_string(a[i]) + ", " + std::to_string(b[i]) + ")";
+      const auto at = [&](const Tensor& r) { return r.to(kInt64)[static_cast<int64_t>(i)].item<int64_t>(); };
+      EXPECT_EQ(at(sum), static_cast<int64_t>(wrap(u + v))) << "add " << what;
+      EXPECT_EQ(at(diff), static_cast<int64_t>(wrap(u - v))) << "sub " << what;
+      EXPECT_EQ(at(prod), static_cast<int64_t>(wrap(u * v))) << "mul " << what;
+      I128 p = 1;
+      for (int64_t k = at(e); k > 0; --k) p = wrap(p * u);
+      EXPECT_EQ(at(power), static_cast<int64_t>(p)) << "pow " << what << " exponent " << at(e);
+      if (is_signed) EXPECT_EQ(at(neg), static_cast<int64_t>(wrap(-u))) << "neg " << what;
+      EXPECT_EQ(at(ab), static_cast<int64_t>(wrap(u < 0 ? -u : u))) << "abs " << what;
+      EXPECT_EQ(at(sq), static_cast<int64_t>(wrap(u * u))) << "square " << what;
+    }
+  }
+}
+
 // Out-of-range and negative indices in every indexing row: libtorch raises for each, naming
 // the index; nothing is read or written out of bounds.
 TEST(HostileOpTable, IndexingOpsRefuseOutOfRangeIndices) {

@@ -37,18 +37,6 @@ TENSOR_HD_INLINE bool is_minus_one(T b) {
   if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) return b == T(-1);
   else return false;
 }
-/// -a with two's-complement wraparound (-MIN == MIN), without signed overflow; only called
-/// where is_minus_one holds, so for signed integers.
-template <class T>
-TENSOR_HD_INLINE T wrapping_neg(T a) {
-  if constexpr (std::is_signed_v<T> && std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
-  } else {
-    return a;
-  }
-}
-
 /// Python-style modulo: the result takes the sign of the divisor.
 template <class T>
 TENSOR_HD_INLINE T py_mod(T a, T b) {
@@ -76,8 +64,8 @@ TENSOR_HD_INLINE T int_pow(T base, T exp) {
   }
   T result = 1;
   while (exp > 0) {
-    if (exp & 1) result = static_cast<T>(result * base);
-    base = static_cast<T>(base * base);
+    if (exp & 1) result = wrapping_mul(result, base);
+    base = wrapping_mul(base, base);
     exp = static_cast<T>(exp >> 1);
   }
   return result;
@@ -87,10 +75,10 @@ TENSOR_HD_INLINE T int_pow(T base, T exp) {
 /// bool; the rest return T. Add and Sub here have alpha 1 (see add_alpha).
 template <BinaryOp Op, class T>
 TENSOR_HD_INLINE auto binary_op(T a, T b) {
-  if constexpr (Op == BinaryOp::Add) return static_cast<T>(a + b);
-  else if constexpr (Op == BinaryOp::Sub) return static_cast<T>(a - b);
+  if constexpr (Op == BinaryOp::Add) return wrapping_add(a, b);  // Note [Integer overflow wraps]
+  else if constexpr (Op == BinaryOp::Sub) return wrapping_sub(a, b);
   else if constexpr (Op == BinaryOp::Mul) {
-    if constexpr (std::is_same_v<T, bool>) return a && b; else return static_cast<T>(a * b);
+    if constexpr (std::is_same_v<T, bool>) return a && b; else return wrapping_mul(a, b);
   } else if constexpr (Op == BinaryOp::Div) return static_cast<T>(a / b);
   else if constexpr (Op == BinaryOp::DivTrunc) {
     if constexpr (std::is_integral_v<T>) {
@@ -155,8 +143,8 @@ TENSOR_HD_INLINE auto binary_op(T a, T b) {
 /// add and sub with alpha != 1: a +/- alpha * b.
 template <BinaryOp Op, class T>
 TENSOR_HD_INLINE T add_alpha(T a, T b, T alpha) {
-  if constexpr (Op == BinaryOp::Add) return static_cast<T>(a + alpha * b);
-  else return static_cast<T>(a - alpha * b);
+  if constexpr (Op == BinaryOp::Add) return wrapping_add(a, wrapping_mul(alpha, b));
+  else return wrapping_sub(a, wrapping_mul(alpha, b));
 }
 
 }  // namespace tensor::math

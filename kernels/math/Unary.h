@@ -22,15 +22,61 @@ TENSOR_HD_INLINE T sigmoid(T x) {
   return T(1) / (T(1) + std::exp(-x));
 }
 
+// Note [Integer overflow wraps]
+// Integer add, sub, mul, neg, abs and pow wrap modulo 2^bits, as libtorch's kernels do in
+// practice, NumPy does, and the SIMD kernels do by construction. In C++ a signed overflow is
+// undefined (UBSan's signed-integer-overflow check stops the suite on INT_MIN + INT_MIN), so the
+// scalar formulas compute in the unsigned type of at least int's width (unsigned short * unsigned
+// short promotes to a signed int, and can overflow it too) and convert back: defined since C++20
+// and in every compiler we build with. Floating and bool types use the plain operators.
+template <class T>
+constexpr bool wraps_v = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <class T>
+using wrap_unsigned_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+
+template <class T>
+TENSOR_HD_INLINE T wrapping_add(T a, T b) {
+  if constexpr (wraps_v<T>) {
+    using U = wrap_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a + b);
+  }
+}
+template <class T>
+TENSOR_HD_INLINE T wrapping_sub(T a, T b) {
+  if constexpr (wraps_v<T>) {
+    using U = wrap_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a - b);
+  }
+}
+template <class T>
+TENSOR_HD_INLINE T wrapping_mul(T a, T b) {
+  if constexpr (wraps_v<T>) {
+    using U = wrap_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
+  } else {
+    return static_cast<T>(a * b);
+  }
+}
+/// -a; -MIN == MIN for signed integers (Note [Integer overflow wraps]).
+template <class T>
+TENSOR_HD_INLINE T wrapping_neg(T a) {
+  if constexpr (wraps_v<T>) return wrapping_sub(T(0), a);
+  else return static_cast<T>(-a);
+}
+
 /// op(x) on an opmath value (float for the half types). Returns bool for the predicates, the
 /// real type for abs of a complex, and T otherwise.
 template <UnaryOp Op, class T>
 TENSOR_HD_INLINE auto unary_op(T x) {
-  if constexpr (Op == UnaryOp::Neg) return static_cast<T>(-x);
+  if constexpr (Op == UnaryOp::Neg) return wrapping_neg(x);
   else if constexpr (Op == UnaryOp::Abs) {
     if constexpr (std::is_unsigned_v<T>) return x;
     else if constexpr (is_complex_v<T>) return std::abs(x);
-    else return static_cast<T>(x < 0 ? -x : x);
+    else return x < 0 ? wrapping_neg(x) : x;
   } else if constexpr (Op == UnaryOp::Exp) return std::exp(x);
   else if constexpr (Op == UnaryOp::Exp2) {
     if constexpr (is_complex_v<T>) return std::pow(T(2), x);
@@ -84,7 +130,7 @@ TENSOR_HD_INLINE auto unary_op(T x) {
     // NaN gives 0, as PyTorch's (0 < x) - (x < 0).
     else return static_cast<T>((T(0) < x) - (x < T(0)));
   } else if constexpr (Op == UnaryOp::Reciprocal) return static_cast<T>(T(1) / x);
-  else if constexpr (Op == UnaryOp::Square) return static_cast<T>(x * x);
+  else if constexpr (Op == UnaryOp::Square) return wrapping_mul(x, x);
   else if constexpr (Op == UnaryOp::LogicalNot) return !(x != T(0));
   else if constexpr (Op == UnaryOp::BitNot) {
     if constexpr (std::is_same_v<T, bool>) return !x; else return static_cast<T>(~x);

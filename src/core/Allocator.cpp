@@ -71,7 +71,14 @@ inline void* hand_out(void* p, size_t nbytes, size_t cap) {
 // and more keep aligned_alloc for their 2 MB alignment; the cache above reuses them.
 constexpr size_t kHeader = 2 * sizeof(void*);
 
+// No x86-64 or AArch64 process maps more than 2^57 bytes (5-level paging): a larger request is
+// refused before malloc, whose answer to it differs by runtime (glibc returns null; ASan aborts
+// the process unless allocator_may_return_null is set), and before the rounding below could wrap.
+constexpr size_t kMaxAllocation = size_t(1) << 57;
+
 void* raw_alloc(size_t nbytes) {
+  TENSOR_CHECK(nbytes <= kMaxAllocation, "CPU allocator: out of memory allocating {} bytes (more than a process can map)",
+               nbytes);
   if (nbytes >= kHugePage) {
     size_t n = (nbytes + kHugePage - 1) / kHugePage * kHugePage;
     void* p = std::aligned_alloc(kHugePage, n);
