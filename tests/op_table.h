@@ -201,6 +201,10 @@ inline std::vector<StructuredCase> structured_cases() {
       {"constant_pad_nd", [](const V& v) { return tensor::constant_pad_nd(v[0], {2, -1, 1, 1}, 0.5); }, {{3, 4}}},
       {"reflection_pad2d", [](const V& v) { return tensor::reflection_pad2d(v[0], {1, 2, 2, 1}); }, {{2, 3, 4}}},
       {"diag", [](const V& v) { return tensor::diag(v[0], -1) * tensor::diag(v[1], 1).sum(); }, {{3}, {3, 4}}},
+      // QR (Note [QR backward]): Q and R flattened into one output; first order only.
+      {"linalg_qr (tall)", [](const V& v) { auto [q, r] = tensor::linalg_qr(v[0]); return tensor::cat({q.reshape({-1}), r.reshape({-1})}); }, {{4, 3}}, false, {"linalg_qr"}},
+      {"linalg_qr (wide, batched)", [](const V& v) { auto [q, r] = tensor::linalg_qr(v[0]); return tensor::cat({q.reshape({-1}), r.reshape({-1})}); }, {{2, 3, 5}}, false, {"linalg_qr"}},
+      {"linalg_qr (complete, square)", [](const V& v) { auto [q, r] = tensor::linalg_qr(v[0], "complete"); return tensor::cat({q.reshape({-1}), r.reshape({-1})}); }, {{3, 3}}, false, {"linalg_qr"}},
       {"min, max (two tensors)", [](const V& v) { return tensor::max(v[0], v[1]) * tensor::min(v[0], v[1]); }, {{3, 4}, {4}}, true, {"maximum", "minimum"}},
       // The in-place shape ops (src/autograd/InPlaceViews.cpp) on a non-leaf.
       {"in-place views: t_, unsqueeze_, transpose_, squeeze_", [](const V& v) { Tensor y = v[0] * 1; y.t_(); y.unsqueeze_(0); y.transpose_(0, 2); y.squeeze_({-1}); return y * v[0]; }, {{3, 4}}, true, {"t_", "unsqueeze_", "transpose_", "squeeze_"}},

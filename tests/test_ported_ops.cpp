@@ -324,10 +324,27 @@ TEST(PortedOps, QrRejectsBadInput) {
   EXPECT_ERROR_HAS(tensor::linalg_qr(tensor::zeros({3})), "at least 2 dimensions");
   EXPECT_ERROR_HAS(tensor::linalg_qr(tensor::zeros({2, 2}), "full"), "unrecognized mode");
   EXPECT_ERROR_HAS(tensor::linalg_qr(tensor::zeros({2, 2}, kInt64)), "float32 or float64");
-  Tensor a = tensor::randn({3, 3}, kFloat64).requires_grad_(true);
-  EXPECT_ERROR_HAS(tensor::linalg_qr(a), "not implemented");
-  NoGradGuard g;
-  EXPECT_NO_THROW(tensor::linalg_qr(a));
+}
+
+// QR's backward (Note [QR backward]); the op table gradient-checks it on tall, square, wide and
+// batched inputs. Here a value by hand: R[0][0] = -sign(a00) * ||A[:, 0]|| (Householder's sign),
+// so its gradient is -sign(a00) * A[:, 0] / ||A[:, 0]|| in column 0 and zero elsewhere.
+TEST(PortedOps, QrBackward) {
+  Tensor a = tensor::tensor({{3., 1., 2.}, {-4., 0.5, 1.}, {0., 2., -1.}, {12., 1., 1.}}, kFloat64).requires_grad_(true);
+  auto [Q, R] = tensor::linalg_qr(a);
+  R[0][0].backward();
+  Tensor want = tensor::zeros({4, 3}, kFloat64);
+  want.select(1, 0).copy_(tensor::tensor({3., -4., 0., 12.}, kFloat64) / -13.);
+  EXPECT_TRUE(a.grad().allclose(want, 1e-12, 1e-12)) << a.grad();
+  // libtorch's refusals, raised by backward: mode "r" has no Q, and complete Q of a tall input
+  // is not determined by it.
+  Tensor b = tensor::randn({4, 3}, kFloat64).requires_grad_(true);
+  EXPECT_ERROR_HAS(std::get<1>(tensor::linalg_qr(b, "r")).sum().backward(), "mode 'r'");
+  EXPECT_ERROR_HAS(std::get<0>(tensor::linalg_qr(b, "complete")).sum().backward(), "not differentiable");
+  // A wide input in complete mode is differentiable (Q is m x m, as reduced).
+  Tensor w = tensor::randn({2, 4}, kFloat64).requires_grad_(true);
+  EXPECT_NO_THROW(std::get<1>(tensor::linalg_qr(w, "complete")).sum().backward());
+  EXPECT_EQ(w.grad().sizes(), (std::vector<int64_t>{2, 4}));
 }
 
 // ---- diag ----

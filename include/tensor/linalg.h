@@ -32,7 +32,8 @@ TENSOR_API Tensor einsum(const std::string& equation, TensorList operands);
 /// QR decomposition of the last two dims (any batch dims), A = Q R with Q's columns orthonormal
 /// and R upper triangular: mode "reduced" (Q [m, k], R [k, n], k = min(m, n)), "complete" (Q
 /// [m, m], R [m, n]) or "r" (R only; Q is empty). Householder reflections in float64 on the
-/// CPU; float32 and float64 inputs. Not differentiable yet (raises when recording).
+/// CPU; float32 and float64 inputs. Differentiable (first order) in modes "reduced" and
+/// "complete" with m <= n; backward raises for mode "r" and for "complete" with m > n, as libtorch.
 TENSOR_API std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode = "reduced");
 /// libtorch's older torch::qr: some = true is mode "reduced", false "complete".
 TENSOR_API std::tuple<Tensor, Tensor> qr(const Tensor& A, bool some = true);

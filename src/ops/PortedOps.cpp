@@ -1,7 +1,7 @@
 // libtorch ops that ported programs call and that are composites of public ops here (so their
-// gradients come from the ops they are made of), or, for the ones without a gradient
-// (multinomial, unique_dim, qr), plain float64 loops on the CPU: min/max of two tensors,
-// multinomial, constant_pad_nd, reflection_pad1d/2d, unique_dim, diag and linalg_qr
+// gradients come from the ops they are made of), or plain float64 loops on the CPU (multinomial
+// and unique_dim, without a gradient; QR, with its own backward, Note [QR backward]): min/max of
+// two tensors, multinomial, constant_pad_nd, reflection_pad1d/2d, unique_dim, diag and linalg_qr
 // (include/tensor/ported_ops.h, tensor/linalg.h), their Tensor methods, and the Tensor::new_*
 // factories.
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
+#include "tensor/autograd/Function.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/linalg.h"
 #include "tensor/ops.h"
@@ -312,7 +313,91 @@ void householder_qr(std::vector<double>& a, int64_t m, int64_t n, std::vector<do
 }
 }  // namespace
 
+namespace {
+std::tuple<Tensor, Tensor> qr_forward(const Tensor& A, const std::string& mode);
+
+// Y = X R^{-T} for R upper triangular [.., k, k] and X [.., p, k]: row r of Y is R^{-1} applied
+// to row r of X, by back substitution in float64. A singular R gives inf/NaN, as libtorch's
+// triangular solve (QR is not differentiable there).
+Tensor solve_right_upper_transposed(const Tensor& X, const Tensor& R) {
+  const int64_t k = R.size(-1), p = X.size(-2);
+  const Tensor r = R.reshape({-1, k, k}).to(kFloat64).contiguous();
+  Tensor y = X.reshape({-1, p, k}).to(kFloat64).contiguous().clone();
+  const int64_t b = r.size(0);
+  const double* rd = r.data_ptr<double>();
+  double* yd = y.data_ptr<double>();
+  for (int64_t bi = 0; bi < b; ++bi)
+    for (int64_t row = 0; row < p; ++row) {
+      double* z = yd + (bi * p + row) * k;
+      const double* rb = rd + bi * k * k;
+      for (int64_t i = k - 1; i >= 0; --i) {
+        double acc = z[i];
+        for (int64_t j = i + 1; j < k; ++j) acc -= rb[i * k + j] * z[j];
+        z[i] = acc / rb[i * k + i];
+      }
+    }
+  return y.reshape(X.sizes()).to(X.dtype());
+}
+
+// Note [QR backward]
+// A = Q R, with dA = dQ R + Q dR.
+//  m >= n (reduced, or complete with m == n): Q^T dQ is skew and dR R^{-1} upper triangular,
+//    which gives gA = (gQ + Q S) R^{-T}, with M = gR R^T - Q^T gQ and S = triu(M) + triu(M, 1)^T
+//    the symmetric matrix whose upper triangle is M's.
+//  m < n: A = [X | Y] with X = Q U the square QR of the first m columns and V = Q^T Y, so
+//    gY = Q gV, and V's dependence on Q adds Y gV^T = Q V gV^T to gQ before the square formula
+//    gives gX from (gQ + Q V gV^T, gU).
+// Mode "r" (no Q) and mode "complete" with m > n (Q's last m - n columns are not determined by
+// A) are not differentiable, as libtorch: backward raises. First order only: the triangular
+// solve is a float64 loop, so the backward is not itself recorded (no gradgradcheck).
+struct QRFunction : autograd::Function<QRFunction> {
+  static autograd::variable_list forward(autograd::AutogradContext* ctx, const Tensor& A, std::string mode) {
+    auto [Q, R] = qr_forward(A, mode);
+    ctx->save_for_backward({Q, R});
+    ctx->saved_data["mode"] = int64_t{mode == "reduced" ? 0 : mode == "complete" ? 1 : 2};
+    ctx->saved_data["m"] = A.size(-2);
+    return {Q, R};
+  }
+
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    const int64_t mode = ctx->saved_data["mode"].to_int(), m = ctx->saved_data["m"].to_int();
+    TENSOR_CHECK(mode != 2,
+                 "linalg_qr: the derivative of QR depends on Q, which mode 'r' does not compute; use mode 'reduced'");
+    const autograd::variable_list saved = ctx->get_saved_variables();
+    const Tensor &Q = saved[0], &R = saved[1];
+    const int64_t n = R.size(-1);
+    TENSOR_CHECK(!(mode == 1 && m > n),
+                 "linalg_qr: QR with mode 'complete' is not differentiable when the input has more rows than columns "
+                 "({} x {}): the last {} columns of Q are not determined by it; use mode 'reduced'",
+                 m, n, m - n);
+    const Tensor& gQ = grads[0];
+    const Tensor& gR = grads[1];
+    if (m >= n) return {square_or_tall(Q, R, gQ, gR), Tensor()};
+    const Tensor U = R.narrow(-1, 0, m), V = R.narrow(-1, m, n - m);
+    const Tensor gU = gR.narrow(-1, 0, m), gV = gR.narrow(-1, m, n - m);
+    const Tensor gX = square_or_tall(Q, U, gQ + matmul(Q, matmul(V, gV.transpose(-1, -2))), gU);
+    return {cat({gX, matmul(Q, gV)}, -1), Tensor()};
+  }
+
+  // gA for A = Q R with m >= n (R square).
+  static Tensor square_or_tall(const Tensor& Q, const Tensor& R, const Tensor& gQ, const Tensor& gR) {
+    const Tensor M = matmul(gR, R.transpose(-1, -2)) - matmul(Q.transpose(-1, -2), gQ);
+    const Tensor S = M.triu() + M.triu(1).transpose(-1, -2);
+    return solve_right_upper_transposed(gQ + matmul(Q, S), R.contiguous());
+  }
+};
+}  // namespace
+
 std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
+  if (autograd::GradMode::is_enabled() && A.defined() && A.requires_grad()) {
+    autograd::variable_list out = QRFunction::apply(A, mode);
+    return {out[0], out[1]};
+  }
+  return qr_forward(A, mode);
+}
+
+namespace {
+std::tuple<Tensor, Tensor> qr_forward(const Tensor& A, const std::string& mode) {
   const char* op = "linalg_qr";
   TENSOR_CHECK(A.defined() && A.dim() >= 2, "{}: the input tensor A must have at least 2 dimensions, got {}", op,
                A.defined() ? A.describe() : std::string("an undefined tensor"));
@@ -321,9 +406,6 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   TENSOR_CHECK(mode == "reduced" || mode == "complete" || mode == "r",
                "{}: qr received unrecognized mode '{}' but expected one of 'reduced' (default), 'r', or 'complete'", op,
                mode);
-  TENSOR_CHECK(!(autograd::GradMode::is_enabled() && A.requires_grad()),
-               "{}: the derivative of QR is not implemented yet; call it under NoGradGuard or on A.detach() ({})", op,
-               A.describe());
   const int64_t m = A.size(-2), n = A.size(-1), k = std::min(m, n);
   const bool complete = mode == "complete", want_q = mode != "r";
   const int64_t q_cols = complete ? m : k, r_rows = complete ? m : k;
@@ -351,6 +433,7 @@ std::tuple<Tensor, Tensor> linalg_qr(const Tensor& A, const std::string& mode) {
   Tensor q_out = want_q ? shaped(Q, m, q_cols) : empty({0}, A.options());
   return {q_out, shaped(R, r_rows, n)};
 }
+}  // namespace
 std::tuple<Tensor, Tensor> qr(const Tensor& A, bool some) { return linalg_qr(A, some ? "reduced" : "complete"); }
 std::tuple<Tensor, Tensor> Tensor::qr(bool some) const { return tensor::qr(*this, some); }
 namespace linalg {
