@@ -149,15 +149,26 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
   const dnnl::memory::desc bias_md({p.out}, dt::f32, tag::a);
   const bool has_bias = p.bias.defined();
 
+  // oneDNN 2.6's int8 convolutions take their output scales at creation only (runtime scales
+  // find no implementation), so the scales are part of the key: a module with fixed input and
+  // output parameters makes its primitive once. A zero input zero point is left out of the
+  // attributes, which lets oneDNN pick its brgemm kernels (a nonzero one needs jit_int8's
+  // compensation).
+  const detail::Requant rq = detail::make_requant(p.w, p.bias, qx.q_scale(), y_scale);
+  const bool src_zp = qx.q_zero_point() != 0;
+  const float* sc = rq.scales.data_ptr<float>();
+  const std::vector<float> scales(sc, sc + rq.scales.numel());
   dn::Key key("quantized::conv");
+  for (float f : scales) key.add(static_cast<double>(f));
+  key.add(static_cast<int64_t>(src_zp));
   key.add(IntArrayRef(src_dims)).add(IntArrayRef(w_dims)).add(IntArrayRef(strides)).add(IntArrayRef(dil));
   key.add(IntArrayRef(pl)).add(IntArrayRef(pr)).add(static_cast<int64_t>(src_dt));
   key.add(static_cast<int64_t>(p.w.per_channel)).add(static_cast<int64_t>(has_bias)).add(static_cast<int64_t>(relu));
   key.add(static_cast<int64_t>(residual != nullptr)).add(static_cast<double>(sum_scale)).add(static_cast<int64_t>(sum_zp));
   dn::CachedPrimitive prim = dn::cached(key, [&] {
     dnnl::primitive_attr attr = dn::make_attr();
-    attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, {DNNL_RUNTIME_F32_VAL});
-    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, scales);
+    if (src_zp) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     dnnl::post_ops po;
     if (residual) po.append_sum(sum_scale, sum_zp, src_dt);
@@ -177,16 +188,17 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
   dnnl::memory w_plain(w_plain_md, dn::engine(), p.w.ints.data_ptr());
   dnnl::memory w = p.packed.get(prim.pd.weights_desc(), w_plain);
 
-  const detail::Requant rq = detail::make_requant(p.w, p.bias, qx.q_scale(), y_scale);
   Tensor zp_src, zp_dst;
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, dnnl::memory(src_md, dn::engine(), x_cl.data_ptr())},
       {DNNL_ARG_WEIGHTS, w},
       {DNNL_ARG_DST, dnnl::memory(dst_md, dn::engine(), out_cl.data_ptr())},
-      {DNNL_ARG_ATTR_OUTPUT_SCALES, detail::f32_memory(rq.scales)},
-      {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, detail::s32_scalar(static_cast<int32_t>(qx.q_zero_point()), zp_src)},
       {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, detail::s32_scalar(static_cast<int32_t>(y_zp), zp_dst)},
   };
+  if (src_zp) {
+    args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
+                 detail::s32_scalar(static_cast<int32_t>(qx.q_zero_point()), zp_src));
+  }
   if (has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, dn::engine(), rq.bias.data_ptr()));
   dn::execute(prim, std::move(args));
   return out;

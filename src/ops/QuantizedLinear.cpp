@@ -16,6 +16,12 @@
 // the float64 reference by exactly one step, never more. With power-of-two scales, a bias that is
 // a multiple of x_scale * w_scale and |acc| < 2^24, every float32 step is exact and the results
 // are equal; the tests check that equality, and the at-most-one-step bound with arbitrary scales.
+// One more difference, in the convolution only: its kernels (jit_int8, brgconv) add the output
+// zero point before rounding, round_half_even(v + y_zp) rather than round_half_even(v) + y_zp.
+// The two differ only at exact halves with an odd zero point (v = -154.5, y_zp = 255: 100 rather
+// than 101), one step. The tests hold the convolution exactly to a reference that adds first, and
+// to within one step of (and, for even zero points, exactly to) the round-then-add one. The
+// matmul behind linear matches round-then-add in every test, odd zero points included.
 #include <algorithm>
 #include <cmath>
 #include <limits>
