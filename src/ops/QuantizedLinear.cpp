@@ -22,6 +22,8 @@
 // than 101), one step. The tests hold the convolution exactly to a reference that adds first, and
 // to within one step of (and, for even zero points, exactly to) the round-then-add one. The
 // matmul behind linear matches round-then-add in every test, odd zero points included.
+#include <emmintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -196,6 +198,7 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
   dn::Key key("quantized::linear");
   key.add(M).add(K).add(N).add(static_cast<int64_t>(src_dt)).add(static_cast<int64_t>(dst_dt));
   key.add(static_cast<int64_t>(p.w.per_channel)).add(static_cast<int64_t>(has_bias)).add(static_cast<int64_t>(relu));
+  key.add(q_out ? y_zp : int64_t{0});
   const dnnl::memory::desc src_md({M, K}, src_dt, tag::ab);
   const dnnl::memory::desc dst_md({M, N}, dst_dt, tag::ab);
   const dnnl::memory::desc bias_md({1, N}, dt::f32, tag::ab);
@@ -203,12 +206,16 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
     dnnl::primitive_attr attr = dn::make_attr();
     attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, {DNNL_RUNTIME_F32_VAL});
     attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
-    if (q_out) attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
-    if (relu) {
-      dnnl::post_ops po;
-      po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
-      attr.set_post_ops(po);
+    // Note [Output zero point as a post-op]: oneDNN 2.6's matmul with a runtime destination zero
+    // point runs ~70x slower (a reference post-processing pass); adding the zero point with an
+    // eltwise_linear post-op instead (a creation-time constant, part of the key) keeps the fast
+    // kernel. Like the convolution's, it is added before rounding (Note [Requantization in oneDNN]).
+    dnnl::post_ops po;
+    if (relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    if (q_out && y_zp != 0) {
+      po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f, static_cast<float>(y_zp));
     }
+    attr.set_post_ops(po);
     const dnnl::memory::desc w_any({K, N}, dt::s8, tag::any);
     dnnl::matmul::desc d = has_bias ? dnnl::matmul::desc(src_md, w_any, bias_md, dst_md)
                                     : dnnl::matmul::desc(src_md, w_any, dst_md);
@@ -222,7 +229,7 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
   dnnl::memory w = p.packed.get(want, w_plain);
 
   const detail::Requant rq = detail::make_requant(p.w, p.bias, x_scale, y_scale);
-  Tensor zp_src, zp_dst;
+  Tensor zp_src;
   std::unordered_map<int, dnnl::memory> args{
       {DNNL_ARG_SRC, dnnl::memory(src_md, dn::engine(), x_ints.data_ptr())},
       {DNNL_ARG_WEIGHTS, w},
@@ -230,7 +237,6 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
       {DNNL_ARG_ATTR_OUTPUT_SCALES, detail::f32_memory(rq.scales)},
       {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, detail::s32_scalar(static_cast<int32_t>(x_zp), zp_src)},
   };
-  if (q_out) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_DST, detail::s32_scalar(static_cast<int32_t>(y_zp), zp_dst));
   if (has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, dn::engine(), rq.bias.data_ptr()));
   dn::execute(prim, std::move(args));
 }
@@ -279,19 +285,44 @@ Tensor linear_dynamic_impl(const Tensor& x, const LinearPackedParams& w, bool re
     return relu ? tensor::relu(b) : b;
   }
   // Note [Dynamic quantization range]: one scale for the whole batch, from its min and max (as
-  // libtorch's dynamic linear); 8 bits, or 7 with reduce_range.
+  // libtorch's dynamic linear); 8 bits, or 7 with reduce_range. The quantization is inlined
+  // (x * (1/scale) in float32, rounded half to even by cvtps2dq under the default MXCSR, as
+  // quantize_per_tensor's nearbyint) so that it costs a fraction of the int8 matmul.
   const float* p = xf.data_ptr<float>();
+  const int64_t n = xf.numel();
   float lo = 0, hi = 0;
-  for (int64_t i = 0; i < xf.numel(); ++i) {
-    TENSOR_CHECK(std::isfinite(p[i]), "{}: the input holds a non-finite value ({}) at flat index {}; dynamic "
-                 "quantization needs a finite range", op, p[i], i);
+  bool nan = false;
+  for (int64_t i = 0; i < n; ++i) {
     lo = std::min(lo, p[i]);
     hi = std::max(hi, p[i]);
+    nan |= p[i] != p[i];
   }
+  TENSOR_CHECK(!nan && std::isfinite(lo) && std::isfinite(hi),
+               "{}: the input {} holds NaN or infinite values; dynamic quantization needs a finite range", op,
+               x.describe());
   auto [s, zp] = choose_qparams(lo, hi, 0, reduce_range ? 127 : 255);
-  const Tensor qx = quantize_per_tensor(xf, s, zp, kQUInt8);
-  run_qmatmul(*w.impl(), as_underlying(qx), dnnl::memory::data_type::u8, s, zp, out, dnnl::memory::data_type::f32,
-              1.0, 0, relu);
+  Tensor xq = tensor::empty(xf.sizes(), TensorOptions().dtype(kUInt8));
+  uint8_t* q = xq.data_ptr<uint8_t>();
+  const float inv = 1.0f / static_cast<float>(s);
+  const __m128 vinv = _mm_set1_ps(inv);
+  const __m128i vzp = _mm_set1_epi32(static_cast<int32_t>(zp)), vlo = _mm_setzero_si128(),
+                vhi = _mm_set1_epi32(reduce_range ? 127 : 255);
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    __m128i v = _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_loadu_ps(p + i), vinv)), vzp);
+    // SSE2 has no 32-bit min/max: clamp with compare masks.
+    v = _mm_and_si128(v, _mm_cmpgt_epi32(v, vlo));
+    const __m128i over = _mm_cmpgt_epi32(v, vhi);
+    v = _mm_or_si128(_mm_andnot_si128(over, v), _mm_and_si128(over, vhi));
+    alignas(16) int32_t r[4];
+    _mm_store_si128(reinterpret_cast<__m128i*>(r), v);
+    for (int k = 0; k < 4; ++k) q[i + k] = static_cast<uint8_t>(r[k]);
+  }
+  for (; i < n; ++i) {
+    const double r = std::nearbyint(p[i] * inv) + static_cast<double>(zp);
+    q[i] = static_cast<uint8_t>(std::clamp(r, 0.0, reduce_range ? 127.0 : 255.0));
+  }
+  run_qmatmul(*w.impl(), xq, dnnl::memory::data_type::u8, s, zp, out, dnnl::memory::data_type::f32, 1.0, 0, relu);
   return out;
 }
 
