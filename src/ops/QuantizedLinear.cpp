@@ -114,22 +114,19 @@ dnnl::memory::data_type dnnl_type_of(ScalarType t) {
 
 dnnl::memory PackedWeights::get(const dnnl::memory::desc& want, const dnnl::memory& plain) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (desc_ && *desc_ == want) return mem_;
+  for (const Packed& p : packed_)
+    if (p.desc == want) return p.mem;
   if (want == plain.get_desc()) {
-    desc_ = want;
-    mem_ = plain;
-    storage_ = Tensor();
-    return mem_;
+    packed_.push_back({want, plain, Tensor()});
+    return plain;
   }
   Tensor storage = tensor::empty({static_cast<int64_t>(want.get_size())}, TensorOptions().dtype(kUInt8));
   dnnl::memory packed(want, dn::engine(), storage.data_ptr());
   dnnl::memory src = plain;
   dnnl::reorder(src, packed).execute(dn::stream(), src, packed);
   dn::stream().wait();
-  desc_ = want;
-  mem_ = packed;
-  storage_ = storage;
-  return mem_;
+  packed_.push_back({want, packed, storage});
+  return packed;
 }
 
 Requant make_requant(const CheckedWeight& w, const Tensor& bias, double x_scale, double y_scale) {

@@ -36,7 +36,7 @@ dnnl::memory::data_type dnnl_type_of(ScalarType quantized);
 // params keep the weights reordered into the last layout a primitive asked for: the first
 // forward reorders (once), every later call with a primitive that wants the same layout (the
 // usual case: the layout depends on the channels and the ISA, not on the batch) reuses them.
-// A call whose primitive wants another layout reorders again and keeps that one.
+// A call whose primitive wants another layout reorders again and keeps that one as well.
 class PackedWeights {
  public:
   /// The weights in layout `want`, reordered from `plain` (memory over the int8 weights) the
@@ -44,10 +44,15 @@ class PackedWeights {
   dnnl::memory get(const dnnl::memory::desc& want, const dnnl::memory& plain);
 
  private:
+  struct Packed {
+    dnnl::memory::desc desc;
+    dnnl::memory mem;
+    Tensor storage;  // owns mem's bytes (undefined when mem is the plain weights)
+  };
   std::mutex mu_;
-  std::optional<dnnl::memory::desc> desc_;
-  dnnl::memory mem_;
-  Tensor storage_;  // owns mem_'s bytes
+  // Every layout asked for so far (one or two in practice): an entry is never dropped, so a
+  // primitive running on another thread never sees its weights freed.
+  std::vector<Packed> packed_;
 };
 
 /// The runtime arguments of requantization: output scales x_scale * w_scale[c] / y_scale (one
