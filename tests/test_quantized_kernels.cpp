@@ -299,7 +299,8 @@ struct ConvCase {
   std::vector<int64_t> x_shape, w_shape;
   ConvGeom g;
 };
-void check_conv_exact(const ConvCase& c, int64_t zx, int64_t zy, bool relu, bool channels_last_input) {
+void check_conv_exact(const ConvCase& c, int64_t zx, int64_t zy, bool relu, bool channels_last_input,
+                      ScalarType t = kQUInt8) {
   const int64_t OC = c.w_shape[0];
   std::vector<double> sw;
   for (int64_t o = 0; o < OC; ++o) sw.push_back(std::ldexp(1.0, -static_cast<int>(4 + o % 3)));
@@ -316,12 +317,12 @@ void check_conv_exact(const ConvCase& c, int64_t zx, int64_t zy, bool relu, bool
     cl.push_back(c.x_shape[1]);
     std::vector<int64_t> back{0, static_cast<int64_t>(cl.size()) - 1};
     for (size_t i = 1; i + 1 < cl.size(); ++i) back.push_back(static_cast<int64_t>(i));
-    qx = make_q(rand_ints(cl, 0, 255), 0.5, zx, kQUInt8).permute(back);
+    qx = make_q(rand_ints(cl, qlo(t), qhi(t)), 0.5, zx, t).permute(back);
   } else {
     // Every other row of a taller input: a strided NCHW view.
     std::vector<int64_t> tall = c.x_shape;
     tall.back() *= 2;
-    qx = make_q(rand_ints(tall, 0, 255), 0.5, zx, kQUInt8).narrow(-1, 0, c.x_shape.back() * 2).slice(-1, 0, c.x_shape.back() * 2, 2);
+    qx = make_q(rand_ints(tall, qlo(t), qhi(t)), 0.5, zx, t).slice(-1, 0, c.x_shape.back() * 2, 2);
   }
   ASSERT_EQ(qx.sizes(), IntArrayRef(c.x_shape));
   const double sy = 8.0;
@@ -362,6 +363,13 @@ TEST(QuantizedConv, Conv1dAndConv3dExact) {
   check_conv_exact({{2, 4, 13}, {6, 2, 3}, {{2}, {1}, {2}, 2}}, 3, 250, false, false);
   check_conv_exact({{2, 4, 13}, {6, 4, 5}, {{1}, {2}, {1}, 1}}, 200, 10, true, true);
   check_conv_exact({{1, 4, 5, 6, 7}, {8, 2, 3, 3, 2}, {{1, 2, 1}, {1, 1, 0}, {1, 1, 2}, 2}}, 128, 60, false, false);
+}
+
+TEST(QuantizedConv, QInt8ActivationsExact) {
+  tensor::manual_seed(15);
+  const ConvCase c{{2, 6, 8, 9}, {6, 3, 3, 3}, {{1, 2}, {1, 1}, {1, 1}, 2}};
+  for (int64_t zx : {-128, 0, 127})
+    for (int64_t zy : {-128, 0, 127}) check_conv_exact(c, zx, zy, zy == 0, zx == 0, kQInt8);
 }
 
 TEST(QuantizedConv, ArbitraryScalesWithinOneStepAndSaturation) {
