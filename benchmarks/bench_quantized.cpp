@@ -30,9 +30,11 @@ double linear_int8(bool relu) {
   Tensor x = randn({64, 1024}), w = randn({1024, 1024}) * 0.03, b = randn({1024});
   auto packed = quantized::linear_prepack(per_channel_weight(w), b);
   Tensor qx = quantize_per_tensor(x, 0.03, 128, kQUInt8);
-  return median_seconds([&] {
-    Tensor y = relu ? quantized::linear_relu(qx, *packed, 0.05, 128) : quantized::linear(qx, *packed, 0.05, 128);
-  }, 15, 20);
+  return median_seconds(
+      [&] {
+        Tensor y = relu ? quantized::linear_relu(qx, *packed, 0.05, 128) : quantized::linear(qx, *packed, 0.05, 128);
+      },
+      15, 20);
 }
 double linear_dynamic() {
   Tensor x = randn({64, 1024}), w = randn({1024, 1024}) * 0.03, b = randn({1024});
@@ -49,13 +51,12 @@ double conv_int8(bool relu) {
   Tensor x = randn({16, 64, 56, 56}), w = randn({64, 64, 3, 3}) * 0.05, b = randn({64});
   auto packed = quantized::conv_prepack(per_channel_weight(w), b, {1}, {1}, {1}, 1);
   // A channels-last quantized input, as the previous quantized conv of a network leaves it.
-  Tensor qx = quantized::conv(quantize_per_tensor(x, 0.03, 128, kQUInt8),
-                              *quantized::conv_prepack(per_channel_weight(randn({64, 64, 1, 1})), std::nullopt,
-                                                       {1}, {0}, {1}, 1),
-                              0.05, 128);
-  return median_seconds([&] {
-    Tensor y = relu ? quantized::conv_relu(qx, *packed, 0.05, 128) : quantized::conv(qx, *packed, 0.05, 128);
-  }, 11);
+  Tensor qx = quantized::conv(
+      quantize_per_tensor(x, 0.03, 128, kQUInt8),
+      *quantized::conv_prepack(per_channel_weight(randn({64, 64, 1, 1})), std::nullopt, {1}, {0}, {1}, 1), 0.05, 128);
+  return median_seconds(
+      [&] { Tensor y = relu ? quantized::conv_relu(qx, *packed, 0.05, 128) : quantized::conv(qx, *packed, 0.05, 128); },
+      11);
 }
 
 // An "(info)" case in GFLOP/s; int8 ones have no fp32 FMA share (Note [Case work]).
@@ -71,14 +72,22 @@ bench::Case info_case(const char* name, double flops, std::function<double()> fn
 }
 
 const bench::AddCases kQuantizedCases({
-    info_case("linear_b64_1024_f32", kLinearFlops, [] { return linear_f32(); }, false),
-    info_case("linear_b64_1024_int8", kLinearFlops, [] { return linear_int8(false); }, true),
-    info_case("linear_relu_b64_1024_int8", kLinearFlops, [] { return linear_int8(true); }, true),
-    info_case("linear_dynamic_b64_1024_int8", kLinearFlops, [] { return linear_dynamic(); }, true),
-    info_case("qconv3x3_b16_64ch_56_f32", kConvFlops, [] { return conv_f32(false); }, false),
-    info_case("qconv3x3_b16_64ch_56_f32_nhwc", kConvFlops, [] { return conv_f32(true); }, false),
-    info_case("qconv3x3_b16_64ch_56_int8", kConvFlops, [] { return conv_int8(false); }, true),
-    info_case("qconv3x3_relu_b16_64ch_56_int8", kConvFlops, [] { return conv_int8(true); }, true),
+    info_case(
+        "linear_b64_1024_f32", kLinearFlops, [] { return linear_f32(); }, false),
+    info_case(
+        "linear_b64_1024_int8", kLinearFlops, [] { return linear_int8(false); }, true),
+    info_case(
+        "linear_relu_b64_1024_int8", kLinearFlops, [] { return linear_int8(true); }, true),
+    info_case(
+        "linear_dynamic_b64_1024_int8", kLinearFlops, [] { return linear_dynamic(); }, true),
+    info_case(
+        "qconv3x3_b16_64ch_56_f32", kConvFlops, [] { return conv_f32(false); }, false),
+    info_case(
+        "qconv3x3_b16_64ch_56_f32_nhwc", kConvFlops, [] { return conv_f32(true); }, false),
+    info_case(
+        "qconv3x3_b16_64ch_56_int8", kConvFlops, [] { return conv_int8(false); }, true),
+    info_case(
+        "qconv3x3_relu_b16_64ch_56_int8", kConvFlops, [] { return conv_int8(true); }, true),
 });
 
 }  // namespace

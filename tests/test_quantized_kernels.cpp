@@ -7,11 +7,11 @@
 // the ends of the range, and outputs saturate.
 #include <gtest/gtest.h>
 
+#include <tensor/nn/quantized.h>
+#include <tensor/tensor.h>
 #include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <tensor/nn/quantized.h>
-#include <tensor/tensor.h>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -52,8 +52,9 @@ Tensor make_q(const Tensor& int_values, double scale, int64_t zp, ScalarType t) 
   return _make_per_tensor_quantized_tensor(int_values.to(u), scale, zp);
 }
 Tensor make_qw_per_channel(const Tensor& int_values, std::vector<double> scales) {
-  return _make_per_channel_quantized_tensor(int_values.to(kInt8), tensor::tensor(scales),
-                                            tensor::zeros({static_cast<int64_t>(scales.size())}, TensorOptions().dtype(kInt64)), 0);
+  return _make_per_channel_quantized_tensor(
+      int_values.to(kInt8), tensor::tensor(scales),
+      tensor::zeros({static_cast<int64_t>(scales.size())}, TensorOptions().dtype(kInt64)), 0);
 }
 
 // ---- reference loops ----
@@ -75,7 +76,8 @@ std::vector<int64_t> ref_linear(const Tensor& qx, const Tensor& qw, const std::v
       for (int64_t k = 0; k < K; ++k) acc += (x[m * K + k] - zx) * w[n * K + k];
       double v = (static_cast<double>(acc) * sx * sw[n] + (bias.empty() ? 0.0 : bias[n])) / sy;
       if (relu) v = std::max(v, 0.0);
-      y[m * N + n] = zp_before_rounding ? requant(v + static_cast<double>(zy), 0, qx.dtype()) : requant(v, zy, qx.dtype());
+      y[m * N + n] =
+          zp_before_rounding ? requant(v + static_cast<double>(zy), 0, qx.dtype()) : requant(v, zy, qx.dtype());
     }
   return y;
 }
@@ -247,7 +249,8 @@ TEST(QuantizedLinear, DynamicMatchesFloatReference) {
   EXPECT_EQ(z, zx);
   const float inv = 1.0f / static_cast<float>(sx);
   std::vector<int64_t> xq;
-  for (double v : xv) xq.push_back(std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(static_cast<float>(v) * inv)) + zx, 0, 255));
+  for (double v : xv)
+    xq.push_back(std::clamp<int64_t>(static_cast<int64_t>(std::nearbyint(static_cast<float>(v) * inv)) + zx, 0, 255));
   const std::vector<int64_t> w = ints(qw);
   const std::vector<double> sw = weight_scales(qw), bv = f64(b);
   for (bool relu : {false, true}) {
@@ -270,25 +273,47 @@ TEST(QuantizedLinear, BadParametersRaise) {
   const Tensor qw = quantize_per_tensor(tensor::randn({4, 3}), 0.1, 0, kQInt8);
   auto packed = quantized::linear_prepack(qw);
   const Tensor qx = quantize_per_tensor(tensor::randn({2, 3}), 0.1, 128, kQUInt8);
-  expect_error([&] { quantized::linear_prepack(quantize_per_tensor(tensor::randn({4, 3}), 0.1, 128, kQUInt8)); },
-               {"quantized::linear_prepack", "expected a qint8 weight", "quint8"});
-  expect_error([&] { quantized::linear_prepack(tensor::randn({4, 3})); }, {"linear_prepack", "qint8 weight", "float32"});
-  expect_error([&] { quantized::linear_prepack(quantize_per_tensor(tensor::randn({4, 3}), 0.1, 3, kQInt8)); },
-               {"linear_prepack", "zero point must be 0", "got 3", "[4, 3]"});
-  expect_error([&] {
-    quantized::linear_prepack(quantize_per_channel(tensor::randn({4, 3}), tensor::ones({3}), tensor::zeros({3}, TensorOptions().dtype(kInt64)), 1, kQInt8));
-  }, {"linear_prepack", "along dim 0", "axis 1"});
+  expect_error(
+      [&] {
+        quantized::linear_prepack(quantize_per_tensor(tensor::randn({4, 3}), 0.1, 128, kQUInt8));
+      },
+      {"quantized::linear_prepack", "expected a qint8 weight", "quint8"});
+  expect_error(
+      [&] {
+        quantized::linear_prepack(tensor::randn({4, 3}));
+      },
+      {"linear_prepack", "qint8 weight", "float32"});
+  expect_error(
+      [&] {
+        quantized::linear_prepack(quantize_per_tensor(tensor::randn({4, 3}), 0.1, 3, kQInt8));
+      },
+      {"linear_prepack", "zero point must be 0", "got 3", "[4, 3]"});
+  expect_error(
+      [&] {
+        quantized::linear_prepack(quantize_per_channel(tensor::randn({4, 3}), tensor::ones({3}),
+                                                       tensor::zeros({3}, TensorOptions().dtype(kInt64)), 1, kQInt8));
+      },
+      {"linear_prepack", "along dim 0", "axis 1"});
   expect_error([&] { quantized::linear_prepack(qw, tensor::zeros({5})); },
                {"linear_prepack", "bias of shape [4]", "[5]"});
-  expect_error([&] { quantized::linear(quantize_per_tensor(tensor::randn({2, 5}), 0.1, 128, kQUInt8), *packed, 0.1, 0); },
-               {"quantized::linear", "in_features = 3", "[2, 5]", "quint8"});
-  expect_error([&] { quantized::linear(tensor::randn({2, 3}), *packed, 0.1, 0); },
-               {"quantized::linear", "expected a quantized input", "float32"});
+  expect_error(
+      [&] {
+        quantized::linear(quantize_per_tensor(tensor::randn({2, 5}), 0.1, 128, kQUInt8), *packed, 0.1, 0);
+      },
+      {"quantized::linear", "in_features = 3", "[2, 5]", "quint8"});
+  expect_error(
+      [&] {
+        quantized::linear(tensor::randn({2, 3}), *packed, 0.1, 0);
+      },
+      {"quantized::linear", "expected a quantized input", "float32"});
   expect_error([&] { quantized::linear(qx, *packed, 0.0, 0); }, {"quantized::linear", "output scale must be positive"});
   expect_error([&] { quantized::linear(qx, *packed, 0.1, 256); },
                {"quantized::linear", "output zero point 256", "quint8", "[0, 255]"});
-  expect_error([&] { quantized::linear(quantize_per_tensor(tensor::randn({2, 3}), 0.1, 0, kQInt32), *packed, 0.1, 0); },
-               {"quantized::linear", "quint8 or qint8", "qint32"});
+  expect_error(
+      [&] {
+        quantized::linear(quantize_per_tensor(tensor::randn({2, 3}), 0.1, 0, kQInt32), *packed, 0.1, 0);
+      },
+      {"quantized::linear", "quint8 or qint8", "qint32"});
   expect_error([&] { quantized::linear_dynamic(qx, *packed); }, {"quantized::linear_dynamic", "float32"});
 }
 
@@ -307,8 +332,8 @@ void check_conv_exact(const ConvCase& c, int64_t zx, int64_t zy, bool relu, bool
   const Tensor qw = make_qw_per_channel(rand_ints(c.w_shape, -128, 127), sw);
   std::vector<double> bias;
   for (int64_t o = 0; o < OC; ++o) bias.push_back(static_cast<double>(o * 29 % 301 - 150) * 0.125 * sw[o]);
-  auto packed = quantized::conv_prepack(qw, tensor::tensor(bias).to(kFloat32), c.g.stride, c.g.padding, c.g.dilation,
-                                        c.g.groups);
+  auto packed =
+      quantized::conv_prepack(qw, tensor::tensor(bias).to(kFloat32), c.g.stride, c.g.padding, c.g.dilation, c.g.groups);
   Tensor qx;
   if (channels_last_input) {
     // An [N, C, spatial...] view of channels-last integers (no copy needed by the kernel).
@@ -348,9 +373,9 @@ TEST(QuantizedConv, Conv2dExactStridePaddingDilationGroups) {
   tensor::manual_seed(5);
   const std::vector<ConvCase> cases = {
       {{2, 8, 9, 11}, {16, 8, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 1}},
-      {{1, 6, 10, 7}, {9, 2, 3, 2}, {{2, 1}, {1, 0}, {2, 1}, 3}},   // groups 3, dilation, asymmetric
-      {{2, 4, 6, 6}, {4, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 4}},    // depthwise
-      {{1, 3, 5, 5}, {5, 3, 1, 1}, {{2, 2}, {0, 0}, {1, 1}, 1}},    // 1x1, stride 2
+      {{1, 6, 10, 7}, {9, 2, 3, 2}, {{2, 1}, {1, 0}, {2, 1}, 3}},  // groups 3, dilation, asymmetric
+      {{2, 4, 6, 6}, {4, 1, 3, 3}, {{1, 1}, {1, 1}, {1, 1}, 4}},   // depthwise
+      {{1, 3, 5, 5}, {5, 3, 1, 1}, {{2, 2}, {0, 0}, {1, 1}, 1}},   // 1x1, stride 2
   };
   for (const ConvCase& c : cases)
     for (int64_t zx : {0, 255})
@@ -374,9 +399,9 @@ TEST(QuantizedConv, QInt8ActivationsExact) {
 
 TEST(QuantizedConv, ArbitraryScalesWithinOneStepAndSaturation) {
   tensor::manual_seed(7);
-  const Tensor qw = quantize_per_channel(tensor::randn({16, 8, 3, 3}) * 0.1,
-                                         (tensor::rand({16}) * 0.003 + 0.001).to(kFloat64),
-                                         tensor::zeros({16}, TensorOptions().dtype(kInt64)), 0, kQInt8);
+  const Tensor qw =
+      quantize_per_channel(tensor::randn({16, 8, 3, 3}) * 0.1, (tensor::rand({16}) * 0.003 + 0.001).to(kFloat64),
+                           tensor::zeros({16}, TensorOptions().dtype(kInt64)), 0, kQInt8);
   const Tensor b = tensor::randn({16});
   const ConvGeom g{{1, 1}, {1, 1}, {1, 1}, 1};
   auto packed = quantized::conv_prepack(qw, b, g.stride, g.padding, g.dilation, 1);
@@ -401,7 +426,8 @@ TEST(QuantizedConv, AddAndAddReLUFuseTheResidual) {
   // A residual with its own parameters, non-contiguous (transposed spatial dims).
   const Tensor res = make_q(rand_ints({2, 4, 7, 7}, 0, 255), 2.0, 64, kQUInt8).transpose(2, 3);
   for (bool relu : {false, true}) {
-    const Tensor y = relu ? quantized::conv_add_relu(qx, *packed, res, 4.0, 32) : quantized::conv_add(qx, *packed, res, 4.0, 32);
+    const Tensor y =
+        relu ? quantized::conv_add_relu(qx, *packed, res, 4.0, 32) : quantized::conv_add(qx, *packed, res, 4.0, 32);
     EXPECT_EQ(ints(y), ref_conv(qx, qw, {}, g, 4.0, 32, relu, &res)) << "relu " << relu;
   }
 }
@@ -411,23 +437,41 @@ TEST(QuantizedConv, BadParametersRaise) {
   auto packed = quantized::conv_prepack(qw, std::nullopt, {1}, {0}, {1}, 2);
   expect_error([&] { quantized::conv_prepack(qw, std::nullopt, {1}, {0}, {1}, 3); },
                {"quantized::conv_prepack", "groups", "divide the 4 output channels", "got 3"});
-  expect_error([&] { quantized::conv_prepack(qw, std::nullopt, {0}, {0}, {1}, 1); }, {"conv_prepack", "stride must be >= 1"});
-  expect_error([&] { quantized::conv_prepack(qw, std::nullopt, {1, 1, 1}, {0}, {1}, 1); },
-               {"conv_prepack", "stride with 1 or 2 values"});
-  expect_error([&] {
-    quantized::conv(quantize_per_tensor(tensor::randn({1, 3, 5, 5}), 0.1, 0, kQUInt8), *packed, 0.1, 0);
-  }, {"quantized::conv", "3 channels", "[4, 2, 3, 3]", "groups = 2 expects 4"});
-  expect_error([&] { quantized::conv(quantize_per_tensor(tensor::randn({4, 5, 5}), 0.1, 0, kQUInt8), *packed, 0.1, 0); },
-               {"quantized::conv", "batched input", "[4, 5, 5]"});
-  expect_error([&] { quantized::conv(quantize_per_tensor(tensor::randn({1, 4, 2, 2}), 0.1, 0, kQUInt8), *packed, 0.1, 0); },
-               {"quantized::conv", "smaller than the dilated kernel"});
+  expect_error([&] { quantized::conv_prepack(qw, std::nullopt, {0}, {0}, {1}, 1); },
+               {"conv_prepack", "stride must be >= 1"});
+  expect_error(
+      [&] {
+        quantized::conv_prepack(qw, std::nullopt, {1, 1, 1}, {0}, {1}, 1);
+      },
+      {"conv_prepack", "stride with 1 or 2 values"});
+  expect_error(
+      [&] {
+        quantized::conv(quantize_per_tensor(tensor::randn({1, 3, 5, 5}), 0.1, 0, kQUInt8), *packed, 0.1, 0);
+      },
+      {"quantized::conv", "3 channels", "[4, 2, 3, 3]", "groups = 2 expects 4"});
+  expect_error(
+      [&] {
+        quantized::conv(quantize_per_tensor(tensor::randn({4, 5, 5}), 0.1, 0, kQUInt8), *packed, 0.1, 0);
+      },
+      {"quantized::conv", "batched input", "[4, 5, 5]"});
+  expect_error(
+      [&] {
+        quantized::conv(quantize_per_tensor(tensor::randn({1, 4, 2, 2}), 0.1, 0, kQUInt8), *packed, 0.1, 0);
+      },
+      {"quantized::conv", "smaller than the dilated kernel"});
   const Tensor qx = quantize_per_tensor(tensor::randn({1, 4, 5, 5}), 0.1, 0, kQUInt8);
-  expect_error([&] { quantized::conv_add(qx, *packed, quantize_per_tensor(tensor::randn({1, 4, 5, 5}), 0.1, 0, kQUInt8), 0.1, 0); },
-               {"quantized::conv_add", "residual must have the output's dtype quint8 and shape [1, 4, 3, 3]", "[1, 4, 5, 5]"});
-  expect_error([&] {
-    quantized::conv_prepack(quantize_per_channel(tensor::randn({4, 2, 3, 3}), tensor::ones({4}), tensor::ones({4}, TensorOptions().dtype(kInt64)), 0, kQInt8),
-                            std::nullopt, {1}, {0}, {1}, 1);
-  }, {"conv_prepack", "zero points must be 0", "channel 0"});
+  expect_error(
+      [&] {
+        quantized::conv_add(qx, *packed, quantize_per_tensor(tensor::randn({1, 4, 5, 5}), 0.1, 0, kQUInt8), 0.1, 0);
+      },
+      {"quantized::conv_add", "residual must have the output's dtype quint8 and shape [1, 4, 3, 3]", "[1, 4, 5, 5]"});
+  expect_error(
+      [&] {
+        quantized::conv_prepack(quantize_per_channel(tensor::randn({4, 2, 3, 3}), tensor::ones({4}),
+                                                     tensor::ones({4}, TensorOptions().dtype(kInt64)), 0, kQInt8),
+                                std::nullopt, {1}, {0}, {1}, 1);
+      },
+      {"conv_prepack", "zero points must be 0", "channel 0"});
 }
 
 // ---- elementwise, pooling, cat ----
@@ -490,8 +534,8 @@ TEST(QuantizedElementwise, ReluKeepsParametersAndWorksInPlace) {
 namespace {
 // Reference pooling over [planes, H, W] integers (libtorch's window rules).
 std::vector<int64_t> ref_pool(const Tensor& q, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t ph, int64_t pw,
-                              int64_t dh, int64_t dw, bool ceil_mode, bool max, bool count_include_pad,
-                              int64_t divisor, std::vector<int64_t>* out_hw) {
+                              int64_t dh, int64_t dw, bool ceil_mode, bool max, bool count_include_pad, int64_t divisor,
+                              std::vector<int64_t>* out_hw) {
   const std::vector<int64_t> x = ints(q);
   const int64_t H = q.size(-2), W = q.size(-1), P = q.numel() / (H * W), zp = q.q_zero_point();
   auto outsz = [&](int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
@@ -520,7 +564,8 @@ std::vector<int64_t> ref_pool(const Tensor& q, int64_t kh, int64_t kw, int64_t s
           const int64_t padded = (y1 - y0) * (x1 - x0);
           int64_t sum = 0, n = 0;
           for (int64_t iy = std::max<int64_t>(y0, 0); iy < std::min(y1, H); ++iy)
-            for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min(x1, W); ++ix, ++n) sum += x[(p * H + iy) * W + ix] - zp;
+            for (int64_t ix = std::max<int64_t>(x0, 0); ix < std::min(x1, W); ++ix, ++n)
+              sum += x[(p * H + iy) * W + ix] - zp;
           const int64_t div = divisor ? divisor : count_include_pad ? padded : n;
           y.push_back(requant(static_cast<double>(sum) / static_cast<double>(div), zp, q.dtype()));
         }
@@ -531,7 +576,8 @@ std::vector<int64_t> ref_pool(const Tensor& q, int64_t kh, int64_t kw, int64_t s
 
 TEST(QuantizedPooling, MaxAndAvgPool2dExact) {
   tensor::manual_seed(11);
-  const Tensor q = make_q(rand_ints({2, 3, 9, 8}, 0, 255), 0.3, 255, kQUInt8).transpose(2, 3).contiguous().transpose(2, 3);
+  const Tensor q =
+      make_q(rand_ints({2, 3, 9, 8}, 0, 255), 0.3, 255, kQUInt8).transpose(2, 3).contiguous().transpose(2, 3);
   ASSERT_FALSE(q.is_contiguous());
   std::vector<int64_t> hw;
   for (bool ceil_mode : {false, true}) {
@@ -562,8 +608,10 @@ TEST(QuantizedPooling, AdaptiveAvgPool2dExact) {
     for (int64_t p = 0; p < 6; ++p)
       for (int64_t i = 0; i < os[0]; ++i)
         for (int64_t j = 0; j < os[1]; ++j) {
-          const int64_t y0 = static_cast<int64_t>(std::floor(i * 7.0 / os[0])), y1 = static_cast<int64_t>(std::ceil((i + 1) * 7.0 / os[0]));
-          const int64_t x0 = static_cast<int64_t>(std::floor(j * 10.0 / os[1])), x1 = static_cast<int64_t>(std::ceil((j + 1) * 10.0 / os[1]));
+          const int64_t y0 = static_cast<int64_t>(std::floor(i * 7.0 / os[0])),
+                        y1 = static_cast<int64_t>(std::ceil((i + 1) * 7.0 / os[0]));
+          const int64_t x0 = static_cast<int64_t>(std::floor(j * 10.0 / os[1])),
+                        x1 = static_cast<int64_t>(std::ceil((j + 1) * 10.0 / os[1]));
           int64_t sum = 0;
           for (int64_t a = y0; a < y1; ++a)
             for (int64_t b = x0; b < x1; ++b) sum += x[(p * 7 + a) * 10 + b] - 17;
@@ -593,20 +641,28 @@ TEST(QuantizedCat, KeepsTheFirstParametersAndRequantizesOthers) {
     for (int64_t j = 0; j < 3; ++j) wz.push_back(requant((bi[i * 3 + j] - 3) * 0.7 / 0.25, 0, kQUInt8));
   }
   EXPECT_EQ(ints(z), wz);
-  expect_error([&] { cat({a, make_q(rand_ints({2, 3}, -5, 5), 0.5, 0, kQInt8)}, 0); },
-               {"cat: ", "one dtype", "quint8", "qint8"});
+  expect_error(
+      [&] {
+        cat({a, make_q(rand_ints({2, 3}, -5, 5), 0.5, 0, kQInt8)}, 0);
+      },
+      {"cat: ", "one dtype", "quint8", "qint8"});
 }
 
 TEST(QuantizedElementwise, BadParametersRaise) {
   const Tensor a = quantize_per_tensor(tensor::randn({2, 3}), 0.1, 128, kQUInt8);
   const Tensor b8 = quantize_per_tensor(tensor::randn({2, 3}), 0.1, 0, kQInt8);
   expect_error([&] { quantized::add(a, b8, 0.1, 0); }, {"quantized::add", "one dtype", "quint8", "qint8"});
-  expect_error([&] { quantized::add(a, tensor::randn({2, 3}), 0.1, 0); }, {"quantized::add", "second input", "float32"});
+  expect_error(
+      [&] {
+        quantized::add(a, tensor::randn({2, 3}), 0.1, 0);
+      },
+      {"quantized::add", "second input", "float32"});
   expect_error([&] { quantized::add(a, quantize_per_tensor(tensor::randn({4}), 0.1, 0, kQUInt8), 0.1, 0); },
                {"quantized::add", "do not broadcast"});
   expect_error([&] { quantized::mul(a, a, -1.0, 0); }, {"quantized::mul", "output scale must be positive"});
   expect_error([&] { quantized::add(a, a, 0.1, -1); }, {"quantized::add", "zero point -1", "quint8"});
-  const Tensor pc = quantize_per_channel(tensor::randn({2, 3}), tensor::ones({2}), tensor::zeros({2}, TensorOptions().dtype(kInt64)), 0, kQUInt8);
+  const Tensor pc = quantize_per_channel(tensor::randn({2, 3}), tensor::ones({2}),
+                                         tensor::zeros({2}, TensorOptions().dtype(kInt64)), 0, kQUInt8);
   expect_error([&] { relu(pc); }, {"relu", "per-tensor", "per-channel"});
   expect_error([&] { max_pool2d(a, {2, 2}); }, {"max_pool2d", "3-d or 4-d input"});
   expect_error([&] { (void)(a + a); }, {"add: ", "quantized::add"});
@@ -631,9 +687,13 @@ TEST(QuantizedModules, LinearConvAndDynamicLinearForward) {
   EXPECT_EQ(ints(fr(qx)), ref_linear(qx, qw, {}, 2.0, 0, true));
   std::ostringstream s;
   fc->pretty_print(s);
-  EXPECT_EQ(s.str(), "QuantizedLinear(in_features=8, out_features=4, scale=2, zero_point=10, qscheme=per_channel_affine)");
-  expect_error([&] { fc->set_weight_bias(make_q(rand_ints({4, 7}, -5, 5), 0.5, 0, kQInt8), std::nullopt); },
-               {"nn::quantized::Linear::set_weight_bias", "[4, 8]", "[4, 7]"});
+  EXPECT_EQ(s.str(),
+            "QuantizedLinear(in_features=8, out_features=4, scale=2, zero_point=10, qscheme=per_channel_affine)");
+  expect_error(
+      [&] {
+        fc->set_weight_bias(make_q(rand_ints({4, 7}, -5, 5), 0.5, 0, kQInt8), std::nullopt);
+      },
+      {"nn::quantized::Linear::set_weight_bias", "[4, 8]", "[4, 7]"});
 
   nn::quantized::QuantizedConvArgs ca;
   ca.stride = 2;

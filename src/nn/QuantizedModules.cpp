@@ -11,9 +11,7 @@ namespace q = ::tensor::quantized;
 
 namespace {
 // libtorch's initial weight: qint8 zeros with scale 1 (and a zero bias), until set_weight_bias.
-Tensor zero_qweight(std::vector<int64_t> sizes) {
-  return quantize_per_tensor(tensor::zeros(sizes), 1.0, 0, kQInt8);
-}
+Tensor zero_qweight(std::vector<int64_t> sizes) { return quantize_per_tensor(tensor::zeros(sizes), 1.0, 0, kQInt8); }
 std::optional<Tensor> zero_bias(bool with_bias, int64_t out) {
   return with_bias ? std::optional<Tensor>(tensor::zeros({out})) : std::nullopt;
 }
@@ -25,16 +23,18 @@ const char* qscheme_name(const Tensor& w) {
 // ---- Linear ----
 
 LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias) : in_features(in), out_features(out) {
-  TENSOR_CHECK(in >= 0 && out >= 0, "nn::quantized::Linear: in_features and out_features must be non-negative, got {} "
-               "and {}", in, out);
+  TENSOR_CHECK(in >= 0 && out >= 0,
+               "nn::quantized::Linear: in_features and out_features must be non-negative, got {} "
+               "and {}",
+               in, out);
   packed = q::linear_prepack(zero_qweight({out, in}), zero_bias(with_bias, out));
 }
 
 void LinearImpl::set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias) {
-  TENSOR_CHECK(qweight.defined() && qweight.dim() == 2 && qweight.size(0) == out_features &&
-                   qweight.size(1) == in_features,
-               "nn::quantized::Linear::set_weight_bias: expected a weight of shape [{}, {}], got {}", out_features,
-               in_features, qweight.defined() ? qweight.describe() : "an undefined tensor");
+  TENSOR_CHECK(
+      qweight.defined() && qweight.dim() == 2 && qweight.size(0) == out_features && qweight.size(1) == in_features,
+      "nn::quantized::Linear::set_weight_bias: expected a weight of shape [{}, {}], got {}", out_features, in_features,
+      qweight.defined() ? qweight.describe() : "an undefined tensor");
   packed = q::linear_prepack(qweight, bias);
 }
 Tensor LinearImpl::weight() const { return std::get<0>(packed->unpack()); }
@@ -51,8 +51,15 @@ Tensor LinearReLUImpl::forward(const Tensor& qx) { return q::linear_relu(qx, *pa
 
 ConvNdImpl::ConvNdImpl(int64_t dims, int64_t in, int64_t out, std::vector<int64_t> k, std::vector<int64_t> s,
                        std::vector<int64_t> p, std::vector<int64_t> d, int64_t g, bool with_bias, Fuse f)
-    : spatial_dims(dims), in_channels(in), out_channels(out), groups(g), kernel_size(std::move(k)),
-      stride(std::move(s)), padding(std::move(p)), dilation(std::move(d)), fuse(f) {
+    : spatial_dims(dims),
+      in_channels(in),
+      out_channels(out),
+      groups(g),
+      kernel_size(std::move(k)),
+      stride(std::move(s)),
+      padding(std::move(p)),
+      dilation(std::move(d)),
+      fuse(f) {
   TENSOR_CHECK(g >= 1 && in % g == 0 && out % g == 0,
                "nn::quantized::Conv{}d: groups = {} must be positive and divide in_channels = {} and out_channels = {}",
                dims, g, in, out);
@@ -109,10 +116,10 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias) : in_features(in
   packed = q::linear_prepack(zero_qweight({out, in}), zero_bias(with_bias, out));
 }
 void LinearImpl::set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias) {
-  TENSOR_CHECK(qweight.defined() && qweight.dim() == 2 && qweight.size(0) == out_features &&
-                   qweight.size(1) == in_features,
-               "nn::quantized::dynamic::Linear::set_weight_bias: expected a weight of shape [{}, {}], got {}",
-               out_features, in_features, qweight.defined() ? qweight.describe() : "an undefined tensor");
+  TENSOR_CHECK(
+      qweight.defined() && qweight.dim() == 2 && qweight.size(0) == out_features && qweight.size(1) == in_features,
+      "nn::quantized::dynamic::Linear::set_weight_bias: expected a weight of shape [{}, {}], got {}", out_features,
+      in_features, qweight.defined() ? qweight.describe() : "an undefined tensor");
   packed = q::linear_prepack(qweight, bias);
 }
 Tensor LinearImpl::weight() const { return std::get<0>(packed->unpack()); }

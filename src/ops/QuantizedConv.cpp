@@ -89,8 +89,8 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
   detail::check_output_qparams(y_scale, y_zp, qx.dtype(), op);
   const int64_t S = p.spatial;
   TENSOR_CHECK(qx.dim() == S + 2,
-               "{}: expected a batched input [N, C, {} spatial dims] for a weight of shape {}, got shape {} ({})", op, S,
-               shape_str(p.w.qweight.sizes()), shape_str(qx.sizes()), qx.dtype());
+               "{}: expected a batched input [N, C, {} spatial dims] for a weight of shape {}, got shape {} ({})", op,
+               S, shape_str(p.w.qweight.sizes()), shape_str(qx.sizes()), qx.dtype());
   const int64_t N = qx.size(0), C = qx.size(1);
   TENSOR_CHECK(C == p.in_per_group * p.groups,
                "{}: the input has {} channels but the weight of shape {} with groups = {} expects {}", op, C,
@@ -141,8 +141,10 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
     pr.push_back(pad_r[i]);
   }
   const bool grouped = p.groups > 1;
-  if (grouped) w_dims = {p.groups, p.out / p.groups, p.in_per_group};
-  else w_dims = {p.out, p.in_per_group};
+  if (grouped)
+    w_dims = {p.groups, p.out / p.groups, p.in_per_group};
+  else
+    w_dims = {p.out, p.in_per_group};
   w_dims.insert(w_dims.end(), p.kernel.begin(), p.kernel.end());
   const dnnl::memory::desc src_md(src_dims, src_dt, channels_last_tag(S));
   const dnnl::memory::desc dst_md(dst_dims, src_dt, channels_last_tag(S));
@@ -164,7 +166,9 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
   key.add(IntArrayRef(src_dims)).add(IntArrayRef(w_dims)).add(IntArrayRef(strides)).add(IntArrayRef(dil));
   key.add(IntArrayRef(pl)).add(IntArrayRef(pr)).add(static_cast<int64_t>(src_dt));
   key.add(static_cast<int64_t>(p.w.per_channel)).add(static_cast<int64_t>(has_bias)).add(static_cast<int64_t>(relu));
-  key.add(static_cast<int64_t>(residual != nullptr)).add(static_cast<double>(sum_scale)).add(static_cast<int64_t>(sum_zp));
+  key.add(static_cast<int64_t>(residual != nullptr))
+      .add(static_cast<double>(sum_scale))
+      .add(static_cast<int64_t>(sum_zp));
   dn::CachedPrimitive prim = dn::cached(key, [&] {
     dnnl::primitive_attr attr = dn::make_attr();
     attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, scales);
@@ -175,12 +179,12 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
     if (relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
     attr.set_post_ops(po);
     const dnnl::memory::desc w_any(w_dims, dt::s8, tag::any);
-    auto d = has_bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                        dnnl::algorithm::convolution_direct, src_md, w_any, bias_md,
-                                                        dst_md, strides, dil, pl, pr)
-                      : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                        dnnl::algorithm::convolution_direct, src_md, w_any, dst_md,
-                                                        strides, dil, pl, pr);
+    auto d =
+        has_bias
+            ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                              src_md, w_any, bias_md, dst_md, strides, dil, pl, pr)
+            : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                              src_md, w_any, dst_md, strides, dil, pl, pr);
     dnnl::convolution_forward::primitive_desc pd(d, attr, dn::engine());
     return dn::CachedPrimitive{dnnl::convolution_forward(pd), pd};
   });

@@ -41,9 +41,14 @@ using detail::shape_str;
 template <class F>
 void visit_q8(ScalarType t, F&& f) {
   switch (t) {
-    case ScalarType::QInt8: f(int8_t{}); return;
-    case ScalarType::QUInt8: f(uint8_t{}); return;
-    default: TENSOR_ERROR("internal: {} is not an 8-bit quantized dtype", t);
+    case ScalarType::QInt8:
+      f(int8_t{});
+      return;
+    case ScalarType::QUInt8:
+      f(uint8_t{});
+      return;
+    default:
+      TENSOR_ERROR("internal: {} is not an 8-bit quantized dtype", t);
   }
 }
 
@@ -131,8 +136,9 @@ Tensor cat_impl(TensorList qs, int64_t dim, std::optional<std::pair<double, int6
   TENSOR_CHECK(!qs.empty(), "{}: expected a non-empty list of tensors", op);
   for (size_t i = 0; i < qs.size(); ++i) {
     check_q8(qs[i], op, "input");
-    TENSOR_CHECK(qs[i].dtype() == qs[0].dtype(), "{}: every input must have one dtype, got {} (input 0) and {} (input {})",
-                 op, qs[0].describe(), qs[i].describe(), i);
+    TENSOR_CHECK(qs[i].dtype() == qs[0].dtype(),
+                 "{}: every input must have one dtype, got {} (input 0) and {} (input {})", op, qs[0].describe(),
+                 qs[i].describe(), i);
   }
   const double scale = params ? params->first : qs[0].q_scale();
   const int64_t zp = params ? params->second : qs[0].q_zero_point();
@@ -155,14 +161,15 @@ std::vector<int64_t> two(IntArrayRef v, const char* name, const char* op) {
   return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : std::vector<int64_t>{v[0], v[1]};
 }
 Window window(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d, bool ceil_mode, const Tensor& x, const char* op) {
-  TENSOR_CHECK(k > 0 && s > 0 && d > 0 && p >= 0, "{}: kernel, stride and dilation must be positive and padding "
-               "non-negative, got kernel {}, stride {}, padding {}, dilation {} for input {}", op, k, s, p, d,
-               x.describe());
+  TENSOR_CHECK(k > 0 && s > 0 && d > 0 && p >= 0,
+               "{}: kernel, stride and dilation must be positive and padding "
+               "non-negative, got kernel {}, stride {}, padding {}, dilation {} for input {}",
+               op, k, s, p, d, x.describe());
   TENSOR_CHECK(p <= k / 2, "{}: padding {} must be at most half the kernel size {} (input {})", op, p, k, x.describe());
   const int64_t span = d * (k - 1) + 1;
   const int64_t num = in + 2 * p - span;
-  TENSOR_CHECK(num >= 0, "{}: the input {} is too small for a kernel of {} (dilation {}, padding {})", op,
-               x.describe(), k, d, p);
+  TENSOR_CHECK(num >= 0, "{}: the input {} is too small for a kernel of {} (dilation {}, padding {})", op, x.describe(),
+               k, d, p);
   int64_t out = (ceil_mode ? (num + s - 1) / s : num / s) + 1;
   if (ceil_mode && (out - 1) * s >= in + p) --out;  // the last window must start inside
   return {k, s, p, d, in, out};
@@ -247,7 +254,8 @@ Tensor q_avg_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p
           for (int64_t a = y0; a < y1; ++a)
             for (int64_t b = x0; b < x1; ++b) sum += static_cast<int64_t>(in[a * iw + b]) - zp;
           const int64_t div = divisor_override ? *divisor_override : count_include_pad ? padded : (y1 - y0) * (x1 - x0);
-          o[y * ww.out + xo] = static_cast<T>(round_clamp(static_cast<double>(sum) / static_cast<double>(div), zp, lo, hi));
+          o[y * ww.out + xo] =
+              static_cast<T>(round_clamp(static_cast<double>(sum) / static_cast<double>(div), zp, lo, hi));
         }
     });
   });
@@ -301,14 +309,16 @@ Tensor q_cat(TensorList qs, int64_t dim) { return cat_impl(qs, dim, std::nullopt
 
 // q + q and q * q have no output scale to requantize with: say which op to call.
 Tensor q_add_tensor(const Tensor& a, const Tensor& b, const Scalar&) {
-  TENSOR_ERROR("add: adding quantized tensors ({} and {}) needs an output scale and zero point; use "
-               "tensor::quantized::add(qa, qb, scale, zero_point) (tensor/nn/quantized.h), or dequantize() first",
-               a.describe(), b.describe());
+  TENSOR_ERROR(
+      "add: adding quantized tensors ({} and {}) needs an output scale and zero point; use "
+      "tensor::quantized::add(qa, qb, scale, zero_point) (tensor/nn/quantized.h), or dequantize() first",
+      a.describe(), b.describe());
 }
 Tensor q_mul_tensor(const Tensor& a, const Tensor& b, const Scalar&) {
-  TENSOR_ERROR("mul: multiplying quantized tensors ({} and {}) needs an output scale and zero point; use "
-               "tensor::quantized::mul(qa, qb, scale, zero_point) (tensor/nn/quantized.h), or dequantize() first",
-               a.describe(), b.describe());
+  TENSOR_ERROR(
+      "mul: multiplying quantized tensors ({} and {}) needs an output scale and zero point; use "
+      "tensor::quantized::mul(qa, qb, scale, zero_point) (tensor/nn/quantized.h), or dequantize() first",
+      a.describe(), b.describe());
 }
 }  // namespace
 

@@ -14,9 +14,9 @@ namespace tensor::quantized::detail {
 /// The checked weight of linear_prepack / conv_prepack: qint8, per-tensor or per-channel along
 /// dim 0 with zero points 0; its scales, one per output channel (repeated when per-tensor).
 struct CheckedWeight {
-  Tensor qweight;                    // as given (for unpack)
-  Tensor ints;                       // contiguous int8 copy of the integers
-  std::vector<double> scales;        // one per output channel
+  Tensor qweight;              // as given (for unpack)
+  Tensor ints;                 // contiguous int8 copy of the integers
+  std::vector<double> scales;  // one per output channel
   bool per_channel = false;
 };
 CheckedWeight check_weight(const Tensor& qweight, int64_t min_dim, int64_t max_dim, const char* op);

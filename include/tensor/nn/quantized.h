@@ -58,8 +58,7 @@ TENSOR_API std::shared_ptr<LinearPackedParams> linear_prepack(const Tensor& qwei
 /// y = requantize(x W^T + b) for a per-tensor quint8/qint8 input [..., in]: int32 accumulation,
 /// output of the input's dtype with this scale and zero point (rounding: Note [Requantization
 /// in oneDNN] in src/ops/QuantizedLinear.cpp).
-TENSOR_API Tensor linear(const Tensor& qx, const LinearPackedParams& w, double output_scale,
-                         int64_t output_zero_point);
+TENSOR_API Tensor linear(const Tensor& qx, const LinearPackedParams& w, double output_scale, int64_t output_zero_point);
 /// linear with ReLU fused before requantization (outputs below the zero point become it).
 TENSOR_API Tensor linear_relu(const Tensor& qx, const LinearPackedParams& w, double output_scale,
                               int64_t output_zero_point);
@@ -95,8 +94,8 @@ class TENSOR_API ConvPackedParams {
 /// Packs a convolution's weight and bias. stride/padding/dilation hold one value per spatial
 /// dim of the weight (or one value for all).
 TENSOR_API std::shared_ptr<ConvPackedParams> conv_prepack(const Tensor& qweight, const std::optional<Tensor>& bias,
-                                                          IntArrayRef stride, IntArrayRef padding,
-                                                          IntArrayRef dilation, int64_t groups);
+                                                          IntArrayRef stride, IntArrayRef padding, IntArrayRef dilation,
+                                                          int64_t groups);
 /// Quantized convolution of a per-tensor quint8/qint8 input [N, C, spatial...] (the spatial dims
 /// of the packed weight): int32 accumulation requantized to the input's dtype with this scale and
 /// zero point. The output is laid out channels-last (the layout oneDNN's int8 kernels use).
@@ -171,8 +170,8 @@ class TENSOR_API ConvNdImpl : public Module {
  public:
   enum class Fuse { None, ReLU, Add, AddReLU };
   ConvNdImpl(int64_t spatial_dims, int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size,
-             std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation,
-             int64_t groups, bool with_bias, Fuse fuse);
+             std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups,
+             bool with_bias, Fuse fuse);
   /// Packs a qint8 weight [out, in / groups, k...] and an optional bias with this module's geometry.
   void set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias);
   Tensor weight() const;
@@ -197,14 +196,14 @@ struct QuantizedConvArgs {
   bool bias = true;
 };
 
-#define TENSOR_QUANTIZED_CONV(Name, Dims, FuseKind)                                                             \
-  class TENSOR_API Name##Impl : public ConvNdImpl {                                                             \
-   public:                                                                                                      \
-    Name##Impl(int64_t in_channels, int64_t out_channels, int64_t kernel_size, QuantizedConvArgs a = {})        \
-        : ConvNdImpl(Dims, in_channels, out_channels, std::vector<int64_t>(Dims, kernel_size),                  \
-                     std::vector<int64_t>(Dims, a.stride), std::vector<int64_t>(Dims, a.padding),               \
-                     std::vector<int64_t>(Dims, a.dilation), a.groups, a.bias, Fuse::FuseKind) {}               \
-  };                                                                                                            \
+#define TENSOR_QUANTIZED_CONV(Name, Dims, FuseKind)                                                      \
+  class TENSOR_API Name##Impl : public ConvNdImpl {                                                      \
+   public:                                                                                               \
+    Name##Impl(int64_t in_channels, int64_t out_channels, int64_t kernel_size, QuantizedConvArgs a = {}) \
+        : ConvNdImpl(Dims, in_channels, out_channels, std::vector<int64_t>(Dims, kernel_size),           \
+                     std::vector<int64_t>(Dims, a.stride), std::vector<int64_t>(Dims, a.padding),        \
+                     std::vector<int64_t>(Dims, a.dilation), a.groups, a.bias, Fuse::FuseKind) {}        \
+  };                                                                                                     \
   TENSOR_MODULE(Name)
 
 /// torch.ao.nn.quantized.Conv1d / Conv2d / Conv3d.
