@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <tensor/nn/quantized.h>
+#include <tensor/onednn.h>
 #include <tensor/tensor.h>
 #include <algorithm>
 #include <cmath>
@@ -726,4 +727,27 @@ TEST(QuantizedModules, LinearConvAndDynamicLinearForward) {
   // Against the float layer with the dequantized weight: input quantization error only.
   const Tensor yf = tensor::matmul(x, qw.dequantize().t()) + tensor::tensor(bias).to(kFloat32);
   EXPECT_LT((y - yf).abs().max().item<double>(), 0.01 * yf.abs().max().item<double>());
+}
+
+// Weights are packed and primitives made once: repeated calls with the same shapes and
+// parameters miss the primitive cache no more (Note [Weights packed once]).
+TEST(QuantizedModules, RepeatedCallsReuseThePrimitivesAndPackedWeights) {
+  tensor::manual_seed(16);
+  nn::quantized::Linear fc(32, 16);
+  fc->set_weight_bias(make_q(rand_ints({16, 32}, -128, 127), 0.125, 0, kQInt8), std::nullopt);
+  fc->scale = 4.0;
+  fc->zero_point = 3;
+  nn::quantized::Conv2d conv(8, 16, 3);
+  conv->set_weight_bias(make_qw_per_channel(rand_ints({16, 8, 3, 3}, -128, 127), std::vector<double>(16, 0.0625)),
+                        tensor::zeros({16}));
+  conv->scale = 8.0;
+  const Tensor qx = make_q(rand_ints({4, 32}, 0, 255), 0.5, 128, kQUInt8);
+  const Tensor cx = make_q(rand_ints({2, 8, 10, 10}, 0, 255), 0.5, 128, kQUInt8);
+  const Tensor y0 = fc(qx), c0 = conv(cx);
+  const size_t misses = onednn::primitive_cache_misses();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(ints(fc(qx)), ints(y0));
+    EXPECT_EQ(ints(conv(cx)), ints(c0));
+  }
+  EXPECT_EQ(onednn::primitive_cache_misses(), misses);
 }
