@@ -751,3 +751,24 @@ TEST(QuantizedModules, RepeatedCallsReuseThePrimitivesAndPackedWeights) {
   }
   EXPECT_EQ(onednn::primitive_cache_misses(), misses);
 }
+
+TEST(QuantizedLinear, EmptyBatchZeroInFeaturesAndReduceRange) {
+  tensor::manual_seed(17);
+  auto packed = quantized::linear_prepack(make_q(rand_ints({3, 4}, -128, 127), 0.5, 0, kQInt8));
+  const Tensor empty_batch = make_q(rand_ints({0, 4}, 0, 255), 0.5, 0, kQUInt8);
+  EXPECT_EQ(quantized::linear(empty_batch, *packed, 1.0, 0).sizes(), IntArrayRef({0, 3}));
+  // in_features 0: the output is the requantized bias alone.
+  auto no_in = quantized::linear_prepack(make_q(tensor::zeros({3, 0}), 1.0, 0, kQInt8),
+                                         tensor::tensor(std::vector<double>{1.0, -2.5, 300.0}).to(kFloat32));
+  const Tensor y = quantized::linear(make_q(tensor::zeros({2, 0}), 0.5, 0, kQUInt8), *no_in, 0.5, 10);
+  EXPECT_EQ(ints(y), (std::vector<int64_t>{12, 5, 255, 12, 5, 255}));
+  // reduce_range: 7-bit activations; the result stays close to the float product.
+  const Tensor w = tensor::randn({8, 16}) * 0.1;
+  auto pw = quantized::linear_prepack(quantize_per_tensor(w, 0.002, 0, kQInt8));
+  const Tensor x = tensor::randn({5, 16});
+  const Tensor yf = tensor::matmul(x, quantize_per_tensor(w, 0.002, 0, kQInt8).dequantize().t());
+  for (bool rr : {false, true}) {
+    const double err = (quantized::linear_dynamic(x, *pw, rr) - yf).abs().max().item<double>();
+    EXPECT_LT(err, 0.05 * yf.abs().max().item<double>()) << "reduce_range " << rr;
+  }
+}

@@ -254,7 +254,9 @@ Tensor flat_input(const Tensor& x, const LinearPackedParams& w, const char* op, 
   out_sizes.assign(x.sizes().begin(), x.sizes().end());
   out_sizes.back() = w.out_features();
   const Tensor base = x.is_quantized() ? as_underlying(x) : x;
-  return base.contiguous().reshape({x.numel() / std::max<int64_t>(w.in_features(), 1), w.in_features()});
+  int64_t rows = 1;  // every dim but the last (not numel / in_features: in_features may be 0)
+  for (int64_t d = 0; d + 1 < x.dim(); ++d) rows *= x.size(d);
+  return base.contiguous().reshape({rows, w.in_features()});
 }
 
 Tensor linear_impl(const Tensor& qx, const LinearPackedParams& w, double y_scale, int64_t y_zp, bool relu,
