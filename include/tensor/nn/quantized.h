@@ -42,6 +42,7 @@ class TENSOR_API LinearPackedParams {
   explicit LinearPackedParams(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
   /// The quantized weight and bias given to linear_prepack (libtorch's unpack()).
   std::tuple<Tensor, std::optional<Tensor>> unpack() const;
+  /// The weight's dims: [out_features, in_features].
   int64_t in_features() const;
   int64_t out_features() const;
   const std::shared_ptr<Impl>& impl() const { return impl_; }
@@ -80,7 +81,9 @@ class TENSOR_API ConvPackedParams {
  public:
   struct Impl;
   explicit ConvPackedParams(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+  /// The quantized weight and bias given to conv_prepack.
   std::tuple<Tensor, std::optional<Tensor>> unpack() const;
+  /// The geometry, one value per spatial dim.
   std::vector<int64_t> stride() const;
   std::vector<int64_t> padding() const;
   std::vector<int64_t> dilation() const;
@@ -132,13 +135,16 @@ namespace nn::quantized {
 /// (scale 1) and a zero bias until set_weight_bias.
 class TENSOR_API LinearImpl : public Module {
  public:
+  /// A layer with qint8 zero weights (scale 1) and, with_bias, a zero bias.
   LinearImpl(int64_t in_features, int64_t out_features, bool with_bias = true);
   /// Packs a qint8 weight [out, in] (per-tensor or per-channel along 0) and an optional bias.
   void set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias);
   /// The quantized weight and the bias (unpacked).
   Tensor weight() const;
   std::optional<Tensor> bias() const;
+  /// quantized::linear(qx, packed, scale, zero_point).
   Tensor forward(const Tensor& qx);
+  /// "QuantizedLinear(in_features=.., out_features=.., scale=.., zero_point=.., qscheme=..)".
   void pretty_print(std::ostream& stream) const override;
 
   int64_t in_features, out_features;
@@ -156,6 +162,7 @@ TENSOR_MODULE(Linear);
 class TENSOR_API LinearReLUImpl : public LinearImpl {
  public:
   using LinearImpl::LinearImpl;
+  /// quantized::linear_relu(qx, packed, scale, zero_point).
   Tensor forward(const Tensor& qx);
 
  protected:
@@ -169,17 +176,21 @@ TENSOR_MODULE(LinearReLU);
 class TENSOR_API ConvNdImpl : public Module {
  public:
   enum class Fuse { None, ReLU, Add, AddReLU };
+  /// A layer with qint8 zero weights [out, in / groups, kernel...] (scale 1) and, with_bias, a
+  /// zero bias; kernel_size/stride/padding/dilation hold one value per spatial dim.
   ConvNdImpl(int64_t spatial_dims, int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size,
              std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups,
              bool with_bias, Fuse fuse);
   /// Packs a qint8 weight [out, in / groups, k...] and an optional bias with this module's geometry.
   void set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias);
+  /// The quantized weight and the bias (unpacked).
   Tensor weight() const;
   std::optional<Tensor> bias() const;
   /// Fuse::None or ReLU.
   Tensor forward(const Tensor& qx);
   /// Fuse::Add or AddReLU: the residual is added before the (ReLU and) requantization.
   Tensor forward(const Tensor& qx, const Tensor& qresidual);
+  /// "QuantizedConvReLU2d(in, out, kernel_size=(..), stride=(..), scale=.., zero_point=.., ...)".
   void pretty_print(std::ostream& stream) const override;
 
   int64_t spatial_dims, in_channels, out_channels, groups;
@@ -224,11 +235,16 @@ namespace dynamic {
 /// quantized per call from its range, int8 weights, float32 output.
 class TENSOR_API LinearImpl : public Module {
  public:
+  /// A layer with qint8 zero weights (scale 1) and, with_bias, a zero bias.
   LinearImpl(int64_t in_features, int64_t out_features, bool with_bias = true);
+  /// Packs a qint8 weight [out, in] (per-tensor or per-channel along 0) and an optional bias.
   void set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias);
+  /// The quantized weight and the bias (unpacked).
   Tensor weight() const;
   std::optional<Tensor> bias() const;
+  /// quantized::linear_dynamic(x, packed, reduce_range): float32 in, float32 out.
   Tensor forward(const Tensor& x);
+  /// "DynamicQuantizedLinear(in_features=.., out_features=.., dtype=torch.qint8, qscheme=..)".
   void pretty_print(std::ostream& stream) const override;
 
   int64_t in_features, out_features;
