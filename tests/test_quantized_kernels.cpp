@@ -719,6 +719,21 @@ TEST(QuantizedModules, LinearConvAndDynamicLinearForward) {
   EXPECT_EQ(ints(block->forward(cx, res)), ref_conv(cx, bw, {}, {{1, 1}, {1, 1}, {1, 1}, 1}, 2.0, 0, true, &res));
   expect_error([&] { block->forward(cx); }, {"forward needs the residual"});
 
+  // The per-dim constructor (a float Conv2d's options): a 3x1 kernel, stride (2, 1), padding (1, 0).
+  using V = std::vector<int64_t>;
+  nn::quantized::Conv2d rect(4, 4, V{3, 1}, V{2, 1}, V{1, 0}, V{1, 1});
+  const Tensor rw = make_q(rand_ints({4, 4, 3, 1}, -128, 127), 0.125, 0, kQInt8);
+  rect->set_weight_bias(rw, std::nullopt);
+  rect->scale = 4.0;
+  rect->zero_point = 20;
+  EXPECT_EQ(ints(rect(cx)), ref_conv(cx, rw, {}, {{2, 1}, {1, 0}, {1, 1}, 1}, 4.0, 20, false, nullptr, true));
+  expect_error(
+      [] {
+        using V = std::vector<int64_t>;
+        nn::quantized::Conv2d(4, 4, V{3}, V{1}, V{0}, V{1});
+      },
+      {"nn::quantized::Conv2d", "kernel_size with 2 values", "[3]"});
+
   nn::quantized::dynamic::Linear dl(8, 4);
   dl->set_weight_bias(qw, tensor::tensor(bias).to(kFloat32));
   const Tensor x = tensor::randn({5, 8});

@@ -60,6 +60,9 @@ ConvNdImpl::ConvNdImpl(int64_t dims, int64_t in, int64_t out, std::vector<int64_
       padding(std::move(p)),
       dilation(std::move(d)),
       fuse(f) {
+  TENSOR_CHECK(static_cast<int64_t>(kernel_size.size()) == dims,
+               "nn::quantized::Conv{}d: expected kernel_size with {} values, got {}", dims, dims,
+               ::tensor::detail::shape_str(kernel_size));
   TENSOR_CHECK(g >= 1 && in % g == 0 && out % g == 0,
                "nn::quantized::Conv{}d: groups = {} must be positive and divide in_channels = {} and out_channels = {}",
                dims, g, in, out);

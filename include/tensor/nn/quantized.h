@@ -207,14 +207,22 @@ struct QuantizedConvArgs {
   bool bias = true;
 };
 
-#define TENSOR_QUANTIZED_CONV(Name, Dims, FuseKind)                                                      \
-  class TENSOR_API Name##Impl : public ConvNdImpl {                                                      \
-   public:                                                                                               \
-    Name##Impl(int64_t in_channels, int64_t out_channels, int64_t kernel_size, QuantizedConvArgs a = {}) \
-        : ConvNdImpl(Dims, in_channels, out_channels, std::vector<int64_t>(Dims, kernel_size),           \
-                     std::vector<int64_t>(Dims, a.stride), std::vector<int64_t>(Dims, a.padding),        \
-                     std::vector<int64_t>(Dims, a.dilation), a.groups, a.bias, Fuse::FuseKind) {}        \
-  };                                                                                                     \
+#define TENSOR_QUANTIZED_CONV(Name, Dims, FuseKind)                                                                  \
+  class TENSOR_API Name##Impl : public ConvNdImpl {                                                                  \
+   public:                                                                                                           \
+    /** A square (cubic) kernel; the options apply to every spatial dim. */                                          \
+    Name##Impl(int64_t in_channels, int64_t out_channels, int64_t kernel_size, QuantizedConvArgs a = {})             \
+        : ConvNdImpl(Dims, in_channels, out_channels, std::vector<int64_t>(Dims, kernel_size),                       \
+                     std::vector<int64_t>(Dims, a.stride), std::vector<int64_t>(Dims, a.padding),                    \
+                     std::vector<int64_t>(Dims, a.dilation), a.groups, a.bias, Fuse::FuseKind) {}                    \
+    /** One value per spatial dim for each of kernel_size, stride, padding and dilation (what a float */             \
+    /** Conv's options hold, for convert). */                                                                        \
+    Name##Impl(int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size,                          \
+               std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation,             \
+               int64_t groups = 1, bool bias = true)                                                                 \
+        : ConvNdImpl(Dims, in_channels, out_channels, std::move(kernel_size), std::move(stride), std::move(padding), \
+                     std::move(dilation), groups, bias, Fuse::FuseKind) {}                                           \
+  };                                                                                                                 \
   TENSOR_MODULE(Name)
 
 /// torch.ao.nn.quantized.Conv1d / Conv2d / Conv3d.
