@@ -787,3 +787,20 @@ TEST(QuantizedLinear, EmptyBatchZeroInFeaturesAndReduceRange) {
     EXPECT_LT(err, 0.05 * yf.abs().max().item<double>()) << "reduce_range " << rr;
   }
 }
+
+// Past the OpenMP grain (65536 elements): the threaded loops give the same integers.
+TEST(QuantizedElementwise, LargeInputsTakeTheThreadedPathExactly) {
+  tensor::manual_seed(18);
+  const Tensor a = make_q(rand_ints({3, 70000}, 0, 255), 0.02, 100, kQUInt8);
+  const Tensor b = make_q(rand_ints({3, 70000}, 0, 255), 0.03, 140, kQUInt8);
+  const std::vector<int64_t> ai = ints(a), bi = ints(b);
+  std::vector<int64_t> want;
+  for (size_t i = 0; i < ai.size(); ++i)
+    want.push_back(requant(((ai[i] - 100) * 0.02 + (bi[i] - 140) * 0.03) / 0.04, 120, kQUInt8));
+  EXPECT_EQ(ints(quantized::add(a, b, 0.04, 120)), want);
+  const Tensor q = make_q(rand_ints({2, 8, 130, 130}, 0, 255), 0.1, 7, kQUInt8);
+  std::vector<int64_t> hw;
+  EXPECT_EQ(ints(avg_pool2d(q, {3, 3}, {2, 2}, {1, 1}, true, false)),
+            ref_pool(q, 3, 3, 2, 2, 1, 1, 1, 1, true, false, false, 0, &hw));
+  EXPECT_EQ(ints(max_pool2d(q, {2, 2})), ref_pool(q, 2, 2, 2, 2, 0, 0, 1, 1, false, true, true, 0, &hw));
+}

@@ -52,6 +52,10 @@ void visit_q8(ScalarType t, F&& f) {
   }
 }
 
+// Loops over more elements than this run on OpenMP's threads (each output is computed alone, so
+// the results do not depend on the thread count).
+constexpr int64_t kParallelGrain = 65536;
+
 inline int64_t round_clamp(double v, int64_t zp, int64_t lo, int64_t hi) {
   double r = std::nearbyint(v) + static_cast<double>(zp);
   return static_cast<int64_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
@@ -104,7 +108,9 @@ Tensor binary(const Tensor& qa, const Tensor& qb, double scale, int64_t zp, BinK
     const T* pa = static_cast<const T*>(a.data_ptr());
     const T* pb = static_cast<const T*>(b.data_ptr());
     T* po = static_cast<T*>(out.data_ptr());
-    for (int64_t i = 0; i < out.numel(); ++i) {
+    const int64_t n = out.numel();
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i) {
       const double ra = (static_cast<double>(pa[i]) - za) * sa, rb = (static_cast<double>(pb[i]) - zb) * sb;
       const double v = kind == BinKind::Add ? (ra + rb) / scale : ra * rb / scale;
       po[i] = static_cast<T>(std::max(floor_q, round_clamp(v, zp, lo, hi)));
@@ -126,7 +132,9 @@ Tensor requantized_ints(const Tensor& q, double scale, int64_t zp) {
     using T = decltype(tag);
     const T* s = static_cast<const T*>(src.data_ptr());
     T* d = static_cast<T*>(dst.data_ptr());
-    for (int64_t i = 0; i < src.numel(); ++i)
+    const int64_t n = src.numel();
+#pragma omp parallel for if (n > kParallelGrain)
+    for (int64_t i = 0; i < n; ++i)
       d[i] = static_cast<T>(round_clamp((static_cast<double>(s[i]) - zq) * sq / scale, zp, lo, hi));
   });
   return dst;
@@ -192,6 +200,7 @@ void for_planes(const Tensor& xc, Tensor& out, int64_t ih, int64_t iw, int64_t o
   const int64_t planes = xc.numel() / std::max<int64_t>(ih * iw, 1);
   const T* src = static_cast<const T*>(xc.data_ptr());
   T* dst = static_cast<T*>(out.data_ptr());
+#pragma omp parallel for if (planes * ih * iw > kParallelGrain)
   for (int64_t pl = 0; pl < planes; ++pl) f(src + pl * ih * iw, dst + pl * oh * ow);
 }
 
