@@ -11,6 +11,7 @@
 // scaling, all in float32 (ReLU applies to v):
 //   v   = float(float(acc) + bias[c] / (x_scale * w_scale[c])) * float(x_scale * w_scale[c] / y_scale)
 //   y_q = saturate(round_half_even(v + y_zp))
+// (conv_add: v += float(r_scale / y_scale) * (r_q - r_zp) before the ReLU, oneDNN's sum post-op.)
 // The float32 roundings move the value by a few ulps, which changes the rounded integer only when
 // the exact value lies within ~1e-6 (relative) of a half-integer: the result then differs from
 // the float64 reference by exactly one step, never more. With power-of-two scales, a bias that is
