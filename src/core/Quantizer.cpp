@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include "src/core/Check.h"
+#include "src/ops/QuantizedOps.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -37,6 +38,8 @@ int64_t qmax(ScalarType t) {
 }
 
 Tensor empty_quantized(IntArrayRef sizes, QuantizerPtr q) {
+  // Every quantized tensor starts here: the first fills the ops' Quantized slots.
+  ops::ensure_quantized_kernels();
   Tensor raw = empty(sizes, TensorOptions().dtype(to_underlying(q->dtype())).device(Device(kCPU)));
   auto impl = make_intrusive<TensorImpl>(raw.impl()->storage(), q->dtype(), Device(kCPU));
   impl->set_sizes_contiguous(sizes);

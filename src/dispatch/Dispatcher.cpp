@@ -29,8 +29,9 @@ void no_kernel(const char* op, DispatchKey k) {
 void no_quantized_kernel(const char* op, ScalarType dtype) {
   // Undefined: the quantized tensor came in an argument kind the lookup does not read.
   const char* name = dtype == ScalarType::Undefined ? "qint8/quint8/qint32" : to_string(dtype);
-  TENSOR_ERROR("{}: no kernel for dtype {} (quantized tensors support views, clone, copy_, dequantize, int_repr and "
-               "the q_* accessors so far; call dequantize() to compute in float)",
+  TENSOR_ERROR("{}: no kernel for dtype {} (quantized tensors support views, clone, copy_, dequantize, int_repr, "
+               "the q_* accessors, relu, max_pool2d, avg_pool2d, adaptive_avg_pool2d, cat and the kernels of "
+               "tensor/nn/quantized.h so far; call dequantize() to compute in float)",
                op, name);
 }
 

@@ -275,6 +275,47 @@ void Module::replace_child(const std::string& name, std::shared_ptr<Module> modu
   children_[name] = std::move(module);
 }
 
+// Note [Forward hooks and redirection]
+// libtorch-style modules have no virtual forward: a parent calls `fc(x)`, which the holder turns
+// into the concrete FcImpl::forward, and a Sequential stores a call to each module's forward. To
+// let quantization attach observers (prepare) and swap modules (fuse_modules, convert) without
+// editing the user's forward, the three call paths - ModuleHolder::operator(), Sequential and
+// AnyModule - check one flag per call (intercepts_forward(): any hooks or a redirect) and, only
+// when it is set, go through call_intercepted. That is limited to forwards taking one Tensor and
+// returning a Tensor, which every module quantization touches has; other calls ignore hooks.
+// A redirect is how a module is swapped for another in C++: a parent's member holder keeps
+// pointing at the old module object (replace_module only changes the registry, as in libtorch),
+// so the old object forwards its calls to the new one. Calling `fc->forward(x)` directly skips
+// both, as calling module.forward(x) skips hooks in PyTorch.
+
+uint64_t Module::register_forward_hook(ForwardHook hook) {
+  TENSOR_CHECK(static_cast<bool>(hook), "register_forward_hook: the hook of module '{}' is empty", name());
+  forward_hooks_.emplace_back(++next_hook_handle_, std::move(hook));
+  return next_hook_handle_;
+}
+
+bool Module::remove_forward_hook(uint64_t handle) {
+  for (auto it = forward_hooks_.begin(); it != forward_hooks_.end(); ++it) {
+    if (it->first == handle) {
+      forward_hooks_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+void Module::redirect_forward(std::function<Tensor(const Tensor&)> forward) { forward_redirect_ = std::move(forward); }
+
+Tensor Module::call_intercepted(const Tensor& input, const std::function<Tensor(const Tensor&)>& own) {
+  Tensor output = forward_redirect_ ? forward_redirect_(input) : own(input);
+  // A copy: a hook may register or remove hooks.
+  if (!forward_hooks_.empty()) {
+    auto hooks = forward_hooks_;
+    for (auto& h : hooks) output = h.second(*this, input, output);
+  }
+  return output;
+}
+
 void Module::unregister_module(const std::string& name) {
   TENSOR_CHECK(children_.contains(name), "unregister_module: there is no submodule named '{}'", name);
   children_.erase(name);

@@ -7,8 +7,8 @@
 // the zero point and clamps to the dtype's range; NaN goes to the lowest value (what x86 gives
 // libtorch's cast). Dequantizing computes (q - zero_point) * scale in double and rounds once to
 // float32 (libtorch subtracts in float, which agrees for 8-bit values and is coarser for
-// qint32 values past 2^24). These are plain loops over contiguous data: the int8 kernels that
-// need speed (oneDNN linear/conv) come with the rest of issue 25 (docs/quantization.md).
+// qint32 values past 2^24). These are plain loops over contiguous data; the int8 kernels that
+// need speed (oneDNN linear/conv) are src/ops/QuantizedLinear.cpp and QuantizedConv.cpp.
 #include "src/ops/QuantizedOps.h"
 
 #include <cmath>

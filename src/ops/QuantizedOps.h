@@ -13,5 +13,8 @@ Tensor quantized_clone(const Tensor& self);
 Tensor& quantized_copy_(Tensor& self, const Tensor& src, bool non_blocking);
 /// to(dtype, device) of a quantized tensor: a clone when both stay; anything else raises.
 Tensor quantized_to_copy(const Tensor& self, ScalarType dtype, Device device, bool non_blocking);
+/// Fills the Quantized slots of relu, relu_, max_pool2d, avg_pool2d, adaptive_avg_pool2d, cat,
+/// add and mul, once (Note [Lazy quantized registration] in src/ops/QuantizedElementwise.cpp).
+void ensure_quantized_kernels();
 
 }  // namespace tensor::ops

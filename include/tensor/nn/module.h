@@ -5,6 +5,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -144,6 +145,27 @@ class TENSOR_API Module : public std::enable_shared_from_this<Module> {
     }
   }
 
+  // ---- forward hooks and forward redirection (Note [Forward hooks and redirection]) ----
+  /// A forward hook: called with the module, the input and the output; what it returns becomes
+  /// the output (return `output` to only observe, as quantization's observers do).
+  using ForwardHook = std::function<Tensor(Module& module, const Tensor& input, const Tensor& output)>;
+  /// Registers a hook run after every forward call made through a holder (`fc(x)`), a Sequential
+  /// or an AnyModule, for a forward taking one Tensor and returning a Tensor (PyTorch's
+  /// register_forward_hook; a direct `fc->forward(x)` runs no hooks). Hooks run in registration
+  /// order. Returns a handle for remove_forward_hook.
+  uint64_t register_forward_hook(ForwardHook hook);
+  /// Removes the hook with this handle; false when there is none.
+  bool remove_forward_hook(uint64_t handle);
+  /// From now on, the calls that run hooks call `forward` instead of this module's own forward
+  /// (this module's hooks still run after it); an empty function restores the module's own.
+  /// How fuse_modules and quantization's convert swap a module that a parent also holds in a
+  /// member: the parent's `conv(x)` reaches the replacement.
+  void redirect_forward(std::function<Tensor(const Tensor&)> forward);
+  /// Whether this module has hooks or a redirect (holders then call call_intercepted).
+  bool intercepts_forward() const noexcept { return !forward_hooks_.empty() || static_cast<bool>(forward_redirect_); }
+  /// Runs the redirect (or `own`, the module's own forward) on input, then the hooks.
+  Tensor call_intercepted(const Tensor& input, const std::function<Tensor(const Tensor&)>& own);
+
   /// Prints this module's own line: name and options ("tensor::nn::Linear(in_features=3, ...)").
   virtual void pretty_print(std::ostream& stream) const;
   /// Prints the whole tree, indenting children by two spaces per level (operator<<).
@@ -161,6 +183,9 @@ class TENSOR_API Module : public std::enable_shared_from_this<Module> {
 
   mutable std::string name_;
   bool is_training_ = true;
+  uint64_t next_hook_handle_ = 0;
+  std::vector<std::pair<uint64_t, ForwardHook>> forward_hooks_;
+  std::function<Tensor(const Tensor&)> forward_redirect_;
 };
 
 /// Prints the module tree as libtorch does.

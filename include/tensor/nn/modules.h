@@ -240,6 +240,10 @@ class AnyModule {
     module_ = ptr;
     arity_ = n;
     forward_ = [ptr](const std::vector<Tensor>& args) -> Tensor {
+      if constexpr (n == 1) {
+        if (ptr->intercepts_forward())
+          return ptr->call_intercepted(args[0], [p = ptr.get()](const Tensor& x) -> Tensor { return p->forward(x); });
+      }
       return detail::call_forward(*ptr, args, std::make_index_sequence<n>());
     };
   }
@@ -325,7 +329,11 @@ class TENSOR_API SequentialImpl : public Module {
     using T = typename decltype(ptr)::element_type;
     static_assert(detail::has_tensor_forward<T>::value,
                   "Sequential: a module needs forward(Tensor) -> Tensor to be chained");
-    append(std::move(name), AnyModule(ptr), [ptr](Tensor x) -> Tensor { return ptr->forward(std::move(x)); });
+    append(std::move(name), AnyModule(ptr), [ptr](Tensor x) -> Tensor {
+      if (ptr->intercepts_forward())
+        return ptr->call_intercepted(x, [p = ptr.get()](const Tensor& t) -> Tensor { return p->forward(t); });
+      return ptr->forward(std::move(x));
+    });
   }
   /// Appends every module of another Sequential (sharing them).
   void extend(const SequentialImpl& other);

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tensor/core/Error.h"
+#include "tensor/core/Tensor.h"
 
 namespace tensor::nn {
 
@@ -22,6 +23,19 @@ struct is_module_holder<T, std::void_t<typename T::ContainedType>>
     : std::is_base_of<ModuleHolder<typename T::ContainedType>, T> {};
 template <typename T>
 inline constexpr bool is_module_holder_v = is_module_holder<std::decay_t<T>>::value;
+
+// Whether `module.forward(arg)` is a one-Tensor-in, Tensor-out call: the calls that run forward
+// hooks and redirects (Note [Forward hooks and redirection] in src/nn/Module.cpp).
+template <typename M, typename A, typename = void>
+struct is_hookable_call : std::false_type {};
+template <typename M, typename A>
+struct is_hookable_call<M, A, std::void_t<decltype(std::declval<M&>().forward(std::declval<A>())),
+                                          decltype(std::declval<M&>().forward(std::declval<const ::tensor::Tensor&>())),
+                                          decltype(std::declval<M&>().intercepts_forward())>>
+    : std::bool_constant<std::is_convertible_v<A, const ::tensor::Tensor&> &&
+                         std::is_same_v<decltype(std::declval<M&>().forward(std::declval<A>())), ::tensor::Tensor> &&
+                         std::is_same_v<decltype(std::declval<M&>().forward(std::declval<const ::tensor::Tensor&>())),
+                                        ::tensor::Tensor>> {};
 }  // namespace detail
 
 /// Owns a module of type Contained through a std::shared_ptr: copies share the module.
@@ -63,10 +77,15 @@ class ModuleHolder {
   /// So that code written for a shared_ptr<Impl> member keeps compiling.
   operator std::shared_ptr<Contained>() const { return impl_; }
 
-  /// Calls the module's forward.
+  /// Calls the module's forward (and its forward hooks, or its redirect, when it has any).
   template <typename... Args>
   decltype(auto) operator()(Args&&... args) {
-    return get()->forward(std::forward<Args>(args)...);
+    Contained* m = get();
+    if constexpr (sizeof...(Args) == 1 && (detail::is_hookable_call<Contained, Args&&>::value && ...)) {
+      if (m->intercepts_forward())
+        return m->call_intercepted(args..., [m](const ::tensor::Tensor& x) -> ::tensor::Tensor { return m->forward(x); });
+    }
+    return m->forward(std::forward<Args>(args)...);
   }
   /// Indexes containers (Sequential, ModuleList).
   template <typename Arg>
