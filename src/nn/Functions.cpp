@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
+#include "src/ops/LossOps.h"
 #include "tensor/autograd/Function.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/nn/functional.h"
@@ -372,6 +373,9 @@ Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, d
   const char* op = "huber_loss";
   check_pair(op, self, target);
   TENSOR_CHECK(delta > 0, "{}: delta must be positive, got {}", op, delta);
+  // One kernel where nothing records (Note [Fused CPU losses]); else the composite.
+  Tensor fused = ops::fused_huber_loss(self, target, reduction, delta);
+  if (fused.defined()) return fused;
   Tensor d = (self - target).abs();
   Tensor loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta);
   return apply_reduction(loss, reduction, op);
@@ -516,6 +520,9 @@ Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar&
                self.describe());
   TENSOR_CHECK(is_integral(target.dtype(), false), "{}: target must be an integer tensor of class indices, got {}", op,
                target.describe());
+  // One kernel where nothing records (Note [Fused CPU losses]); else the composite.
+  Tensor fused = ops::fused_multi_margin_loss(self, target, pv, margin.to_double(), opt(weight), reduction);
+  if (fused.defined()) return fused;
   Tensor x = self.dim() == 1 ? self.unsqueeze(0) : self;
   Tensor y = (target.dim() == 0 ? target.reshape({1}) : target).to(kInt64);
   const int64_t n = x.size(0), c = x.size(1);
