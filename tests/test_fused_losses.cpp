@@ -2,8 +2,9 @@
 // huber_loss and multi_margin_loss run as one kernel where nothing records a gradient. Their
 // values are checked against PyTorch's (tests/reference/torch_nn_port_ref.h, the inputs of
 // tests/test_port_nn.cpp), against float64 loops written here from the losses' definitions,
-// and against the composite path (taken when the input requires grad) on sizes that split
-// over threads; invalid targets still raise the composite's errors.
+// and against the composite path (taken when the input requires grad; for huber_loss, with a
+// broadcast target) on sizes that split over threads; invalid targets still raise the
+// composite's errors.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/grad_test_util.h"
 #include "tests/port_util.h"
 #include "tests/reference/torch_nn_port_ref.h"
 #include "tests/test_util.h"
@@ -134,7 +136,9 @@ TEST(FusedLosses, HuberLossMatchesReferenceAndComposite) {
       auto f = [&](const Tensor& a) { return tensor::huber_loss(a, y, r, delta); };
       Tensor got = f(x);
       expect_values(got, reduce_ref(per, r, static_cast<double>(per.size())), tol, what);
-      expect_values(got, vals(composite(x, f)), tol, what + " vs composite");
+      // The composite: a broadcast target takes it (a same-shape one with autograd takes the
+      // Function of Note [Huber loss Function], whose forward is the fused kernel).
+      expect_values(got, vals(tensor::huber_loss(x, y.unsqueeze(0), r, delta)), tol, what + " vs composite");
     }
     // A strided input is read through a contiguous copy.
     expect_values(tensor::huber_loss(x.t(), y.t(), Reduction::Sum, delta), vals(tensor::huber_loss(x, y, Reduction::Sum, delta)),
@@ -175,4 +179,24 @@ TEST(FusedLosses, MultiMarginLossMatchesReferenceAndComposite) {
         }
   }
   EXPECT_THROW(tensor::multi_margin_loss(zeros({2, 3}), tensor::tensor({int64_t{0}, int64_t{5}})), Error);
+}
+
+// With autograd, huber_loss of same-shape inputs is a Function (Note [Huber loss Function]):
+// its gradients, first and second, against finite differences, and against the composite's
+// (a broadcast target takes the composite) on the same values.
+TEST(FusedLosses, HuberLossFunctionGradients) {
+  using autograd::variable_list;
+  Tensor x = det({3, 4}, 21, -2, 2).requires_grad_(true), t = det({3, 4}, 22, -2, 2).requires_grad_(true);
+  for (int64_t r : kReductions) {
+    auto fn = [r](const variable_list& in) { return tensor::huber_loss(in[0], in[1], r, 0.9); };
+    tensor::testing::check("huber gradcheck " + std::to_string(r), [&] { return autograd::gradcheck(fn, {x, t}); });
+    tensor::testing::check("huber gradgradcheck " + std::to_string(r),
+                           [&] { return autograd::gradgradcheck(fn, {x, t}); });
+  }
+  // Same values through the composite: a [1, 4] target row against the [3, 4] target's first row.
+  Tensor row = det({1, 4}, 23, -2, 2);
+  Tensor xf = x.detach().requires_grad_(true), xc = x.detach().requires_grad_(true);
+  tensor::huber_loss(xf, row.expand({3, 4}).contiguous(), Reduction::Mean, 0.9).backward();
+  tensor::huber_loss(xc, row, Reduction::Mean, 0.9).backward();
+  expect_values(xf.grad(), vals(xc.grad()), 1e-12, "huber Function vs composite gradient");
 }
