@@ -908,3 +908,46 @@ TEST(Reduce, Errors) {
   // Valid calls on the same tensors still work after the errors.
   EXPECT_EQ(shape_of(std::get<0>(e.max(1))), Shape{0});
 }
+
+// The vector paths of prod and the 2-norm (Note [Fused 2-norm]) on rows long enough to take
+// them (32 elements and up), in float32 and float64, over rows, columns and every dim, on
+// sizes that split over threads, against float64 references.
+TEST(Reduce, ProdAndNormVectorPaths) {
+  manual_seed(12);
+  const Shape shape = {37, 300, 41};  // 455K elements: threads split the work
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    Tensor near1 = rand(shape, TensorOptions().dtype(dt)) * 0.02 + 0.99;  // products stay finite
+    Tensor r = randn(shape, TensorOptions().dtype(dt));
+    const std::vector<double> p = values(near1), x = values(r);
+    const double tol = dt == kFloat32 ? 1e-5 : 1e-12;
+    for (const auto& dims : std::vector<std::vector<int64_t>>{{}, {2}, {1}, {0}, {0, 2}, {1, 2}}) {
+      SCOPED_TRACE(::testing::PrintToString(dims) + " " + to_string(dt));
+      if (dims.size() == 1) {
+        RefResult want = ref_reduce(p, shape, dims, false, fold_prod);
+        expect_values(near1.prod(dims[0]), want.shape, want.out, dt == kFloat32 ? 1e-4 : 1e-12, 0);
+      }
+      RefResult want = ref_reduce(x, shape, dims, false, [](const std::vector<double>& v) {
+        double s = 0;
+        for (double a : v) s += a * a;
+        return std::sqrt(s);
+      });
+      expect_values(r.norm(2, dims), want.shape, want.out, tol, 0);
+      // A transposed layout reduces the same values (the planner reorders the dims).
+      expect_values(r.permute({2, 1, 0}).contiguous().permute({2, 1, 0}).norm(2, dims), want.shape, want.out, tol, 0);
+    }
+  }
+  // With autograd the composite records: the gradient of the 2-norm is x / norm.
+  Tensor a = tensor::tensor({{3.0, 4.0}, {6.0, 8.0}}).requires_grad_(true);
+  Tensor n = a.norm(2, {1});
+  expect_values(n.detach(), {2}, {5, 10});
+  n.sum().backward();
+  expect_values(a.grad(), {2, 2}, {0.6, 0.8, 0.6, 0.8});
+  // Special values: NaN propagates, inf gives inf, a zero row gives 0.
+  Tensor s = tensor::tensor(std::vector<float>(64, 1.0f)).reshape({2, 32});
+  s[0][5] = NAN;
+  s[1][7] = INFINITY;
+  Tensor sn = s.norm(2, {1});
+  EXPECT_TRUE(std::isnan(sn[0].item<double>()));
+  EXPECT_TRUE(std::isinf(sn[1].item<double>()));
+  EXPECT_EQ(zeros({3, 40}).norm(2, {1}).sum().item<double>(), 0.0);
+}

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -15,6 +17,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace tensor;
@@ -153,4 +156,150 @@ TEST(VecMathUlp, ErfPiecesAndSpecialValues) {
     EXPECT_LE(ulp_error(y[static_cast<int64_t>(i)].item<float>(), std::erf(double(xs[i]))), 1.0) << xs[i];
   EXPECT_TRUE(std::signbit(y[1].item<float>()));  // erf(-0) = -0
   EXPECT_TRUE(std::isnan(erf(tensor::tensor({NAN})).item<float>()));
+}
+
+// ---- binary ops with vector paths (Note [Vector binary math] in kernels/cpu/BinaryKernels.cpp) ----
+
+namespace {
+
+/// Pairs of float32 inputs: random bit patterns over the whole domain (every exponent, NaN
+/// and inf included), random pairs of moderate magnitude, and every pair of special values.
+std::vector<std::pair<float, float>> binary_inputs(int64_t n_random) {
+  std::vector<std::pair<float, float>> v;
+  uint64_t s = 0x9E3779B97F4A7C15ull;
+  auto next = [&] {  // splitmix64
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  auto bits = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  for (int64_t i = 0; i < n_random; ++i) {
+    const uint64_t r = next();
+    v.emplace_back(bits(static_cast<uint32_t>(r)), bits(static_cast<uint32_t>(r >> 32)));
+    // Moderate magnitudes: exponents within 2^-20..2^20, either sign.
+    const uint64_t q = next();
+    const float a = std::ldexp(1.0f + static_cast<float>(q & 0xFFFFFF) * 0x1p-24f, static_cast<int>((q >> 24) % 41) - 20);
+    const float b = std::ldexp(1.0f + static_cast<float>((q >> 30) & 0xFFFFFF) * 0x1p-24f, static_cast<int>((q >> 54) % 41) - 20);
+    v.emplace_back((q >> 62) & 1 ? -a : a, (q >> 63) & 1 ? -b : b);
+  }
+  const float sp[] = {0.0f, -0.0f, 1.0f, -1.0f, 1.5f, -2.5f, 1e-40f, -1e-40f, 1e30f, -1e30f, FLT_MAX, -FLT_MAX,
+                      INFINITY, -INFINITY, NAN};
+  for (float a : sp)
+    for (float b : sp) v.emplace_back(a, b);
+  return v;
+}
+
+/// The op's float32 results on the pairs, through the public API on contiguous tensors (the
+/// vector path; special lanes take the scalar formula inside it).
+std::vector<float> run_binary(const std::function<Tensor(const Tensor&, const Tensor&)>& op,
+                              const std::vector<std::pair<float, float>>& in) {
+  std::vector<float> a, b;
+  for (const auto& p : in) a.push_back(p.first), b.push_back(p.second);
+  Tensor y = op(tensor::tensor(a), tensor::tensor(b)).contiguous();
+  const float* py = y.data_ptr<float>();
+  return std::vector<float>(py, py + y.numel());
+}
+
+bool same_bits(float x, float y) { return std::memcmp(&x, &y, 4) == 0 || (std::isnan(x) && std::isnan(y)); }
+
+}  // namespace
+
+// atan2, hypot and logaddexp against float64 references, within stated ulp bounds (the
+// figures of docs/benchmarks.md, "Transcendental accuracy").
+TEST(VecMathUlp, BinaryTranscendentalsWithinTheirBounds) {
+  const auto in = binary_inputs(1 << 20);
+  struct BCase {
+    const char* name;
+    std::function<Tensor(const Tensor&, const Tensor&)> op;
+    std::function<double(double, double)> ref;
+    double bound;
+  };
+  const std::vector<BCase> cs = {
+      {"atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); },
+       [](double y, double x) { return std::atan2(y, x); }, 4},
+      {"hypot", [](const Tensor& a, const Tensor& b) { return hypot(a, b); },
+       [](double x, double y) { return std::hypot(x, y); }, 1},
+      // Measured in ulps of max(|a|, |b|, |result|): near a zero result the sum cancels (it
+      // does in the C library's float formula too), so the error is stated at the inputs' scale.
+      {"logaddexp", [](const Tensor& a, const Tensor& b) { return logaddexp(a, b); },
+       [](double x, double y) {
+         if (std::isinf(x) && x == y) return x;
+         return std::max(x, y) + std::log1p(std::exp(-std::fabs(x - y)));
+       },
+       4},
+  };
+  for (const BCase& c : cs) {
+    const std::vector<float> got = run_binary(c.op, in);
+    double worst = 0;
+    std::pair<float, float> at{0, 0};
+    for (size_t i = 0; i < in.size(); ++i) {
+      const double want = c.ref(in[i].first, in[i].second);
+      double e = ulp_error(got[i], want);
+      if (std::string(c.name) == "logaddexp" && std::isfinite(want) && std::isfinite(got[i])) {
+        const double scale = std::max({std::fabs(want), std::fabs(double(in[i].first)), std::fabs(double(in[i].second))});
+        e = std::fabs(got[i] - want) / std::ldexp(1.0, std::max(std::ilogb(std::max(scale, 0x1p-126)) - 23, -149));
+      }
+      if (e > worst) worst = e, at = in[i];
+    }
+    std::printf("%-9s max %.3f ulp at (%a, %a)\n", c.name, worst, static_cast<double>(at.first),
+                static_cast<double>(at.second));
+    EXPECT_LE(worst, c.bound) << c.name << " at (" << at.first << ", " << at.second << ")";
+  }
+}
+
+// fmod, remainder and floor division are exact operations: the vector path must give the bits
+// of the C library's fmod and of the formulas built on it (PyTorch's, written out here).
+TEST(VecMathUlp, FmodRemainderFloorDivideAreBitExact) {
+  const auto in = binary_inputs(1 << 19);
+  auto py_mod = [](float a, float b) {
+    float r = std::fmod(a, b);
+    if (r != 0 && ((r < 0) != (b < 0))) r += b;
+    return r;
+  };
+  auto floor_div = [](float a, float b) {
+    if (b == 0) return a / b;
+    const float mod = std::fmod(a, b);
+    float div = (a - mod) / b;
+    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1.0f;
+    if (div != 0) {
+      float fl = std::floor(div);
+      if (div - fl > 0.5f) fl += 1.0f;
+      return fl;
+    }
+    return std::copysign(0.0f, a / b);
+  };
+  struct ECase {
+    const char* name;
+    std::function<Tensor(const Tensor&, const Tensor&)> op;
+    std::function<float(float, float)> ref;
+  };
+  const std::vector<ECase> cs = {
+      {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); }, [](float a, float b) { return std::fmod(a, b); }},
+      {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }, py_mod},
+      {"floor_divide", [](const Tensor& a, const Tensor& b) { return div(a, b, "floor"); }, floor_div},
+  };
+  for (const ECase& c : cs) {
+    const std::vector<float> got = run_binary(c.op, in);
+    int64_t bad = 0;
+    for (size_t i = 0; i < in.size(); ++i) {
+      const float want = c.ref(in[i].first, in[i].second);
+      if (!same_bits(got[i], want) && bad++ < 5)
+        ADD_FAILURE() << c.name << "(" << in[i].first << ", " << in[i].second << ") = " << got[i] << ", want " << want;
+    }
+    EXPECT_EQ(bad, 0) << c.name;
+  }
+  // float64 and a broadcast scalar divisor take the same vector path.
+  Tensor a = tensor::tensor(std::vector<double>{7.5, -7.5, 1e300, -0.0, 5.0, 1.0}, kFloat64);
+  Tensor m = fmod(a, tensor::tensor(std::vector<double>{2.0}, kFloat64));
+  const std::vector<double> want = {1.5, -1.5, std::fmod(1e300, 2.0), -0.0, 1.0, 1.0};
+  for (int64_t i = 0; i < 6; ++i) {
+    const double g = m[i].item<double>();
+    EXPECT_EQ(g, want[static_cast<size_t>(i)]) << i;
+    EXPECT_EQ(std::signbit(g), std::signbit(want[static_cast<size_t>(i)])) << i;
+  }
 }

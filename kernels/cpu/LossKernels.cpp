@@ -202,4 +202,151 @@ void ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor
     backward_impl<float>(grad, log_probs, targets, a, neg_log_likelihood, log_alpha, grad_input);
 }
 
+// ---- fused losses (Note [Fused CPU losses]) ----
+
+namespace {
+
+/// Sum of f(i) for i in [b, e): sixteen independent float (or double) partial sums, which the
+/// compiler keeps in vector registers, flushed into a double total every block of 1024.
+template <class T, class F>
+double block_sum(int64_t b, int64_t e, const F& f) {
+  constexpr int64_t kLanes = 16, kBlock = 1024;
+  double total = 0;
+  for (int64_t i = b; i < e;) {
+    const int64_t be = std::min(e, i + kBlock);
+    T acc[kLanes] = {};
+    for (; i + kLanes <= be; i += kLanes)
+      for (int64_t j = 0; j < kLanes; ++j) acc[j] += f(i + j);
+    T s = 0;
+    for (; i < be; ++i) s += f(i);
+    for (int64_t j = 0; j < kLanes; ++j) s += acc[j];
+    total += static_cast<double>(s);
+  }
+  return total;
+}
+
+/// Sum of f(i) over [0, n), split over threads (partials added in order).
+template <class T, class F>
+double parallel_sum(int64_t n, int64_t work_per_item, const F& f) {
+  const int nt = detail::threads_for(n * work_per_item);
+  if (nt <= 1) return block_sum<T>(0, n, f);
+  std::vector<double> part(static_cast<size_t>(nt), 0.0);
+  detail::parallel_range(n, nt, [&](int64_t b, int64_t e) { part[static_cast<size_t>(omp_get_thread_num())] = block_sum<T>(b, e, f); });
+  double total = 0;
+  for (double v : part) total += v;
+  return total;
+}
+
+template <class T>
+void store_reduced(const Tensor& out, double sum, double count, int64_t reduction) {
+  T* o = out.data_ptr<T>();
+  o[0] = static_cast<T>(reduction == 1 ? sum / count : sum);
+}
+
+}  // namespace
+
+bool nll_loss_forward(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                      int64_t ignore_index, const Tensor& out) {
+  const int64_t N = target.numel(), C = input.numel() / std::max<int64_t>(N, 1);
+  const int64_t* t = target.data_ptr<int64_t>();
+  for (int64_t n = 0; n < N; ++n)
+    if (t[n] != ignore_index && (t[n] < 0 || t[n] >= C)) return false;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data_ptr<T>();
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    auto wt = [&](int64_t n) { return t[n] == ignore_index ? T(0) : w ? w[t[n]] : T(1); };
+    // An ignored row reads class 0 (times weight 0), as the composite's `safe` target.
+    auto picked = [&](int64_t n) { return x[n * C + (t[n] == ignore_index ? 0 : t[n])]; };
+    if (reduction == 0) {
+      T* o = out.data_ptr<T>();
+      for (int64_t n = 0; n < N; ++n) o[n] = -(picked(n) * wt(n));
+      return;
+    }
+    double sum = 0, wsum = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      sum += static_cast<double>(-(picked(n) * wt(n)));
+      wsum += static_cast<double>(wt(n));
+    }
+    // All targets ignored: 0 / 0 = NaN, as the composite and libtorch.
+    store_reduced<T>(out, sum, wsum, reduction);
+  };
+  if (input.dtype() == kFloat32) run(float{});
+  else run(double{});
+  return true;
+}
+
+void huber_loss_forward(const Tensor& input, const Tensor& target, double delta, int64_t reduction,
+                        const Tensor& out) {
+  const int64_t n = input.numel();
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data_ptr<T>();
+    const T* y = target.data_ptr<T>();
+    const T dl = static_cast<T>(delta), half_dl = static_cast<T>(0.5 * delta);
+    auto f = [=](int64_t i) {
+      const T d = std::abs(x[i] - y[i]);
+      return d < dl ? d * d * T(0.5) : (d - half_dl) * dl;
+    };
+    if (reduction == 0) {
+      T* o = out.data_ptr<T>();
+      detail::parallel_range(n, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = f(i);
+      });
+      return;
+    }
+    store_reduced<T>(out, parallel_sum<T>(n, 1, f), static_cast<double>(n), reduction);
+  };
+  if (input.dtype() == kFloat32) run(float{});
+  else run(double{});
+}
+
+bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_t p, double margin,
+                               const Tensor& weight, int64_t reduction, const Tensor& out) {
+  const int64_t N = target.numel(), C = input.numel() / std::max<int64_t>(N, 1);
+  const int64_t* t = target.data_ptr<int64_t>();
+  for (int64_t r = 0; r < N; ++r)
+    if (t[r] < 0 || t[r] >= C) return false;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data_ptr<T>();
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    const T mg = static_cast<T>(margin), inv_c = static_cast<T>(C);
+    // Row r's loss: the composite's (margin - x_y + x_c).clamp_min(0), squared for p = 2, summed
+    // over c != y, times w[y], over C.
+    auto row = [&](int64_t r) {
+      const T* xr = x + r * C;
+      const int64_t y = t[r];
+      const T base = mg - xr[y];
+      auto term = [&](int64_t c) {
+        const T m = std::max(base + xr[c], T(0));
+        return p == 2 ? m * m : m;
+      };
+      const double s = block_sum<T>(0, y, term) + block_sum<T>(y + 1, C, term);
+      const T ws = w ? static_cast<T>(s) * w[y] : static_cast<T>(s);
+      return ws / inv_c;
+    };
+    if (reduction == 0) {
+      T* o = out.data_ptr<T>();
+      detail::parallel_range(N, detail::threads_for(N * C), [&](int64_t b, int64_t e) {
+        for (int64_t r = b; r < e; ++r) o[r] = row(r);
+      });
+      return;
+    }
+    const int nt = detail::threads_for(N * C);
+    std::vector<double> part(static_cast<size_t>(std::max(nt, 1)), 0.0);
+    detail::parallel_range(N, nt, [&](int64_t b, int64_t e) {
+      double s = 0;
+      for (int64_t r = b; r < e; ++r) s += static_cast<double>(row(r));
+      part[static_cast<size_t>(omp_get_thread_num())] = s;
+    });
+    double sum = 0;
+    for (double v : part) sum += v;
+    store_reduced<T>(out, sum, static_cast<double>(N), reduction);
+  };
+  if (input.dtype() == kFloat32) run(float{});
+  else run(double{});
+  return true;
+}
+
 }  // namespace tensor::cpu

@@ -17,6 +17,11 @@ using kernels::ReduceOp;
 /// CPU's ReduceKernel: out = op over the dims of `in` whose bit is set in `mask`.
 void reduce_kernel(ReduceOp op, const Tensor& in, uint64_t mask, const Tensor& out);
 
+/// out = sqrt(sum of in^2) over the dims of `in` whose bit is set in `mask`, in one pass
+/// (Note [Fused 2-norm]): float32 or float64, `out` of in's dtype, shaped as for reduce_kernel.
+/// A CPU fast path of norm's front end, not a backend kernel of the dispatcher.
+void norm2_kernel(const Tensor& in, uint64_t mask, const Tensor& out);
+
 /// CPU's ArgReduceKernel: the max (is_max) or min of `in` along `dim`, and its first position.
 void arg_reduce_kernel(bool is_max, const Tensor& in, int64_t dim, const Tensor& values, const Tensor& indices);
 

@@ -45,6 +45,12 @@ struct ReducePrims {
   void (*col_argmin_f32)(float*, int32_t*, const float*, int64_t, int32_t);
   void (*col_argmax_f64)(double*, int64_t*, const double*, int64_t, int64_t);
   void (*col_argmin_f64)(double*, int64_t*, const double*, int64_t, int64_t);
+  float (*prod_f32)(const float*, int64_t);
+  double (*prod_f64)(const double*, int64_t);
+  double (*sumsq_f32)(const float*, int64_t);
+  double (*sumsq_f64)(const double*, int64_t);
+  void (*col_sumsq_f32)(float*, const float*, int64_t);
+  void (*col_sumsq_f64)(double*, const double*, int64_t);
 };
 }  // namespace tensor::cpu
 #endif
@@ -89,6 +95,72 @@ double SumRun(const T* HWY_RESTRICT p, int64_t n) {
     total += static_cast<double>(s);
   }
   return total;
+}
+
+// The sum of squares of a run (the 2-norm's reduction), blocked as SumRun: each square is
+// added by a fused multiply-add, so it is not rounded on its own.
+template <class T>
+double SumSqRun(const T* HWY_RESTRICT p, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  double total = 0;
+  int64_t i = 0;
+  while (i < n) {
+    const int64_t e = std::min(n, i + kSumBlock);
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), a2 = hn::Zero(d), a3 = hn::Zero(d);
+    for (; i + 4 * N <= e; i += 4 * N) {
+      const auto v0 = hn::LoadU(d, p + i), v1 = hn::LoadU(d, p + i + N);
+      const auto v2 = hn::LoadU(d, p + i + 2 * N), v3 = hn::LoadU(d, p + i + 3 * N);
+      a0 = hn::MulAdd(v0, v0, a0);
+      a1 = hn::MulAdd(v1, v1, a1);
+      a2 = hn::MulAdd(v2, v2, a2);
+      a3 = hn::MulAdd(v3, v3, a3);
+    }
+    for (; i + N <= e; i += N) {
+      const auto v = hn::LoadU(d, p + i);
+      a0 = hn::MulAdd(v, v, a0);
+    }
+    T s = hn::GetLane(hn::SumOfLanes(d, hn::Add(hn::Add(a0, a1), hn::Add(a2, a3))));
+    for (; i < e; ++i) s += p[i] * p[i];
+    total += static_cast<double>(s);
+  }
+  return total;
+}
+
+template <class T>
+void ColSumSq(T* HWY_RESTRICT acc, const T* HWY_RESTRICT p, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, p + i);
+    hn::StoreU(hn::MulAdd(v, v, hn::LoadU(d, acc + i)), d, acc + i);
+  }
+  for (; i < n; ++i) acc[i] += p[i] * p[i];
+}
+
+// The product of a run. A single running product is a chain of dependent multiplies (one
+// element per multiply latency); four vector accumulators keep the multipliers busy.
+template <class T>
+T ProdRun(const T* HWY_RESTRICT p, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto one = hn::Set(d, T(1));
+  auto a0 = one, a1 = one, a2 = one, a3 = one;
+  int64_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    a0 = hn::Mul(a0, hn::LoadU(d, p + i));
+    a1 = hn::Mul(a1, hn::LoadU(d, p + i + N));
+    a2 = hn::Mul(a2, hn::LoadU(d, p + i + 2 * N));
+    a3 = hn::Mul(a3, hn::LoadU(d, p + i + 3 * N));
+  }
+  for (; i + N <= n; i += N) a0 = hn::Mul(a0, hn::LoadU(d, p + i));
+  HWY_ALIGN T lanes[hn::MaxLanes(d)];
+  hn::Store(hn::Mul(hn::Mul(a0, a1), hn::Mul(a2, a3)), d, lanes);
+  T r = 1;
+  for (int64_t l = 0; l < N; ++l) r *= lanes[l];
+  for (; i < n; ++i) r *= p[i];
+  return r;
 }
 
 // Max or min of a run; any NaN makes the result NaN (hn::Max alone would drop it).
@@ -277,7 +349,9 @@ const ReducePrims* GetReducePrims() {
       &ExpSubSum<float>, &ExpSubSum<double>,
       &FindFirst<float>, &FindFirst<double>,
       &ColArg<float, int32_t, true>, &ColArg<float, int32_t, false>,
-      &ColArg<double, int64_t, true>, &ColArg<double, int64_t, false>};
+      &ColArg<double, int64_t, true>, &ColArg<double, int64_t, false>,
+      &ProdRun<float>, &ProdRun<double>,
+      &SumSqRun<float>, &SumSqRun<double>, &ColSumSq<float>, &ColSumSq<double>};
   return &kPrims;
 }
 
@@ -331,6 +405,9 @@ template <> struct FloatPrims<float> {
     prims().exp_sub_sum_f32(x, m, y, s, n);
   }
   static int64_t find(const float* p, int64_t n, float v) { return prims().find_f32(p, n, v); }
+  static float prod(const float* p, int64_t n) { return prims().prod_f32(p, n); }
+  static double sumsq(const float* p, int64_t n) { return prims().sumsq_f32(p, n); }
+  static void col_sumsq(float* a, const float* p, int64_t n) { prims().col_sumsq_f32(a, p, n); }
   using index_t = int32_t;
   static void col_arg(bool is_max, float* b, int32_t* i, const float* p, int64_t n, int32_t r) {
     (is_max ? prims().col_argmax_f32 : prims().col_argmin_f32)(b, i, p, n, r);
@@ -350,6 +427,9 @@ template <> struct FloatPrims<double> {
     prims().exp_sub_sum_f64(x, m, y, s, n);
   }
   static int64_t find(const double* p, int64_t n, double v) { return prims().find_f64(p, n, v); }
+  static double prod(const double* p, int64_t n) { return prims().prod_f64(p, n); }
+  static double sumsq(const double* p, int64_t n) { return prims().sumsq_f64(p, n); }
+  static void col_sumsq(double* a, const double* p, int64_t n) { prims().col_sumsq_f64(a, p, n); }
   using index_t = int64_t;
   static void col_arg(bool is_max, double* b, int64_t* i, const double* p, int64_t n, int64_t r) {
     (is_max ? prims().col_argmax_f64 : prims().col_argmin_f64)(b, i, p, n, r);
@@ -451,6 +531,9 @@ struct ProdOp {
   static acc_t acc_identity() { return acc_t(1); }
   static wide_t combine(wide_t a, wide_t b) { return a * b; }
   static wide_t row(const Tin* p, int64_t n) {
+    if constexpr (kIsFloat<Tin>) {
+      if (n >= 32) return FloatPrims<Tin>::prod(p, n);
+    }
     wide_t r = 1;
     for (int64_t i = 0; i < n; ++i) r *= load(p[i]);
     return r;
@@ -460,6 +543,44 @@ struct ProdOp {
   }
   static void flush(wide_t*, acc_t*, int64_t) {}
   template <class Tout> static Tout finish(wide_t v) { return SumOp<Tin>::template finish<Tout>(v); }
+};
+
+// Note [Fused 2-norm]
+// norm(x, 2) composed of public ops is x * x into a fresh tensor (for 16M floats, 64 MB of
+// new pages), then a sum over it, then a sqrt: three passes. This op squares as it reads,
+// accumulating as SumOp does (float blocks into double, Note [Cascade summation]), and takes
+// the square root of the double total, so it also rounds once where the composite rounded
+// every square. float32 and float64 inputs; the output has the input's dtype.
+template <class Tin>
+struct Norm2Op {
+  static_assert(kIsFloat<Tin>, "Norm2Op: float32 and float64 only");
+  using in_t = Tin;
+  using acc_t = Tin;
+  using wide_t = double;
+  static constexpr bool kCascade = std::is_same_v<Tin, float>;
+  template <class Tout> static constexpr bool accepts() { return std::is_same_v<Tout, Tin>; }
+  static wide_t identity() { return 0; }
+  static acc_t acc_identity() { return 0; }
+  static wide_t combine(wide_t a, wide_t b) { return a + b; }
+  static wide_t row(const Tin* p, int64_t n) {
+    if (n >= 32) return FloatPrims<Tin>::sumsq(p, n);
+    wide_t s = 0;
+    for (int64_t i = 0; i < n; ++i) s += static_cast<wide_t>(p[i]) * static_cast<wide_t>(p[i]);
+    return s;
+  }
+  static void col(acc_t* a, const Tin* p, int64_t n) {
+    if (n >= 16) return FloatPrims<Tin>::col_sumsq(a, p, n);
+    for (int64_t i = 0; i < n; ++i) a[i] += p[i] * p[i];
+  }
+  static void flush(wide_t* w, acc_t* a, int64_t n) {
+    if constexpr (kCascade) {
+      for (int64_t i = 0; i < n; ++i) {
+        w[i] += static_cast<wide_t>(a[i]);
+        a[i] = acc_t(0);
+      }
+    }
+  }
+  template <class Tout> static Tout finish(wide_t v) { return static_cast<Tout>(std::sqrt(v)); }
 };
 
 template <class Tin, bool kMax>
@@ -1044,6 +1165,15 @@ void reduce_kernel(ReduceOp op, const Tensor& in_arg, uint64_t mask, const Tenso
       break;
   }
 #undef TENSOR_T
+}
+
+void norm2_kernel(const Tensor& in_arg, uint64_t mask, const Tensor& out) {
+  TENSOR_INTERNAL_ASSERT(in_arg.numel() > 0 && out.numel() > 0 && in_arg.dtype() == out.dtype());
+  Tensor in = in_arg;
+  const RDims dims = plan(in, mask, out);
+  if (in.dtype() == kFloat32) run_reduce<Norm2Op<float>>(dims, in, out);
+  else if (in.dtype() == kFloat64) run_reduce<Norm2Op<double>>(dims, in, out);
+  else TENSOR_INTERNAL_ASSERT(false && "norm2_kernel: float32 and float64 only");
 }
 
 void arg_reduce_kernel(bool is_max, const Tensor& in_arg, int64_t dim, const Tensor& values, const Tensor& indices) {

@@ -1,5 +1,5 @@
-// Float32 vector math that hwy/contrib/math (Highway 1.0) lacks: erf, exp2, cosh, tan, and
-// sinh over its whole finite range. Included once per Highway target, like Loops-inl.h, after
+// Vector math that hwy/contrib/math (Highway 1.0) lacks: float32 erf, exp2, cosh, tan, and
+// sinh over its whole finite range; float32/float64 fmod, hypot, atan2 and logaddexp. Included once per Highway target, like Loops-inl.h, after
 // hwy/contrib/math/math-inl.h. Accuracy over all float32 inputs: docs/benchmarks.md
 // ("Transcendental accuracy"), asserted by tests/test_vec_math_ulp.cpp.
 
@@ -106,6 +106,117 @@ HWY_INLINE V Sinh(D d, V x) {
   const V big = hn::CopySignToAbs(half_exp_abs(d, a), x);
   const V r = hn::IfThenElse(hn::Gt(a, hn::Set(d, 88.0f)), big, hn::Sinh(d, hn::Min(hn::Max(x, hn::Set(d, -88.0f)), hn::Set(d, 88.0f))));
   return hn::IfThenElse(hn::IsNaN(x), x, r);
+}
+
+// ---- binary functions, float32 and float64 (kernels/cpu/BinaryKernels.cpp) ----
+
+// Note [Vector fmod]
+// fmod(a, b) is exact in IEEE arithmetic (the remainder is always representable), and the
+// scalar path gives the C library's exact answer; the vector path must give the same bits.
+// Where |a| < 2^p |b| (p = 24 for float, 53 for double) the quotient q = trunc(a / b) of the
+// rounded division is the true integer quotient n or n + 1: the division errs by less than
+// one unit below 2^p and cannot round below an integer it reaches. a - q b then holds exactly
+// in one fused multiply-add, since for q = n it is the true remainder and for q = n + 1 it is
+// that remainder minus |b| in a's direction, a multiple of b's last bit smaller than |b|
+// (|a| >= |b| whenever n >= 1; for |a| < |b| the quotient rounds below 1, so q = 0). The
+// wrong-signed result of q = n + 1 is corrected by adding |b| back, again exactly. Lanes
+// outside that range (huge quotients, b = 0 or inf, a = inf, NaN) are marked for the caller
+// to compute with the scalar formula; without a native FMA every lane is.
+template <class D, class V>
+HWY_INLINE hn::Mask<D> FmodNeedsScalar(D d, V a, V b) {
+#if HWY_NATIVE_FMA
+  using T = hn::TFromD<D>;
+  const V ab = hn::Abs(b);
+  const V limit = hn::Mul(ab, hn::Set(d, sizeof(T) == 4 ? T(16777216.0) : T(9007199254740992.0)));
+  // Also true for NaN lanes (every comparison with NaN is false).
+  return hn::Not(hn::And(hn::Lt(hn::Abs(a), limit), hn::Lt(ab, hn::Inf(d))));
+#else
+  (void)a, (void)b;
+  return hn::FirstN(d, hn::Lanes(d));
+#endif
+}
+
+/// fmod(a, b) for the lanes FmodNeedsScalar leaves to the vector path (others: unspecified).
+template <class D, class V>
+HWY_INLINE V Fmod(D d, V a, V b) {
+  const V zero = hn::Zero(d);
+  const V q = hn::Trunc(hn::Div(a, b));
+  V r = hn::NegMulAdd(q, b, a);  // a - q b, exact (Note [Vector fmod])
+  const auto wrong = hn::And(hn::Ne(r, zero), hn::Xor(hn::Lt(r, zero), hn::Lt(a, zero)));
+  r = hn::IfThenElse(wrong, hn::Add(r, hn::CopySign(hn::Abs(b), a)), r);
+  return hn::CopySign(r, a);  // a zero remainder takes a's sign, as C's fmod
+}
+
+// Note [Vector hypot]
+// sqrt(a^2 + b^2) as sqrt(fma(a, a, b * b)): the rounding of b^2 (the smaller square is b's
+// once |a| >= |b|) and of the fma, each at most half an ulp of the sum, are halved again by the
+// square root, so the result stays within about one ulp. The squares neither overflow nor
+// lose the smaller term to underflow while max(|a|, |b|) lies in [2^-50, 2^50] (float; 2^-450
+// to 2^450 for double) or is 0; other lanes (and inf and NaN, whose hypot(inf, NaN) = inf rule
+// the C library keeps) are marked for the scalar formula.
+template <class D, class V>
+HWY_INLINE hn::Mask<D> HypotNeedsScalar(D d, V a, V b) {
+#if HWY_NATIVE_FMA
+  using T = hn::TFromD<D>;
+  const V m = hn::Max(hn::Abs(a), hn::Abs(b));
+  const bool f32 = sizeof(T) == 4;
+  const V hi = hn::Set(d, f32 ? T(0x1p50) : T(0x1p450)), lo = hn::Set(d, f32 ? T(0x1p-50) : T(0x1p-450));
+  const auto ok = hn::And(hn::Le(m, hi), hn::Or(hn::Ge(m, lo), hn::Eq(m, hn::Zero(d))));
+  return hn::Not(hn::And(ok, hn::Not(hn::Or(hn::IsNaN(a), hn::IsNaN(b)))));
+#else
+  (void)a, (void)b;
+  return hn::FirstN(d, hn::Lanes(d));
+#endif
+}
+template <class D, class V>
+HWY_INLINE V Hypot(D, V a, V b) {
+  const V aa = hn::Abs(a), ab = hn::Abs(b);
+  const V big = hn::Max(aa, ab), small = hn::Min(aa, ab);
+  return hn::Sqrt(hn::MulAdd(big, big, hn::Mul(small, small)));
+}
+
+// Note [Vector atan2]
+// atan2(y, x) from one atan on [0, 1]: t = min(|x|, |y|) / max(|x|, |y|), then the octant
+// is restored with pi/2 - atan(t) (when |y| > |x|) and pi - that (when x is negative, -0
+// included), each constant split into a head and a tail so that only the subtraction
+// rounds, and the sign of y goes on last. The C library's special values follow from the same
+// steps with t = 0 for 0/0 (atan2(+-0, +-0) = +-0 or +-pi) and t = 1 for inf/inf
+// (+-pi/4, +-3pi/4); NaN in either gives NaN. Max error: docs/benchmarks.md.
+template <class D, class V>
+HWY_INLINE V Atan2(D d, V y, V x) {
+  using T = hn::TFromD<D>;
+  const V zero = hn::Zero(d), one = hn::Set(d, T(1));
+  const V ay = hn::Abs(y), ax = hn::Abs(x);
+  const V num = hn::Min(ay, ax), den = hn::Max(ay, ax);
+  V t = hn::Div(num, den);
+  t = hn::IfThenElse(hn::Eq(den, zero), zero, t);
+  t = hn::IfThenElse(hn::And(hn::IsInf(y), hn::IsInf(x)), one, t);
+  V a = hn::Atan(d, t);
+  // pi/2 and pi as head + tail (the tail is the head's rounding error, in T).
+  const T half_pi_hi = static_cast<T>(1.57079632679489661923132169163975144L);
+  const T half_pi_lo = static_cast<T>(1.57079632679489661923132169163975144L - static_cast<long double>(half_pi_hi));
+  const T pi_hi = static_cast<T>(3.14159265358979323846264338327950288L);
+  const T pi_lo = static_cast<T>(3.14159265358979323846264338327950288L - static_cast<long double>(pi_hi));
+  a = hn::IfThenElse(hn::Gt(ay, ax), hn::Add(hn::Sub(hn::Set(d, half_pi_hi), a), hn::Set(d, half_pi_lo)), a);
+  const auto x_neg = hn::Lt(hn::CopySign(one, x), zero);  // sign bit, so -0 counts
+  a = hn::IfThenElse(x_neg, hn::Add(hn::Sub(hn::Set(d, pi_hi), a), hn::Set(d, pi_lo)), a);
+  const V r = hn::CopySign(a, y);
+  return hn::IfThenElse(hn::Or(hn::IsNaN(y), hn::IsNaN(x)), hn::Add(y, x), r);
+}
+
+/// log(e^a + e^b) = max(a, b) + log1p(e^-|a - b|), as kernels/math/Binary.h's scalar formula:
+/// equal infinities give themselves (inf - inf would be NaN), NaN in either gives NaN.
+template <class D, class V>
+HWY_INLINE V LogAddExp(D d, V a, V b) {
+  using T = hn::TFromD<D>;
+  const V m = hn::Max(a, b);
+  const V nd = hn::Neg(hn::Abs(hn::Sub(a, b)));  // <= 0, or NaN
+  // Exp is valid down to -FLT_MAX, but past the subnormal range it need not round to 0.
+  const T lo = sizeof(T) == 4 ? T(-103.972) : T(-745.1332191019411);
+  const V e = hn::IfThenElse(hn::Lt(nd, hn::Set(d, lo)), hn::Zero(d), hn::Exp(d, nd));
+  V r = hn::Add(m, hn::Log1p(d, e));
+  r = hn::IfThenElse(hn::And(hn::IsInf(a), hn::Eq(a, b)), a, r);
+  return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), r);
 }
 
 }  // namespace vecmath

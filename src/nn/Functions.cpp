@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
+#include "src/ops/LossOps.h"
 #include "tensor/autograd/Function.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/nn/functional.h"
@@ -368,13 +369,56 @@ Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reductio
   return apply_reduction(loss, reduction, op);
 }
 
+namespace {
+
+Tensor huber_composite(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
+  Tensor d = (self - target).abs();
+  Tensor loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta);
+  return apply_reduction(loss, reduction, "huber_loss");
+}
+
+// Note [Huber loss Function]
+// Recorded as its composite, huber_loss's backward ran the backward of abs, sub, where, and
+// three muls over the input's shape. As a Function it runs its forward as one kernel on CPU
+// (Note [Fused CPU losses]; the composite elsewhere) and its backward as one formula:
+// d loss / d input = clamp(input - target, -delta, delta) (d inside the quadratic part,
+// delta * sign(d) outside), times the incoming gradient (over numel for the mean); the target's
+// is its negative. Written in public ops, so double backward works (clamp passes 1 inside).
+// Same-shape inputs only: a broadcast target keeps the composite, whose gradients sum down.
+struct HuberLossFunction : autograd::Function<HuberLossFunction> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, const Tensor& target, int64_t reduction,
+                        double delta) {
+    ctx->save_for_backward({input, target});
+    ctx->saved_data["reduction"] = reduction;
+    ctx->saved_data["delta"] = delta;
+    Tensor fused = ops::fused_huber_loss(input, target, reduction, delta);
+    return fused.defined() ? fused : huber_composite(input, target, reduction, delta);
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    const autograd::variable_list saved = ctx->get_saved_variables();
+    const Tensor &input = saved[0], &target = saved[1];
+    const double delta = ctx->saved_data["delta"].to_double();
+    Tensor g = grads[0];
+    if (ctx->saved_data["reduction"].to_int() == Reduction::Mean) g = g / static_cast<double>(input.numel());
+    Tensor gi = (input - target).clamp(-delta, delta) * g;
+    Tensor gt = ctx->needs_input_grad(1) ? -gi : Tensor();
+    return {gi, gt, Tensor(), Tensor()};
+  }
+};
+
+}  // namespace
+
 Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
   const char* op = "huber_loss";
   check_pair(op, self, target);
   TENSOR_CHECK(delta > 0, "{}: delta must be positive, got {}", op, delta);
-  Tensor d = (self - target).abs();
-  Tensor loss = where(d < delta, d * d * 0.5, (d - 0.5 * delta) * delta);
-  return apply_reduction(loss, reduction, op);
+  to_reduction(op, reduction);  // an invalid reduction raises here, before any path
+  // One kernel where nothing records (Note [Fused CPU losses]); else the Function (Note [Huber
+  // loss Function]) for same-shape inputs, the composite for a broadcast target.
+  Tensor fused = ops::fused_huber_loss(self, target, reduction, delta);
+  if (fused.defined()) return fused;
+  if (self.sizes() == target.sizes()) return HuberLossFunction::apply(self, target, reduction, delta);
+  return huber_composite(self, target, reduction, delta);
 }
 
 Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool log_target) {
@@ -516,6 +560,9 @@ Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar&
                self.describe());
   TENSOR_CHECK(is_integral(target.dtype(), false), "{}: target must be an integer tensor of class indices, got {}", op,
                target.describe());
+  // One kernel where nothing records (Note [Fused CPU losses]); else the composite.
+  Tensor fused = ops::fused_multi_margin_loss(self, target, pv, margin.to_double(), opt(weight), reduction);
+  if (fused.defined()) return fused;
   Tensor x = self.dim() == 1 ? self.unsqueeze(0) : self;
   Tensor y = (target.dim() == 0 ? target.reshape({1}) : target).to(kInt64);
   const int64_t n = x.size(0), c = x.size(1);

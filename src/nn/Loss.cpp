@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "src/core/Check.h"
+#include "src/ops/LossOps.h"
 #include "tensor/autograd/Function.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/nn/functional.h"
@@ -165,6 +166,10 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOpti
   check_floating("nll_loss", "input", input);
   TENSOR_CHECK(input.dim() >= 1, "nll_loss: input must have a class dim, got {}", input.describe());
   check_class_weight("nll_loss", options.weight(), input, input.size(input.dim() == 1 ? 0 : 1));
+  // One kernel where nothing records (Note [Fused CPU losses]); else the composite.
+  Tensor fused = ops::fused_nll_loss(input, target, options.weight(), static_cast<int64_t>(options.reduction().kind()),
+                                     options.ignore_index());
+  if (fused.defined()) return fused;
   ClassTargets ct = class_targets("nll_loss", input, target, options.weight(), options.ignore_index());
   return nll_from(input, ct, options.reduction());
 }

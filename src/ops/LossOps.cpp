@@ -12,6 +12,7 @@
 #include "kernels/cpu/LossKernels.h"
 #include "src/core/Check.h"
 #include "src/dispatch/BackendKernels.h"
+#include "tensor/autograd/autograd.h"
 #include "tensor/nn/functions.h"
 #include "tensor/ops.h"
 
@@ -126,6 +127,63 @@ LossOpDefs g_loss = {
 }  // namespace
 
 LossOpDefs& loss_ops() { return g_loss; }
+
+namespace {
+
+// Whether the fused CPU losses may serve these tensors (Note [Fused CPU losses]): nothing
+// records, every one is a CPU tensor of the first one's floating dtype (float32/float64).
+bool fused_loss_applies(std::initializer_list<const Tensor*> floats) {
+  const Tensor& first = **floats.begin();
+  if (!first.defined() || !first.is_cpu() || (first.dtype() != kFloat32 && first.dtype() != kFloat64)) return false;
+  const bool grad = autograd::GradMode::is_enabled();
+  for (const Tensor* t : floats) {
+    if (!t->defined()) continue;  // an absent weight
+    if (!t->is_cpu() || t->dtype() != first.dtype() || (grad && t->requires_grad())) return false;
+  }
+  return true;
+}
+
+bool valid_reduction(int64_t r) { return r == Reduction::None || r == Reduction::Mean || r == Reduction::Sum; }
+
+}  // namespace
+
+Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                      int64_t ignore_index) {
+  if (!fused_loss_applies({&input, &weight}) || !valid_reduction(reduction) || input.dim() != 2 ||
+      !target.defined() || !target.is_cpu() || target.dtype() != kInt64 || target.dim() != 1 ||
+      target.size(0) != input.size(0) || input.numel() == 0 ||
+      (weight.defined() && (weight.dim() != 1 || weight.numel() != input.size(1))))
+    return Tensor();
+  Tensor out = empty(reduction == Reduction::None ? std::vector<int64_t>{input.size(0)} : std::vector<int64_t>{},
+                     input.options());
+  const Tensor w = weight.defined() ? weight.contiguous() : weight;
+  if (!cpu::nll_loss_forward(input.contiguous(), target.contiguous(), w, reduction, ignore_index, out)) return Tensor();
+  return out;
+}
+
+Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta) {
+  if (!fused_loss_applies({&input, &target}) || !valid_reduction(reduction) || input.sizes() != target.sizes() ||
+      input.numel() == 0)
+    return Tensor();
+  Tensor out = empty(reduction == Reduction::None ? input.sizes().vec() : std::vector<int64_t>{}, input.options());
+  cpu::huber_loss_forward(input.contiguous(), target.contiguous(), delta, reduction, out);
+  return out;
+}
+
+Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, double margin,
+                               const Tensor& weight, int64_t reduction) {
+  if (!fused_loss_applies({&input, &weight}) || !valid_reduction(reduction) || (p != 1 && p != 2) ||
+      input.dim() != 2 || input.numel() == 0 || !target.defined() || !target.is_cpu() || target.dtype() != kInt64 ||
+      target.dim() != 1 || target.size(0) != input.size(0) ||
+      (weight.defined() && (weight.dim() != 1 || weight.numel() != input.size(1))))
+    return Tensor();
+  Tensor out = empty(reduction == Reduction::None ? std::vector<int64_t>{input.size(0)} : std::vector<int64_t>{},
+                     input.options());
+  const Tensor w = weight.defined() ? weight.contiguous() : weight;
+  if (!cpu::multi_margin_loss_forward(input.contiguous(), target.contiguous(), p, margin, w, reduction, out))
+    return Tensor();
+  return out;
+}
 
 void register_kernel(DispatchKey backend, const LossKernels& k) {
   dispatch::check_kernel_backend(backend, "_ctc_loss");

@@ -38,6 +38,16 @@ struct LossOpDefs {
 /// The one table of the loss ops with kernels.
 LossOpDefs& loss_ops();
 
+/// CPU fast paths of losses that nn composes from public ops (Note [Fused CPU losses] in
+/// kernels/cpu/LossKernels.h): the loss in one kernel call where nothing records a gradient
+/// and the inputs are CPU float32/float64; an undefined Tensor where they do not apply (the
+/// caller then runs its composite). reduction: tensor::Reduction (None 0, Mean 1, Sum 2).
+Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                      int64_t ignore_index);
+Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta);
+Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, double margin,
+                               const Tensor& weight, int64_t reduction);
+
 /// Registers a backend's (CUDA's) kernels of the loss ops.
 void register_kernel(DispatchKey backend, const LossKernels& kernels);
 

@@ -10,6 +10,7 @@
 #include "kernels/cpu/Reduce.h"
 #include "src/core/Check.h"
 #include "src/dispatch/BackendKernels.h"
+#include "tensor/autograd/autograd.h"
 #include "tensor/ops.h"
 
 namespace tensor {
@@ -288,6 +289,12 @@ Tensor norm_impl(const Tensor& a, const Scalar& p, IntArrayRef dims, bool keepdi
     out = sum(x.ne(0), dims, keepdim, to_real_type(x.dtype()));
   } else if (pv == 1) {
     out = sum(abs(x), dims, keepdim);
+  } else if (pv == 2 && x.is_cpu() && (x.dtype() == kFloat32 || x.dtype() == kFloat64) && x.numel() > 0 &&
+             !(autograd::GradMode::is_enabled() && x.requires_grad())) {
+    // One fused pass (Note [Fused 2-norm]) where nothing is recorded; with autograd the
+    // composite below records its own backward.
+    out = empty(r.out_sizes, x.options());
+    if (out.numel() > 0) cpu::norm2_kernel(x, r.mask, out);
   } else if (pv == 2) {
     Tensor sq = is_complex(x.dtype()) ? square(abs(x)) : x * x;
     out = sqrt(sum(sq, dims, keepdim));

@@ -1,0 +1,202 @@
+// The fused CPU losses (Note [Fused CPU losses] in kernels/cpu/LossKernels.h): nll_loss,
+// huber_loss and multi_margin_loss run as one kernel where nothing records a gradient. Their
+// values are checked against PyTorch's (tests/reference/torch_nn_port_ref.h, the inputs of
+// tests/test_port_nn.cpp), against float64 loops written here from the losses' definitions,
+// and against the composite path (taken when the input requires grad; for huber_loss, with a
+// broadcast target) on sizes that split over threads; invalid targets still raise the
+// composite's errors.
+#include <gtest/gtest.h>
+#include <tensor/tensor.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/grad_test_util.h"
+#include "tests/port_util.h"
+#include "tests/reference/torch_nn_port_ref.h"
+#include "tests/test_util.h"
+
+using namespace tensor;
+using tensor::testing::det;
+using tensor::testing::vals;
+
+namespace {
+
+void expect_values(const Tensor& got, const std::vector<double>& want, double rtol, const std::string& what) {
+  const std::vector<double> g = vals(got);
+  ASSERT_EQ(g.size(), want.size()) << what;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(g[i])) << what << " at " << i;
+      continue;
+    }
+    EXPECT_NEAR(g[i], want[i], rtol * std::max(1.0, std::fabs(want[i]))) << what << " at " << i;
+  }
+}
+
+/// The loss through the composite: the same call with the input requiring grad (it records).
+template <class F>
+Tensor composite(const Tensor& x, const F& f) {
+  return f(x.detach().requires_grad_(true)).detach();
+}
+
+const int64_t kReductions[] = {Reduction::None, Reduction::Mean, Reduction::Sum};
+
+std::vector<double> reduce_ref(const std::vector<double>& per, int64_t r, double denom) {
+  if (r == Reduction::None) return per;
+  double s = 0;
+  for (double v : per) s += v;
+  return {r == Reduction::Mean ? s / denom : s};
+}
+
+}  // namespace
+
+TEST(FusedLosses, MatchPyTorchWithoutRecording) {
+  using namespace torch_ref;
+  NoGradGuard no_grad;
+  Tensor inp = det({4, 5}, 11, -2, 2), tgt = det({4, 5}, 12, -2, 2);
+  const std::vector<double>* hub[3] = {&huber_none_out, &huber_mean_out, &huber_sum_out};
+  for (int k = 0; k < 3; ++k)
+    expect_values(tensor::huber_loss(inp, tgt, kReductions[k], 0.7), *hub[k], 1e-12, "huber_loss " + std::to_string(k));
+
+  Tensor logp = tensor::log_softmax(det({4, 5}, 16, -2, 2), 1);
+  Tensor nt = tensor::tensor({int64_t{1}, int64_t{4}, int64_t{-100}, int64_t{0}});
+  expect_values(tensor::nll_loss(logp, nt, det({5}, 35, 0.5, 1.5), Reduction::Mean, -100), nll_weight_ignore_out, 1e-12,
+                "nll_loss weight ignore_index");
+  Tensor t4 = tensor::tensor({int64_t{1}, int64_t{4}, int64_t{2}, int64_t{0}});
+  expect_values(tensor::nll_loss(logp, t4, {}, Reduction::Sum), nll_sum_out, 1e-12, "nll_loss sum");
+
+  Tensor mt = tensor::tensor({int64_t{2}, int64_t{0}, int64_t{4}, int64_t{1}});
+  Tensor mx = det({4, 5}, 29, -1, 1);
+  expect_values(tensor::multi_margin_loss(mx, mt), multi_margin_p1_out, 1e-12, "multi_margin_loss p1");
+  expect_values(tensor::multi_margin_loss(mx, mt, 2, 0.7, det({5}, 30, 0.5, 1.5), Reduction::None),
+                multi_margin_p2_w_out, 1e-12, "multi_margin_loss p2 weight");
+}
+
+TEST(FusedLosses, NllLossMatchesReferenceAndComposite) {
+  manual_seed(3);
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    const int64_t N = 3000, C = 40;  // N x C over the threading grain
+    Tensor logp = tensor::log_softmax(randn({N, C}, dt), 1);
+    Tensor t = randint(0, C, {N}, kInt64);
+    t.index_put_({tensor::arange(0, N, 7)}, tensor::tensor({int64_t{-1}}));  // ignored rows
+    Tensor w = rand({C}, dt) + 0.5;
+    const Tensor lp64 = logp.to(kFloat64).contiguous(), w64 = w.to(kFloat64).contiguous();
+    const double tol = dt == kFloat32 ? 2e-6 : 1e-12;
+    for (bool weighted : {false, true})
+      for (int64_t r : kReductions) {
+        const std::string what = std::string("nll_loss ") + to_string(dt) + (weighted ? " weighted " : " ") +
+                                 std::to_string(r);
+        auto f = [&](const Tensor& x) { return tensor::nll_loss(x, t, weighted ? w : Tensor(), r, -1); };
+        std::vector<double> per;
+        double wsum = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t c = t[n].item<int64_t>();
+          const double wn = c == -1 ? 0.0 : weighted ? w64[c].item<double>() : 1.0;
+          per.push_back(c == -1 ? 0.0 : -lp64[n][c].item<double>() * wn);
+          wsum += wn;
+        }
+        Tensor got = f(logp);
+        EXPECT_FALSE(got.requires_grad()) << what;
+        expect_values(got, reduce_ref(per, r, wsum), tol, what);
+        expect_values(got, vals(composite(logp, f)), tol, what + " vs composite");
+      }
+  }
+  // Every target ignored: the mean is 0 / 0 = NaN, as libtorch.
+  Tensor all_ignored = tensor::nll_loss(zeros({2, 3}), tensor::tensor({int64_t{-100}, int64_t{-100}}));
+  EXPECT_TRUE(std::isnan(all_ignored.item<double>()));
+  // An out-of-range target raises the composite's message.
+  EXPECT_THROW(
+      {
+        try {
+          tensor::nll_loss(zeros({2, 3}), tensor::tensor({int64_t{1}, int64_t{3}}));
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("out of bounds"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+}
+
+TEST(FusedLosses, HuberLossMatchesReferenceAndComposite) {
+  manual_seed(4);
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    Tensor x = randn({301, 257}, dt) * 2, y = randn({301, 257}, dt) * 2;  // over the threading grain
+    const double delta = 1.3;
+    const std::vector<double> xv = vals(x), yv = vals(y);
+    std::vector<double> per;
+    for (size_t i = 0; i < xv.size(); ++i) {
+      const double d = std::fabs(xv[i] - yv[i]);
+      per.push_back(d < delta ? 0.5 * d * d : delta * (d - 0.5 * delta));
+    }
+    const double tol = dt == kFloat32 ? 2e-6 : 1e-12;
+    for (int64_t r : kReductions) {
+      const std::string what = std::string("huber_loss ") + to_string(dt) + " " + std::to_string(r);
+      auto f = [&](const Tensor& a) { return tensor::huber_loss(a, y, r, delta); };
+      Tensor got = f(x);
+      expect_values(got, reduce_ref(per, r, static_cast<double>(per.size())), tol, what);
+      // The composite: a broadcast target takes it (a same-shape one with autograd takes the
+      // Function of Note [Huber loss Function], whose forward is the fused kernel).
+      expect_values(got, vals(tensor::huber_loss(x, y.unsqueeze(0), r, delta)), tol, what + " vs composite");
+    }
+    // A strided input is read through a contiguous copy.
+    expect_values(tensor::huber_loss(x.t(), y.t(), Reduction::Sum, delta), vals(tensor::huber_loss(x, y, Reduction::Sum, delta)),
+                  tol, "huber_loss transposed");
+  }
+}
+
+TEST(FusedLosses, MultiMarginLossMatchesReferenceAndComposite) {
+  manual_seed(5);
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    const int64_t N = 700, C = 90;
+    Tensor x = randn({N, C}, dt);
+    Tensor t = randint(0, C, {N}, kInt64);
+    Tensor w = rand({C}, dt) + 0.5;
+    const std::vector<double> xv = vals(x), wv = vals(w);
+    const double tol = dt == kFloat32 ? 2e-6 : 1e-12;
+    for (int64_t p : {1, 2})
+      for (bool weighted : {false, true})
+        for (int64_t r : kReductions) {
+          const double margin = 0.8;
+          const std::string what = std::string("multi_margin_loss ") + to_string(dt) + " p" + std::to_string(p) +
+                                   (weighted ? " weighted " : " ") + std::to_string(r);
+          std::vector<double> per;
+          for (int64_t n = 0; n < N; ++n) {
+            const int64_t y = t[n].item<int64_t>();
+            double s = 0;
+            for (int64_t c = 0; c < C; ++c) {
+              if (c == y) continue;
+              const double m = std::max(0.0, margin - xv[static_cast<size_t>(n * C + y)] + xv[static_cast<size_t>(n * C + c)]);
+              s += (p == 2 ? m * m : m) * (weighted ? wv[static_cast<size_t>(y)] : 1.0);
+            }
+            per.push_back(s / static_cast<double>(C));
+          }
+          auto f = [&](const Tensor& a) { return tensor::multi_margin_loss(a, t, p, margin, weighted ? w : Tensor(), r); };
+          Tensor got = f(x);
+          expect_values(got, reduce_ref(per, r, static_cast<double>(N)), tol, what);
+          expect_values(got, vals(composite(x, f)), tol, what + " vs composite");
+        }
+  }
+  EXPECT_THROW(tensor::multi_margin_loss(zeros({2, 3}), tensor::tensor({int64_t{0}, int64_t{5}})), Error);
+}
+
+// With autograd, huber_loss of same-shape inputs is a Function (Note [Huber loss Function]):
+// its gradients, first and second, against finite differences, and against the composite's
+// (a broadcast target takes the composite) on the same values.
+TEST(FusedLosses, HuberLossFunctionGradients) {
+  using autograd::variable_list;
+  Tensor x = det({3, 4}, 21, -2, 2).requires_grad_(true), t = det({3, 4}, 22, -2, 2).requires_grad_(true);
+  for (int64_t r : kReductions) {
+    auto fn = [r](const variable_list& in) { return tensor::huber_loss(in[0], in[1], r, 0.9); };
+    tensor::testing::check("huber gradcheck " + std::to_string(r), [&] { return autograd::gradcheck(fn, {x, t}); });
+    tensor::testing::check("huber gradgradcheck " + std::to_string(r),
+                           [&] { return autograd::gradgradcheck(fn, {x, t}); });
+  }
+  // Same values through the composite: a [1, 4] target row against the [3, 4] target's first row.
+  Tensor row = det({1, 4}, 23, -2, 2);
+  Tensor xf = x.detach().requires_grad_(true), xc = x.detach().requires_grad_(true);
+  tensor::huber_loss(xf, row.expand({3, 4}).contiguous(), Reduction::Mean, 0.9).backward();
+  tensor::huber_loss(xc, row, Reduction::Mean, 0.9).backward();
+  expect_values(xf.grad(), vals(xc.grad()), 1e-12, "huber Function vs composite gradient");
+}
