@@ -363,3 +363,30 @@ TEST(QuantizationConvert, QuantizeDynamicMatchesTheDequantizedReference) {
   EXPECT_TRUE(d1->weight().dequantize().allclose(w1, 0, d1->weight().q_scale() / 2 + 1e-7));
   (void)b1;
 }
+
+// Note [Channels-last quantized max pooling]: the int8 convolutions' channels-last outputs are
+// pooled in place; the integers equal those of the same tensor made contiguous.
+TEST(QuantizationConvert, MaxPoolOfChannelsLastQuantizedTensorsMatchesContiguous) {
+  tensor::manual_seed(31);
+  for (ScalarType dt : {kQUInt8, kQInt8}) {
+    const Tensor x = quantize_per_tensor(randn({2, 5, 9, 11}), 0.05, dt == kQUInt8 ? 128 : 0, dt);
+    const Tensor cl = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    ASSERT_EQ(cl.stride(1), 1);
+    struct Geometry {
+      std::vector<int64_t> k, s, p, d;
+      bool ceil;
+    };
+    for (const auto& g : std::vector<Geometry>{{{2, 2}, {2, 2}, {0, 0}, {1, 1}, false},
+                                               {{3, 3}, {2, 2}, {1, 1}, {1, 1}, false},
+                                               {{3, 2}, {2, 1}, {1, 0}, {2, 1}, true},
+                                               {{2, 3}, {3, 2}, {0, 1}, {1, 1}, true}}) {
+      const Tensor a = max_pool2d(cl, g.k, g.s, g.p, g.d, g.ceil);
+      const Tensor b = max_pool2d(x, g.k, g.s, g.p, g.d, g.ceil);
+      ASSERT_EQ(a.sizes(), b.sizes());
+      EXPECT_EQ(a.stride(1), 1);  // channels-last in, channels-last out
+      EXPECT_TRUE(a.int_repr().equal(b.int_repr()));
+      EXPECT_EQ(a.q_scale(), 0.05);
+      EXPECT_EQ(a.q_zero_point(), x.q_zero_point());
+    }
+  }
+}
