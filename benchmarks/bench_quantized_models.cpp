@@ -52,8 +52,10 @@ struct Cnn : nn::Module {
 // Note [Residual add in the benchmark]: eager-mode PyTorch quantizes a residual add through
 // FloatFunctional, which libtensor's workflow does not have yet. The block observes relu(out +
 // identity) with an nn::ReLU module (prepare observes ReLU outputs), reads that observer's
-// scale and zero point before convert, and adds with quantized::add_relu once its inputs are
-// quantized.
+// scale and zero point before convert, and once its input is quantized runs the converted
+// conv2's packed weights through quantized::conv_add_relu: the convolution, the residual add
+// and the ReLU in one oneDNN primitive (what PyTorch's x86 backend fuses in FX mode). A separate
+// quantized::add_relu (float64 loops) would cost more than the convolution.
 nn::Conv2d conv(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(pad).bias(false));
 }
@@ -72,10 +74,14 @@ struct BasicBlock : nn::Module {
     }
   }
   Tensor forward(const Tensor& x) {
-    Tensor out = bn2(conv2(relu1(bn1(conv1(x)))));
     Tensor identity = down_conv ? down_bn(down_conv(x)) : x;
-    if (out.is_quantized()) return quantized::add_relu(out, identity, add_scale, add_zero_point);
-    return add_relu(out + identity);
+    if (x.is_quantized()) {
+      // conv2 (bn2 folded), the residual add and the ReLU in one oneDNN call.
+      Tensor out = relu1(bn1(conv1(x)));
+      auto* qconv2 = named_children()["conv2"]->as<nn::quantized::Conv2dImpl>();
+      return quantized::conv_add_relu(out, qconv2->packed_params(), identity, add_scale, add_zero_point);
+    }
+    return add_relu(bn2(conv2(relu1(bn1(conv1(x))))) + identity);
   }
   nn::Conv2d conv1;
   nn::BatchNorm2d bn1;

@@ -19,6 +19,7 @@
 // The Quantized slots of the ops above are filled once, when the first quantized tensor is made
 // (detail::empty_quantized): no call can carry the Quantized key before that, and nothing
 // depends on static initializers (as Note [Lazy autograd registration]).
+#include <cstring>
 #include <algorithm>
 #include <cmath>
 #include <mutex>
@@ -234,12 +235,14 @@ Tensor q_max_pool2d_channels_last(const Tensor& x, const Window& wh, const Windo
           for (int64_t e = 0; e < ww.k; ++e) {
             const int64_t ix = xo * ww.s - ww.p + e * ww.d;
             if (ix < 0 || ix >= iw) continue;
-            const T* in = src + ((b * ih + iy) * iw + ix) * c;
+            const T* __restrict in = src + ((b * ih + iy) * iw + ix) * c;
+            T* __restrict acc = o;
             if (first) {
-              for (int64_t ch = 0; ch < c; ++ch) o[ch] = in[ch];
+              std::memcpy(acc, in, static_cast<size_t>(c) * sizeof(T));
               first = false;
             } else {
-              for (int64_t ch = 0; ch < c; ++ch) o[ch] = std::max(o[ch], in[ch]);
+#pragma omp simd
+              for (int64_t ch = 0; ch < c; ++ch) acc[ch] = acc[ch] < in[ch] ? in[ch] : acc[ch];
             }
           }
         }
