@@ -250,7 +250,7 @@ TENSOR_API QConfig get_default_qconfig(const std::string& backend = "x86");
 // ---------------------------------------------------------------------------------------------
 
 /// Marks where the quantized region starts: identity in float. prepare observes its output
-/// (the region's input qparams); convert will replace it with Quantize.
+/// (the region's input qparams); convert replaces it with Quantize.
 class TENSOR_API QuantStubImpl : public nn::Module {
  public:
   QuantStubImpl();
@@ -258,7 +258,7 @@ class TENSOR_API QuantStubImpl : public nn::Module {
 };
 TENSOR_MODULE(QuantStub);
 
-/// Marks where the quantized region ends: identity in float; convert will replace it with
+/// Marks where the quantized region ends: identity in float; convert replaces it with
 /// DeQuantize.
 class TENSOR_API DeQuantStubImpl : public nn::Module {
  public:
@@ -400,7 +400,7 @@ TENSOR_API std::vector<std::string> quantize_dynamic(nn::Module& module,
 namespace tensor::nn::intrinsic {
 
 // Fused float modules (PyTorch's torch.ao.nn.intrinsic): what fuse_modules produces and convert
-// will map to nn::quantized ones. Children "0" (the linear or conv) and "1" (the ReLU), as
+// maps to nn::quantized ones. Children "0" (the linear or conv) and "1" (the ReLU), as
 // PyTorch names them. forward calls the children's forward directly, so a redirect from the
 // original modules to this one cannot loop back (Note [Module swap by redirect]).
 

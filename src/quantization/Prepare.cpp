@@ -18,15 +18,15 @@ namespace tensor::quantization {
 // statistics under "<name>.activation_post_process.min_val", as PyTorch's does), the observer
 // holds the QConfig it was made from (ObserverBase::qconfig(), in place of the module attribute
 // that C++ modules cannot grow) and the handle of the hook that feeds it. observed_modules()
-// reads that back. convert will, per ObservedModule:
+// reads that back. convert (Note [What convert does] in Convert.cpp), per ObservedModule:
 //   - QuantStub -> Quantize(scale, zero_point, dtype) from the activation observer's qparams;
-//     DeQuantStub -> DeQuantize;
+//     every DeQuantStub -> DeQuantize;
 //   - Linear / LinearReLU / Conv / ConvReLU -> the nn::quantized module, its weight quantized
 //     with quantize_weight(qconfig, weight) (qconfig.weight() observes it, per channel or per
 //     tensor) and its output scale and zero point from the activation observer;
-//   - ReLU and the norms -> their quantized twins with the output qparams;
-// then swap each module as fuse_modules does (Note [Module swap by redirect] in Fuse.cpp) and
-// remove the observers and hooks (remove_observers).
+//   - ReLU stays; the norms raise (no quantized twins yet);
+// then removes the observers and hooks (remove_observers) and swaps each module as fuse_modules
+// does (Note [Module swap by redirect] in Fuse.cpp).
 
 struct ObserverAccess {
   static void attach(ObserverBase& o, std::shared_ptr<const QConfig> qconfig, uint64_t handle) {
