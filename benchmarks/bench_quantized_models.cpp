@@ -167,9 +167,7 @@ struct Mlp : nn::Module {
         relu3(register_module("relu3", nn::ReLU())),
         fc4(register_module("fc4", nn::Linear(1024, 10))),
         dequant(register_module("dequant", q::DeQuantStub())) {}
-  Tensor forward(const Tensor& x) {
-    return dequant(fc4(relu3(fc3(relu2(fc2(relu1(fc1(quant(x)))))))));
-  }
+  Tensor forward(const Tensor& x) { return dequant(fc4(relu3(fc3(relu2(fc2(relu1(fc1(quant(x))))))))); }
   q::QuantStub quant;
   nn::Linear fc1;
   nn::ReLU relu1;
@@ -183,8 +181,8 @@ struct Mlp : nn::Module {
 
 // Seconds per forward of `model` on `x` (float32, or int8 after fuse/prepare/calibrate/convert).
 template <typename Model>
-double model_seconds(std::shared_ptr<Model> model, const std::vector<std::vector<std::string>>& groups,
-                     const Tensor& x, bool int8, int reps) {
+double model_seconds(std::shared_ptr<Model> model, const std::vector<std::vector<std::string>>& groups, const Tensor& x,
+                     bool int8, int reps) {
   NoGradGuard no_grad;
   model->eval();
   if (int8) {

@@ -4,14 +4,14 @@
 // save and load of the converted model; errors.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <string>
 #include <tensor/nn/quantized.h>
 #include <tensor/quantization.h>
 #include <tensor/serialize.h>
 #include <tensor/tensor.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
 #include <vector>
 
 #include "tests/test_util.h"
@@ -127,8 +127,8 @@ TEST(QuantizationConvert, SmallCnnSwapsModulesAndMatchesStepByStepReferences) {
 
   // fc: dequantize, float64 linear, quantize.
   const Tensor qy = net->fc(qh);
-  const Tensor fc_real = linear(qh.dequantize().to(kFloat64), qfc->weight().dequantize().to(kFloat64),
-                                qfc->bias()->to(kFloat64));
+  const Tensor fc_real =
+      linear(qh.dequantize().to(kFloat64), qfc->weight().dequantize().to(kFloat64), qfc->bias()->to(kFloat64));
   const Tensor fc_ref = requantize_ref(fc_real, qfc->scale, qfc->zero_point);
   EXPECT_LE(max_abs_diff(qy.int_repr(), fc_ref), 1);
 

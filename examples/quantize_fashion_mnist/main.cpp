@@ -57,16 +57,26 @@ Flags parse(int argc, char** argv) {
       if (i + 1 >= argc) usage(("missing value for " + a).c_str());
       return argv[++i];
     };
-    if (a == "--checkpoint") f.checkpoint = value();
-    else if (a == "--data") f.data = value();
-    else if (a == "--out") f.out = value();
-    else if (a == "--calib-batches") f.calib_batches = std::atoll(value());
-    else if (a == "--batch-size") f.batch_size = std::atoll(value());
-    else if (a == "--limit-batches") f.limit_batches = std::atoll(value());
-    else if (a == "--train-batches") f.train_batches = std::atoll(value());
-    else if (a == "--threads") f.threads = std::atoi(value());
-    else if (a == "--help" || a == "-h") usage("Quantizes the Fashion-MNIST CNN to int8.");
-    else usage(("unknown flag " + a).c_str());
+    if (a == "--checkpoint")
+      f.checkpoint = value();
+    else if (a == "--data")
+      f.data = value();
+    else if (a == "--out")
+      f.out = value();
+    else if (a == "--calib-batches")
+      f.calib_batches = std::atoll(value());
+    else if (a == "--batch-size")
+      f.batch_size = std::atoll(value());
+    else if (a == "--limit-batches")
+      f.limit_batches = std::atoll(value());
+    else if (a == "--train-batches")
+      f.train_batches = std::atoll(value());
+    else if (a == "--threads")
+      f.threads = std::atoi(value());
+    else if (a == "--help" || a == "-h")
+      usage("Quantizes the Fashion-MNIST CNN to int8.");
+    else
+      usage(("unknown flag " + a).c_str());
   }
   if (f.calib_batches <= 0 || f.batch_size <= 0 || f.limit_batches < 0 || f.train_batches < 0 || f.threads <= 0)
     usage("bad flag value");
@@ -170,7 +180,8 @@ int main(int argc, char** argv) {
   const Flags flags = parse(argc, argv);
   set_num_threads(flags.threads);
   manual_seed(0);
-  if (!std::ifstream(flags.data + "/train-images-idx3-ubyte.gz") && !std::ifstream(flags.data + "/train-images-idx3-ubyte")) {
+  if (!std::ifstream(flags.data + "/train-images-idx3-ubyte.gz") &&
+      !std::ifstream(flags.data + "/train-images-idx3-ubyte")) {
     std::printf("Fashion-MNIST is not in %s (Debian package dataset-fashion-mnist); skipping\n", flags.data.c_str());
     return 77;
   }

@@ -23,8 +23,10 @@ const char* qscheme_name(const Tensor& w) {
 void set_weight_bias_buffers(OrderedDict<std::string, Tensor>& buffers, const Tensor& qweight,
                              const std::optional<Tensor>& bias) {
   buffers.insert_or_assign("weight", qweight);
-  if (bias && bias->defined()) buffers.insert_or_assign("bias", *bias);
-  else if (buffers.contains("bias")) buffers.erase("bias");
+  if (bias && bias->defined())
+    buffers.insert_or_assign("bias", *bias);
+  else if (buffers.contains("bias"))
+    buffers.erase("bias");
 }
 std::optional<Tensor> bias_buffer(const OrderedDict<std::string, Tensor>& buffers) {
   const Tensor* b = buffers.find("bias");
@@ -46,7 +48,8 @@ OutputQParam<double> scale_buffer(Module& m) {
   return OutputQParam<double>(m.register_buffer("scale", tensor::scalar_tensor(1.0, TensorOptions().dtype(kFloat64))));
 }
 OutputQParam<int64_t> zero_point_buffer(Module& m) {
-  return OutputQParam<int64_t>(m.register_buffer("zero_point", tensor::scalar_tensor(0, TensorOptions().dtype(kInt64))));
+  return OutputQParam<int64_t>(
+      m.register_buffer("zero_point", tensor::scalar_tensor(0, TensorOptions().dtype(kInt64))));
 }
 }  // namespace
 

@@ -19,9 +19,9 @@
 // The Quantized slots of the ops above are filled once, when the first quantized tensor is made
 // (detail::empty_quantized): no call can carry the Quantized key before that, and nothing
 // depends on static initializers (as Note [Lazy autograd registration]).
-#include <cstring>
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 
 #include "src/core/Check.h"
@@ -260,8 +260,8 @@ Tensor q_max_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p
   const int64_t ih = x.size(-2), iw = x.size(-1);
   const Window wh = window(ih, kk[0], ss[0], pp[0], dd[0], ceil_mode, x, op);
   const Window ww = window(iw, kk[1], ss[1], pp[1], dd[1], ceil_mode, x, op);
-  if (x.dim() == 4 && x.size(1) > 1 && x.stride(1) == 1 && x.stride(3) == x.size(1) &&
-      x.stride(2) == x.size(1) * iw && x.stride(0) == x.size(1) * iw * ih) {
+  if (x.dim() == 4 && x.size(1) > 1 && x.stride(1) == 1 && x.stride(3) == x.size(1) && x.stride(2) == x.size(1) * iw &&
+      x.stride(0) == x.size(1) * iw * ih) {
     return q_max_pool2d_channels_last(x, wh, ww, op);
   }
   Tensor out = new_like_params(pool_out_shape(x, wh.out, ww.out), x.dtype(), x.q_scale(), x.q_zero_point(), op);

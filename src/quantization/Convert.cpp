@@ -59,10 +59,13 @@ OutputQParams output_qparams(const ObservedModule& o) {
                "convert: {} has a dynamic QConfig (a PlaceholderObserver for activations), which static convert "
                "cannot use; call quantize_dynamic() instead",
                what);
-  TENSOR_CHECK(!obs.is_per_channel(), "convert: {} has a per-channel activation observer; activations are quantized "
-               "per tensor", what);
+  TENSOR_CHECK(!obs.is_per_channel(),
+               "convert: {} has a per-channel activation observer; activations are quantized "
+               "per tensor",
+               what);
   TENSOR_CHECK(obs.dtype() == kQUInt8 || obs.dtype() == kQInt8,
-               "convert: {} has an activation observer of dtype {}; activations are quint8 or qint8", what, obs.dtype());
+               "convert: {} has an activation observer of dtype {}; activations are quint8 or qint8", what,
+               obs.dtype());
   TENSOR_CHECK(calibrated(obs),
                "convert: the observer of {} has seen no data; run calibration batches through the prepared model "
                "before convert",
@@ -167,17 +170,22 @@ void convert(nn::Module& module) {
     const OutputQParams out = output_qparams(o);
     dtypes.insert(out.dtype);
     if (m.as<QuantStubImpl>()) {
-      swaps.push_back(make_swap(o.name, o.module, std::make_shared<QuantizeImpl>(out.scale, out.zero_point, out.dtype)));
+      swaps.push_back(
+          make_swap(o.name, o.module, std::make_shared<QuantizeImpl>(out.scale, out.zero_point, out.dtype)));
     } else if (const auto* lr = m.as<nn::intrinsic::LinearReLUImpl>()) {
-      swaps.push_back(make_swap(o.name, o.module, quantized_linear<nnq::LinearReLUImpl>(*lr->linear, o.qconfig, out, what)));
+      swaps.push_back(
+          make_swap(o.name, o.module, quantized_linear<nnq::LinearReLUImpl>(*lr->linear, o.qconfig, out, what)));
     } else if (const auto* lin = m.as<nn::LinearImpl>()) {
       swaps.push_back(make_swap(o.name, o.module, quantized_linear<nnq::LinearImpl>(*lin, o.qconfig, out, what)));
     } else if (const auto* c1 = m.as<nn::intrinsic::ConvReLU1dImpl>()) {
-      swaps.push_back(make_swap(o.name, o.module, quantized_conv<nnq::ConvReLU1dImpl>(*c1->conv, o.qconfig, out, what)));
+      swaps.push_back(
+          make_swap(o.name, o.module, quantized_conv<nnq::ConvReLU1dImpl>(*c1->conv, o.qconfig, out, what)));
     } else if (const auto* c2 = m.as<nn::intrinsic::ConvReLU2dImpl>()) {
-      swaps.push_back(make_swap(o.name, o.module, quantized_conv<nnq::ConvReLU2dImpl>(*c2->conv, o.qconfig, out, what)));
+      swaps.push_back(
+          make_swap(o.name, o.module, quantized_conv<nnq::ConvReLU2dImpl>(*c2->conv, o.qconfig, out, what)));
     } else if (const auto* c3 = m.as<nn::intrinsic::ConvReLU3dImpl>()) {
-      swaps.push_back(make_swap(o.name, o.module, quantized_conv<nnq::ConvReLU3dImpl>(*c3->conv, o.qconfig, out, what)));
+      swaps.push_back(
+          make_swap(o.name, o.module, quantized_conv<nnq::ConvReLU3dImpl>(*c3->conv, o.qconfig, out, what)));
     } else if (const auto* k1 = m.as<nn::Conv1dImpl>()) {
       swaps.push_back(make_swap(o.name, o.module, quantized_conv<nnq::Conv1dImpl>(*k1, o.qconfig, out, what)));
     } else if (const auto* k2 = m.as<nn::Conv2dImpl>()) {
@@ -185,10 +193,11 @@ void convert(nn::Module& module) {
     } else if (const auto* k3 = m.as<nn::Conv3dImpl>()) {
       swaps.push_back(make_swap(o.name, o.module, quantized_conv<nnq::Conv3dImpl>(*k3, o.qconfig, out, what)));
     } else {
-      TENSOR_ERROR("convert: {} has no quantized module (quantized: QuantStub, Linear, LinearReLU, Conv1d/2d/3d, "
-                   "ConvReLU1d/2d/3d, ReLU); fuse it into the preceding conv or linear with fuse_modules, or leave it "
-                   "float with a nullopt QConfig override and DeQuantStub/QuantStub around it",
-                   what);
+      TENSOR_ERROR(
+          "convert: {} has no quantized module (quantized: QuantStub, Linear, LinearReLU, Conv1d/2d/3d, "
+          "ConvReLU1d/2d/3d, ReLU); fuse it into the preceding conv or linear with fuse_modules, or leave it "
+          "float with a nullopt QConfig override and DeQuantStub/QuantStub around it",
+          what);
     }
   }
   TENSOR_CHECK(dtypes.size() <= 1,
