@@ -266,6 +266,23 @@ TEST(QuantizationConvert, ReluAndSequentialModels) {
   EXPECT_LT((y - y_float).abs().max().item<double>(), 0.1 * y_float.abs().max().item<double>());
 }
 
+TEST(QuantizationConvert, DeQuantStubUnderANullOverrideStays) {
+  // As PyTorch: a DeQuantStub without a QConfig is not converted, so the output stays quantized.
+  auto net = make_net(2);
+  const Tensor x = randn({4, 1, 8, 8});
+  q::fuse_modules(*net, {{"conv", "bn", "relu"}});
+  q::prepare(*net, q::default_qconfig(), {{"dequant", std::nullopt}});
+  EXPECT_FALSE(child<q::DeQuantStubImpl>(*net, "dequant")->prepared());
+  net->forward(x);
+  q::convert(*net);
+  auto* stub = child<q::DeQuantStubImpl>(*net, "dequant");
+  ASSERT_NE(stub, nullptr);
+  EXPECT_FALSE(stub->prepared());
+  const Tensor y = net->forward(x);
+  EXPECT_TRUE(y.is_quantized());
+  EXPECT_EQ(y.q_scale(), static_cast<double>(child<nn::quantized::LinearImpl>(*net, "fc")->scale));
+}
+
 TEST(QuantizationConvert, Errors) {
   const Tensor x = randn({4, 1, 8, 8});
   {

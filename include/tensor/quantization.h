@@ -264,6 +264,13 @@ class TENSOR_API DeQuantStubImpl : public nn::Module {
  public:
   DeQuantStubImpl();
   Tensor forward(const Tensor& x) { return x; }
+  /// Whether prepare gave it a QConfig (no nullopt override above it): convert then replaces it
+  /// with DeQuantize, as PyTorch converts only DeQuantStubs that have a qconfig.
+  bool prepared() const noexcept { return prepared_; }
+
+ private:
+  friend struct ObserverAccess;
+  bool prepared_ = false;
 };
 TENSOR_MODULE(DeQuantStub);
 
@@ -372,10 +379,10 @@ TENSOR_API Tensor quantize_weight(const QConfig& qconfig, const Tensor& weight);
 
 /// PyTorch's convert (eager mode, in place) of a prepared and calibrated module: every observed
 /// QuantStub becomes Quantize(scale, zero_point, dtype) from its observer; every DeQuantStub
-/// DeQuantize; every observed Linear, nn::intrinsic::LinearReLU, Conv1d/2d/3d and
-/// nn::intrinsic::ConvReLU1d/2d/3d the nn::quantized module with its weight quantized by
-/// quantize_weight(qconfig, weight), its float32 bias, and the output scale and zero point of
-/// its activation observer; an observed ReLU stays (relu keeps its input's parameters). Then
+/// that prepare gave a QConfig (DeQuantStubImpl::prepared()) DeQuantize; every observed Linear,
+/// nn::intrinsic::LinearReLU, Conv1d/2d/3d and nn::intrinsic::ConvReLU1d/2d/3d the nn::quantized
+/// module with its weight quantized by quantize_weight(qconfig, weight), its float32 bias, and
+/// the output scale and zero point of its activation observer; an observed ReLU stays (relu keeps its input's parameters). Then
 /// the observers are removed. Modules are swapped as fuse_modules swaps them (Note [Module
 /// swap by redirect]), so the model's own forward runs the quantized modules; pooling,
 /// flatten and views between them work on quantized tensors. Everything is checked before

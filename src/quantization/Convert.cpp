@@ -204,7 +204,8 @@ void convert(nn::Module& module) {
                "convert: the activation observers use both quint8 and qint8; quantized layers output their input's "
                "dtype, so one QConfig dtype must hold for the whole model");
   for (const auto& item : module.named_modules()) {
-    if (item.value()->as<DeQuantStubImpl>()) {
+    const auto* dq = item.value()->as<DeQuantStubImpl>();
+    if (dq && dq->prepared()) {
       TENSOR_CHECK(!item.key().empty(), "convert: the module itself is a DeQuantStub; wrap it in a parent module");
       swaps.push_back(make_swap(item.key(), item.value(), std::make_shared<DeQuantizeImpl>()));
     }
