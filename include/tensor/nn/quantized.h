@@ -140,7 +140,8 @@ namespace nn::quantized {
 // file's scales and zero points, as libtorch's copy_ does). The packed oneDNN weights are a
 // cache of the `weight` and `bias` buffers: forward repacks them when either buffer's version
 // counter moved (a load, or any in-place write), so a loaded model computes with the loaded
-// weights. `scale` and `zero_point` read and write their buffers (OutputQParam), so
+// weights. The repack is not synchronized: after a load, make one call before calling forward
+// from several threads at once. `scale` and `zero_point` read and write their buffers (OutputQParam), so
 // `fc->scale = 0.05` keeps working and is what state_dict saves.
 
 /// A number kept in a 0-dim buffer of its module: reads as T, assigns with fill_, so state_dict
