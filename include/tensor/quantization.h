@@ -1,5 +1,6 @@
 // tensor::quantization: PyTorch's eager-mode post-training quantization workflow in C++
-// (torch.ao.quantization): observers, QConfig, QuantStub/DeQuantStub, fuse_modules and prepare.
+// (torch.ao.quantization): observers, QConfig, QuantStub/DeQuantStub, fuse_modules, prepare,
+// convert and quantize_dynamic.
 //
 //   auto net = std::make_shared<Net>();            // holds quant (QuantStub), conv, bn, relu, fc, dequant
 //   net->eval();
@@ -9,7 +10,9 @@
 //   for (auto& s : quantization::get_observer_state(*net))
 //     std::cout << s.name << " scale " << s.scale << " zero_point " << s.zero_point << "\n";
 //
-// convert (swapping modules for nn::quantized ones) comes with the int8 kernels; see
+//   quantization::convert(*net);                              // nn::quantized modules, int8 from here
+//
+// quantize_dynamic swaps Linear layers for dynamically quantized ones; see
 // docs/quantization.md, "The workflow".
 #pragma once
 
@@ -247,7 +250,7 @@ TENSOR_API QConfig get_default_qconfig(const std::string& backend = "x86");
 // ---------------------------------------------------------------------------------------------
 
 /// Marks where the quantized region starts: identity in float. prepare observes its output
-/// (the region's input qparams); convert will replace it with Quantize.
+/// (the region's input qparams); convert replaces it with Quantize.
 class TENSOR_API QuantStubImpl : public nn::Module {
  public:
   QuantStubImpl();
@@ -255,12 +258,19 @@ class TENSOR_API QuantStubImpl : public nn::Module {
 };
 TENSOR_MODULE(QuantStub);
 
-/// Marks where the quantized region ends: identity in float; convert will replace it with
+/// Marks where the quantized region ends: identity in float; convert replaces it with
 /// DeQuantize.
 class TENSOR_API DeQuantStubImpl : public nn::Module {
  public:
   DeQuantStubImpl();
   Tensor forward(const Tensor& x) { return x; }
+  /// Whether prepare gave it a QConfig (no nullopt override above it): convert then replaces it
+  /// with DeQuantize, as PyTorch converts only DeQuantStubs that have a qconfig.
+  bool prepared() const noexcept { return prepared_; }
+
+ private:
+  friend struct ObserverAccess;
+  bool prepared_ = false;
 };
 TENSOR_MODULE(DeQuantStub);
 
@@ -363,12 +373,41 @@ TENSOR_API void remove_observers(nn::Module& module);
 /// to each weight.
 TENSOR_API Tensor quantize_weight(const QConfig& qconfig, const Tensor& weight);
 
+// ---------------------------------------------------------------------------------------------
+// convert and quantize_dynamic
+// ---------------------------------------------------------------------------------------------
+
+/// PyTorch's convert (eager mode, in place) of a prepared and calibrated module: every observed
+/// QuantStub becomes Quantize(scale, zero_point, dtype) from its observer; every DeQuantStub
+/// that prepare gave a QConfig (DeQuantStubImpl::prepared()) DeQuantize; every observed Linear,
+/// nn::intrinsic::LinearReLU, Conv1d/2d/3d and nn::intrinsic::ConvReLU1d/2d/3d the nn::quantized
+/// module with its weight quantized by quantize_weight(qconfig, weight), its float32 bias, and
+/// the output scale and zero point of its activation observer; an observed ReLU stays (relu
+/// keeps its input's parameters). Then the observers are removed. Modules are swapped as
+/// fuse_modules swaps them (Note [Module swap by redirect]), so the model's own forward runs
+/// the quantized modules; pooling, flatten and views between them work on quantized tensors.
+/// Everything is checked before anything changes: a module that was never prepared, an
+/// observer that saw no data, an observed module with no quantized counterpart (ConvTranspose,
+/// the norms: fuse them or leave them float with a nullopt override), a dynamic QConfig,
+/// activation observers of different dtypes, padding_mode other than zeros, or the module
+/// itself being observed raise tensor::Error naming the submodule.
+TENSOR_API void convert(nn::Module& module);
+
+/// PyTorch's quantize_dynamic (in place): every nn::Linear and nn::intrinsic::LinearReLU below
+/// `module` becomes nn::quantized::dynamic::Linear (followed by ReLU for LinearReLU) with its
+/// weight quantized by quantize_weight(qconfig, weight): float32 in and out, activations
+/// quantized per call from their range (reduce_range as the QConfig's activation observer
+/// says). LSTM is not converted yet. Returns the dotted names of the swapped modules; none
+/// found raises tensor::Error.
+TENSOR_API std::vector<std::string> quantize_dynamic(nn::Module& module,
+                                                     const QConfig& qconfig = default_dynamic_qconfig());
+
 }  // namespace tensor::quantization
 
 namespace tensor::nn::intrinsic {
 
 // Fused float modules (PyTorch's torch.ao.nn.intrinsic): what fuse_modules produces and convert
-// will map to nn::quantized ones. Children "0" (the linear or conv) and "1" (the ReLU), as
+// maps to nn::quantized ones. Children "0" (the linear or conv) and "1" (the ReLU), as
 // PyTorch names them. forward calls the children's forward directly, so a redirect from the
 // original modules to this one cannot loop back (Note [Module swap by redirect]).
 

@@ -18,16 +18,50 @@ std::optional<Tensor> zero_bias(bool with_bias, int64_t out) {
 const char* qscheme_name(const Tensor& w) {
   return w.qscheme() == QScheme::PerChannelAffine ? "per_channel_affine" : "per_tensor_affine";
 }
+
+// Note [Quantized module state]: the weight and bias live in buffers; the packed params cache them.
+void set_weight_bias_buffers(OrderedDict<std::string, Tensor>& buffers, const Tensor& qweight,
+                             const std::optional<Tensor>& bias) {
+  buffers.insert_or_assign("weight", qweight);
+  if (bias && bias->defined())
+    buffers.insert_or_assign("bias", *bias);
+  else if (buffers.contains("bias"))
+    buffers.erase("bias");
+}
+std::optional<Tensor> bias_buffer(const OrderedDict<std::string, Tensor>& buffers) {
+  const Tensor* b = buffers.find("bias");
+  return b ? std::optional<Tensor>(*b) : std::nullopt;
+}
+// Whether the buffers moved on since they were packed (versions recorded at packing).
+bool stale(const OrderedDict<std::string, Tensor>& buffers, uint32_t weight_version, uint32_t bias_version) {
+  const Tensor* b = buffers.find("bias");
+  return buffers["weight"]._version() != weight_version || (b && b->_version() != bias_version);
+}
+void record_versions(const OrderedDict<std::string, Tensor>& buffers, uint32_t& weight_version,
+                     uint32_t& bias_version) {
+  weight_version = buffers["weight"]._version();
+  const Tensor* b = buffers.find("bias");
+  bias_version = b ? b->_version() : 0;
+}
+// The output's scale (float64) and zero point (int64) as 0-dim buffers.
+OutputQParam<double> scale_buffer(Module& m) {
+  return OutputQParam<double>(m.register_buffer("scale", tensor::scalar_tensor(1.0, TensorOptions().dtype(kFloat64))));
+}
+OutputQParam<int64_t> zero_point_buffer(Module& m) {
+  return OutputQParam<int64_t>(
+      m.register_buffer("zero_point", tensor::scalar_tensor(0, TensorOptions().dtype(kInt64))));
+}
 }  // namespace
 
 // ---- Linear ----
 
-LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias) : in_features(in), out_features(out) {
+LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias)
+    : in_features(in), out_features(out), scale(scale_buffer(*this)), zero_point(zero_point_buffer(*this)) {
   TENSOR_CHECK(in >= 0 && out >= 0,
                "nn::quantized::Linear: in_features and out_features must be non-negative, got {} "
                "and {}",
                in, out);
-  packed = q::linear_prepack(zero_qweight({out, in}), zero_bias(with_bias, out));
+  set_weight_bias(zero_qweight({out, in}), zero_bias(with_bias, out));
 }
 
 void LinearImpl::set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias) {
@@ -36,16 +70,22 @@ void LinearImpl::set_weight_bias(const Tensor& qweight, const std::optional<Tens
       "nn::quantized::Linear::set_weight_bias: expected a weight of shape [{}, {}], got {}", out_features, in_features,
       qweight.defined() ? qweight.describe() : "an undefined tensor");
   packed = q::linear_prepack(qweight, bias);
+  set_weight_bias_buffers(buffers_, qweight, bias);
+  record_versions(buffers_, weight_version_, bias_version_);
 }
-Tensor LinearImpl::weight() const { return std::get<0>(packed->unpack()); }
-std::optional<Tensor> LinearImpl::bias() const { return std::get<1>(packed->unpack()); }
-Tensor LinearImpl::forward(const Tensor& qx) { return q::linear(qx, *packed, scale, zero_point); }
+Tensor LinearImpl::weight() const { return buffers_["weight"]; }
+std::optional<Tensor> LinearImpl::bias() const { return bias_buffer(buffers_); }
+const q::LinearPackedParams& LinearImpl::packed_params() {
+  if (stale(buffers_, weight_version_, bias_version_)) set_weight_bias(weight(), bias());
+  return *packed;
+}
+Tensor LinearImpl::forward(const Tensor& qx) { return q::linear(qx, packed_params(), scale, zero_point); }
 void LinearImpl::pretty_print(std::ostream& os) const {
   os << type_name() << "(in_features=" << in_features << ", out_features=" << out_features << ", scale=" << scale
      << ", zero_point=" << zero_point << ", qscheme=" << qscheme_name(weight()) << ")";
 }
 
-Tensor LinearReLUImpl::forward(const Tensor& qx) { return q::linear_relu(qx, *packed, scale, zero_point); }
+Tensor LinearReLUImpl::forward(const Tensor& qx) { return q::linear_relu(qx, packed_params(), scale, zero_point); }
 
 // ---- convolutions ----
 
@@ -59,7 +99,9 @@ ConvNdImpl::ConvNdImpl(int64_t dims, int64_t in, int64_t out, std::vector<int64_
       stride(std::move(s)),
       padding(std::move(p)),
       dilation(std::move(d)),
-      fuse(f) {
+      fuse(f),
+      scale(scale_buffer(*this)),
+      zero_point(zero_point_buffer(*this)) {
   TENSOR_CHECK(static_cast<int64_t>(kernel_size.size()) == dims,
                "nn::quantized::Conv{}d: expected kernel_size with {} values, got {}", dims, dims,
                ::tensor::detail::shape_str(kernel_size));
@@ -68,7 +110,7 @@ ConvNdImpl::ConvNdImpl(int64_t dims, int64_t in, int64_t out, std::vector<int64_
                dims, g, in, out);
   std::vector<int64_t> wsz{out, in / g};
   wsz.insert(wsz.end(), kernel_size.begin(), kernel_size.end());
-  packed = q::conv_prepack(zero_qweight(wsz), zero_bias(with_bias, out), stride, padding, dilation, groups);
+  set_weight_bias(zero_qweight(wsz), zero_bias(with_bias, out));
 }
 
 void ConvNdImpl::set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias) {
@@ -78,23 +120,31 @@ void ConvNdImpl::set_weight_bias(const Tensor& qweight, const std::optional<Tens
                "nn::quantized::Conv{}d::set_weight_bias: expected a weight of shape {}, got {}", spatial_dims,
                ::tensor::detail::shape_str(want), qweight.defined() ? qweight.describe() : "an undefined tensor");
   packed = q::conv_prepack(qweight, bias, stride, padding, dilation, groups);
+  set_weight_bias_buffers(buffers_, qweight, bias);
+  record_versions(buffers_, weight_version_, bias_version_);
 }
-Tensor ConvNdImpl::weight() const { return std::get<0>(packed->unpack()); }
-std::optional<Tensor> ConvNdImpl::bias() const { return std::get<1>(packed->unpack()); }
+Tensor ConvNdImpl::weight() const { return buffers_["weight"]; }
+std::optional<Tensor> ConvNdImpl::bias() const { return bias_buffer(buffers_); }
+const q::ConvPackedParams& ConvNdImpl::packed_params() {
+  if (stale(buffers_, weight_version_, bias_version_)) set_weight_bias(weight(), bias());
+  return *packed;
+}
 
 Tensor ConvNdImpl::forward(const Tensor& qx) {
   TENSOR_CHECK(fuse == Fuse::None || fuse == Fuse::ReLU,
                "nn::quantized::ConvAdd{}d: forward needs the residual: call forward(qx, qresidual)",
                fuse == Fuse::AddReLU ? "ReLU2" : "2");
-  return fuse == Fuse::ReLU ? q::conv_relu(qx, *packed, scale, zero_point) : q::conv(qx, *packed, scale, zero_point);
+  const q::ConvPackedParams& w = packed_params();
+  return fuse == Fuse::ReLU ? q::conv_relu(qx, w, scale, zero_point) : q::conv(qx, w, scale, zero_point);
 }
 Tensor ConvNdImpl::forward(const Tensor& qx, const Tensor& qresidual) {
   TENSOR_CHECK(fuse == Fuse::Add || fuse == Fuse::AddReLU,
                "nn::quantized::Conv{}d: forward(qx, qresidual) is for ConvAdd2d / ConvAddReLU2d; this module takes "
                "one input",
                spatial_dims);
-  return fuse == Fuse::AddReLU ? q::conv_add_relu(qx, *packed, qresidual, scale, zero_point)
-                               : q::conv_add(qx, *packed, qresidual, scale, zero_point);
+  const q::ConvPackedParams& w = packed_params();
+  return fuse == Fuse::AddReLU ? q::conv_add_relu(qx, w, qresidual, scale, zero_point)
+                               : q::conv_add(qx, w, qresidual, scale, zero_point);
 }
 void ConvNdImpl::pretty_print(std::ostream& os) const {
   static const char* const kFuse[] = {"Conv", "ConvReLU", "ConvAdd", "ConvAddReLU"};
@@ -116,7 +166,7 @@ LinearImpl::LinearImpl(int64_t in, int64_t out, bool with_bias) : in_features(in
   TENSOR_CHECK(in >= 0 && out >= 0,
                "nn::quantized::dynamic::Linear: in_features and out_features must be non-negative, got {} and {}", in,
                out);
-  packed = q::linear_prepack(zero_qweight({out, in}), zero_bias(with_bias, out));
+  set_weight_bias(zero_qweight({out, in}), zero_bias(with_bias, out));
 }
 void LinearImpl::set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias) {
   TENSOR_CHECK(
@@ -124,10 +174,16 @@ void LinearImpl::set_weight_bias(const Tensor& qweight, const std::optional<Tens
       "nn::quantized::dynamic::Linear::set_weight_bias: expected a weight of shape [{}, {}], got {}", out_features,
       in_features, qweight.defined() ? qweight.describe() : "an undefined tensor");
   packed = q::linear_prepack(qweight, bias);
+  set_weight_bias_buffers(buffers_, qweight, bias);
+  record_versions(buffers_, weight_version_, bias_version_);
 }
-Tensor LinearImpl::weight() const { return std::get<0>(packed->unpack()); }
-std::optional<Tensor> LinearImpl::bias() const { return std::get<1>(packed->unpack()); }
-Tensor LinearImpl::forward(const Tensor& x) { return q::linear_dynamic(x, *packed, reduce_range); }
+Tensor LinearImpl::weight() const { return buffers_["weight"]; }
+std::optional<Tensor> LinearImpl::bias() const { return bias_buffer(buffers_); }
+const q::LinearPackedParams& LinearImpl::packed_params() {
+  if (stale(buffers_, weight_version_, bias_version_)) set_weight_bias(weight(), bias());
+  return *packed;
+}
+Tensor LinearImpl::forward(const Tensor& x) { return q::linear_dynamic(x, packed_params(), reduce_range); }
 void LinearImpl::pretty_print(std::ostream& os) const {
   os << "DynamicQuantizedLinear(in_features=" << in_features << ", out_features=" << out_features
      << ", dtype=torch.qint8, qscheme=" << qscheme_name(weight()) << ")";

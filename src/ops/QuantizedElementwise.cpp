@@ -21,6 +21,7 @@
 // depends on static initializers (as Note [Lazy autograd registration]).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <mutex>
 
 #include "src/core/Check.h"
@@ -204,6 +205,53 @@ void for_planes(const Tensor& xc, Tensor& out, int64_t ih, int64_t iw, int64_t o
   for (int64_t pl = 0; pl < planes; ++pl) f(src + pl * ih * iw, dst + pl * oh * ow);
 }
 
+// Note [Channels-last quantized max pooling]
+// The int8 convolutions leave their outputs channels-last (oneDNN's layout), and max pooling
+// usually follows. Making such an input contiguous first (a strided byte copy of the whole
+// activation) cost more than the convolution did, so a channels-last input is pooled in place:
+// per output pixel, an elementwise max over the window's rows of C contiguous integers (which
+// the compiler vectorizes), into a channels-last output. Max of the integers is max of the real
+// values (the scale is positive), so both paths give the same integers.
+Tensor q_max_pool2d_channels_last(const Tensor& x, const Window& wh, const Window& ww, const char* op) {
+  const int64_t n = x.size(0), c = x.size(1), ih = x.size(2), iw = x.size(3);
+  Tensor out_nhwc = new_like_params({n, wh.out, ww.out, c}, x.dtype(), x.q_scale(), x.q_zero_point(), op);
+  Tensor out = out_nhwc.permute({0, 3, 1, 2});
+  if (out.numel() == 0) return out;
+  const Tensor xi = as_underlying(x);
+  visit_q8(x.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    const T* src = static_cast<const T*>(xi.data_ptr());
+    T* dst = static_cast<T*>(out_nhwc.data_ptr());
+    const int64_t rows = n * wh.out;
+#pragma omp parallel for if (rows * ww.out * c > kParallelGrain)
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t b = r / wh.out, y = r % wh.out;
+      for (int64_t xo = 0; xo < ww.out; ++xo) {
+        T* o = dst + ((b * wh.out + y) * ww.out + xo) * c;
+        bool first = true;
+        for (int64_t a = 0; a < wh.k; ++a) {
+          const int64_t iy = y * wh.s - wh.p + a * wh.d;
+          if (iy < 0 || iy >= ih) continue;
+          for (int64_t e = 0; e < ww.k; ++e) {
+            const int64_t ix = xo * ww.s - ww.p + e * ww.d;
+            if (ix < 0 || ix >= iw) continue;
+            const T* __restrict in = src + ((b * ih + iy) * iw + ix) * c;
+            T* __restrict acc = o;
+            if (first) {
+              std::memcpy(acc, in, static_cast<size_t>(c) * sizeof(T));
+              first = false;
+            } else {
+#pragma omp simd
+              for (int64_t ch = 0; ch < c; ++ch) acc[ch] = acc[ch] < in[ch] ? in[ch] : acc[ch];
+            }
+          }
+        }
+      }
+    }
+  });
+  return out;
+}
+
 Tensor q_max_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p, IntArrayRef d, bool ceil_mode) {
   constexpr const char* op = "max_pool2d";
   check_pool_input(x, op);
@@ -212,6 +260,10 @@ Tensor q_max_pool2d(const Tensor& x, IntArrayRef k, IntArrayRef s, IntArrayRef p
   const int64_t ih = x.size(-2), iw = x.size(-1);
   const Window wh = window(ih, kk[0], ss[0], pp[0], dd[0], ceil_mode, x, op);
   const Window ww = window(iw, kk[1], ss[1], pp[1], dd[1], ceil_mode, x, op);
+  if (x.dim() == 4 && x.size(1) > 1 && x.stride(1) == 1 && x.stride(3) == x.size(1) && x.stride(2) == x.size(1) * iw &&
+      x.stride(0) == x.size(1) * iw * ih) {
+    return q_max_pool2d_channels_last(x, wh, ww, op);
+  }
   Tensor out = new_like_params(pool_out_shape(x, wh.out, ww.out), x.dtype(), x.q_scale(), x.q_zero_point(), op);
   const Tensor xc = as_underlying(x).contiguous();
   if (out.numel() == 0) return out;

@@ -258,6 +258,10 @@ Tensor& quantized_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
     Tensor tmp = detail::empty_quantized(self.sizes(), QuantizerPtr(self.impl()->quantizer()));
     quantize_into(tmp, src.to(kFloat32).expand(self.sizes()));
     as_underlying(self).copy_(as_underlying(tmp), non_blocking);
+    // The integers are written through an alias with its own version counter: count the write
+    // on self, so that whoever caches self (the packed weights of nn::quantized modules, Note
+    // [Quantized module state]) sees it.
+    self.unsafeGetTensorImpl()->bump_version();
     return self;
   }
   const Quantizer& qr = quantizer_of(src, "copy_");
@@ -276,6 +280,7 @@ Tensor& quantized_copy_(Tensor& self, const Tensor& src, bool non_blocking) {
                  "into {}", src.describe(), self.describe());
   }
   as_underlying(self).copy_(as_underlying(src), non_blocking);
+  self.unsafeGetTensorImpl()->bump_version();  // as above
   return self;
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "src/core/Check.h"
+#include "src/quantization/Swap.h"
 #include "tensor/autograd/autograd.h"
 #include "tensor/nn/layers.h"
 #include "tensor/nn/norm_pool.h"
@@ -45,7 +46,7 @@ namespace tensor::quantization {
 // Note [Module swap by redirect]
 // PyTorch swaps modules with setattr(parent, name, new): the parent's forward reads the
 // attribute on every call. A libtorch-style parent holds its children in typed members
-// (`nn::Conv2d conv;`) that replace_module cannot reach, so fuse_modules (and convert, later)
+// (`nn::Conv2d conv;`) that replace_module cannot reach, so fuse_modules and convert
 // swap in two steps: replace_module(name, new) puts the new module in the tree (named_modules,
 // state_dict, printing and prepare see it), and old->redirect_forward(new) makes every call
 // through the old module's holder, a Sequential or an AnyModule run the new module instead
@@ -210,16 +211,7 @@ std::shared_ptr<nn::ReLUImpl> copy_relu(const nn::Module& m) {
   return out;
 }
 
-// Puts `replacement` at `name` in the tree and sends calls of the old module to it.
-template <typename Impl>
-void swap_in(nn::Module& root, const std::string& name, const std::shared_ptr<nn::Module>& old,
-             std::shared_ptr<Impl> replacement) {
-  const size_t dot = name.rfind('.');
-  nn::Module* parent = &root;
-  if (dot != std::string::npos) parent = root.named_modules()[name.substr(0, dot)].get();
-  parent->replace_module(dot == std::string::npos ? name : name.substr(dot + 1), replacement);
-  old->redirect_forward([replacement](const Tensor& x) -> Tensor { return nn::ModuleHolder<Impl>(replacement)(x); });
-}
+using internal::swap_in;
 
 template <typename ConvImpl, typename ConvHolder, typename FusedImpl>
 std::shared_ptr<nn::Module> fuse_conv(const Resolved& r) {

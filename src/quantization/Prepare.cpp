@@ -18,15 +18,15 @@ namespace tensor::quantization {
 // statistics under "<name>.activation_post_process.min_val", as PyTorch's does), the observer
 // holds the QConfig it was made from (ObserverBase::qconfig(), in place of the module attribute
 // that C++ modules cannot grow) and the handle of the hook that feeds it. observed_modules()
-// reads that back. convert will, per ObservedModule:
+// reads that back. convert (Note [What convert does] in Convert.cpp), per ObservedModule:
 //   - QuantStub -> Quantize(scale, zero_point, dtype) from the activation observer's qparams;
-//     DeQuantStub -> DeQuantize;
+//     DeQuantStub -> DeQuantize where prepare gave it a QConfig (DeQuantStubImpl::prepared());
 //   - Linear / LinearReLU / Conv / ConvReLU -> the nn::quantized module, its weight quantized
 //     with quantize_weight(qconfig, weight) (qconfig.weight() observes it, per channel or per
 //     tensor) and its output scale and zero point from the activation observer;
-//   - ReLU and the norms -> their quantized twins with the output qparams;
-// then swap each module as fuse_modules does (Note [Module swap by redirect] in Fuse.cpp) and
-// remove the observers and hooks (remove_observers).
+//   - ReLU stays; the norms raise (no quantized twins yet);
+// then removes the observers and hooks (remove_observers) and swaps each module as fuse_modules
+// does (Note [Module swap by redirect] in Fuse.cpp).
 
 struct ObserverAccess {
   static void attach(ObserverBase& o, std::shared_ptr<const QConfig> qconfig, uint64_t handle) {
@@ -38,6 +38,7 @@ struct ObserverAccess {
     o.qconfig_.reset();
     o.hook_handle_ = 0;
   }
+  static void mark(DeQuantStubImpl& d, bool prepared) { d.prepared_ = prepared; }
 };
 
 namespace {
@@ -108,6 +109,10 @@ std::vector<ObservedModule> prepare(nn::Module& module, const QConfig& qconfig, 
     bool inside = false;
     for (const auto& s : skipped) inside = inside || (name != s && under(name, s));
     if (inside || dynamic_cast<ObserverBase*>(m.get())) continue;
+    if (auto* dq = m->as<DeQuantStubImpl>()) {
+      ObserverAccess::mark(*dq, qconfig_for(name, qconfig, overrides).has_value());
+      continue;
+    }
     const bool fused = is_fused(*m);
     if (fused) skipped.push_back(name);
     const bool observe = m->as<QuantStubImpl>() || fused || (m->children().empty() && is_observed_leaf(*m));
@@ -156,6 +161,9 @@ std::vector<ObserverState> get_observer_state(nn::Module& module) {
 }
 
 void remove_observers(nn::Module& module) {
+  for (const auto& item : module.named_modules()) {
+    if (auto* dq = item.value()->as<DeQuantStubImpl>()) ObserverAccess::mark(*dq, false);
+  }
   for (const auto& o : observed_modules(module)) {
     o.module->remove_forward_hook(ObserverAccess::handle(*o.activation_post_process));
     o.module->unregister_module(kObserverName);

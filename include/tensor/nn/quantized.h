@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <tuple>
 #include <vector>
 
@@ -130,6 +131,48 @@ TENSOR_API Tensor cat(TensorList qxs, int64_t dim, double scale, int64_t zero_po
 
 namespace nn::quantized {
 
+// Note [Quantized module state]
+// A quantized module's state_dict holds what PyTorch's holds: `weight` (the quantized weight,
+// saved with its scales and zero points: docs/io_data.md), `bias` (float32, when there is one),
+// and for static modules `scale` (float64, 0-dim) and `zero_point` (int64, 0-dim), the output's
+// parameters. All four are buffers, so state_dict(), tensor::save and tensor::load handle them
+// like any other, and load_state_dict copies into them in place (a quantized weight takes the
+// file's scales and zero points, as libtorch's copy_ does). The packed oneDNN weights are a
+// cache of the `weight` and `bias` buffers: forward repacks them when either buffer's version
+// counter moved (a load, or any in-place write), so a loaded model computes with the loaded
+// weights. The repack is not synchronized: after a load, make one call before calling forward
+// from several threads at once. `scale` and `zero_point` read and write their buffers (OutputQParam), so
+// `fc->scale = 0.05` keeps working and is what state_dict saves.
+
+/// A number kept in a 0-dim buffer of its module: reads as T, assigns with fill_, so state_dict
+/// saves and load_state_dict restores it (Note [Quantized module state]).
+template <typename T>
+class OutputQParam {
+ public:
+  OutputQParam() = default;
+  /// Wraps `buffer` (0-dim, registered by the module); the handle shares its storage.
+  explicit OutputQParam(Tensor buffer) : buffer_(std::move(buffer)) {}
+  /// Assigning copies the value, never the buffer: `a->scale = b->scale` leaves two buffers.
+  OutputQParam(const OutputQParam&) = default;
+  OutputQParam& operator=(const OutputQParam& other) { return *this = static_cast<T>(other); }
+  /// The buffer's value.
+  operator T() const { return buffer_.template item<T>(); }
+  /// Writes v into the buffer.
+  OutputQParam& operator=(T v) {
+    buffer_.fill_(v);
+    return *this;
+  }
+  /// The buffer (what state_dict holds under "scale" / "zero_point").
+  const Tensor& buffer() const noexcept { return buffer_; }
+
+ private:
+  Tensor buffer_;
+};
+template <typename T>
+std::ostream& operator<<(std::ostream& os, const OutputQParam<T>& p) {
+  return os << static_cast<T>(p);
+}
+
 /// A quantized linear layer (torch.ao.nn.quantized.Linear): quantized input [..., in] ->
 /// quantized output [..., out] with `scale` and `zero_point`. Its weights start as qint8 zeros
 /// (scale 1) and a zero bias until set_weight_bias.
@@ -137,24 +180,30 @@ class TENSOR_API LinearImpl : public Module {
  public:
   /// A layer with qint8 zero weights (scale 1) and, with_bias, a zero bias.
   LinearImpl(int64_t in_features, int64_t out_features, bool with_bias = true);
-  /// Packs a qint8 weight [out, in] (per-tensor or per-channel along 0) and an optional bias.
+  /// Packs a qint8 weight [out, in] (per-tensor or per-channel along 0) and an optional bias;
+  /// they become the `weight` and `bias` buffers (Note [Quantized module state]).
   void set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias);
-  /// The quantized weight and the bias (unpacked).
+  /// The quantized weight and the bias (the buffers).
   Tensor weight() const;
   std::optional<Tensor> bias() const;
   /// quantized::linear(qx, packed, scale, zero_point).
   Tensor forward(const Tensor& qx);
   /// "QuantizedLinear(in_features=.., out_features=.., scale=.., zero_point=.., qscheme=..)".
   void pretty_print(std::ostream& stream) const override;
+  /// The packed weights, repacked first if the weight or bias buffer changed since packing.
+  const tensor::quantized::LinearPackedParams& packed_params();
 
   int64_t in_features, out_features;
-  /// The output's quantization parameters.
-  double scale = 1.0;
-  int64_t zero_point = 0;
+  /// The output's quantization parameters (buffers "scale", float64, and "zero_point", int64).
+  OutputQParam<double> scale;
+  OutputQParam<int64_t> zero_point;
   std::shared_ptr<tensor::quantized::LinearPackedParams> packed;
 
  protected:
   virtual const char* type_name() const { return "QuantizedLinear"; }
+
+ private:
+  uint32_t weight_version_ = 0, bias_version_ = 0;
 };
 TENSOR_MODULE(Linear);
 
@@ -181,9 +230,10 @@ class TENSOR_API ConvNdImpl : public Module {
   ConvNdImpl(int64_t spatial_dims, int64_t in_channels, int64_t out_channels, std::vector<int64_t> kernel_size,
              std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups,
              bool with_bias, Fuse fuse);
-  /// Packs a qint8 weight [out, in / groups, k...] and an optional bias with this module's geometry.
+  /// Packs a qint8 weight [out, in / groups, k...] and an optional bias with this module's
+  /// geometry; they become the `weight` and `bias` buffers (Note [Quantized module state]).
   void set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias);
-  /// The quantized weight and the bias (unpacked).
+  /// The quantized weight and the bias (the buffers).
   Tensor weight() const;
   std::optional<Tensor> bias() const;
   /// Fuse::None or ReLU.
@@ -192,13 +242,19 @@ class TENSOR_API ConvNdImpl : public Module {
   Tensor forward(const Tensor& qx, const Tensor& qresidual);
   /// "QuantizedConvReLU2d(in, out, kernel_size=(..), stride=(..), scale=.., zero_point=.., ...)".
   void pretty_print(std::ostream& stream) const override;
+  /// The packed weights, repacked first if the weight or bias buffer changed since packing.
+  const tensor::quantized::ConvPackedParams& packed_params();
 
   int64_t spatial_dims, in_channels, out_channels, groups;
   std::vector<int64_t> kernel_size, stride, padding, dilation;
   Fuse fuse;
-  double scale = 1.0;
-  int64_t zero_point = 0;
+  /// The output's quantization parameters (buffers "scale", float64, and "zero_point", int64).
+  OutputQParam<double> scale;
+  OutputQParam<int64_t> zero_point;
   std::shared_ptr<tensor::quantized::ConvPackedParams> packed;
+
+ private:
+  uint32_t weight_version_ = 0, bias_version_ = 0;
 };
 
 /// Options of the quantized convolutions, as the float ones (one value for every spatial dim).
@@ -245,20 +301,26 @@ class TENSOR_API LinearImpl : public Module {
  public:
   /// A layer with qint8 zero weights (scale 1) and, with_bias, a zero bias.
   LinearImpl(int64_t in_features, int64_t out_features, bool with_bias = true);
-  /// Packs a qint8 weight [out, in] (per-tensor or per-channel along 0) and an optional bias.
+  /// Packs a qint8 weight [out, in] (per-tensor or per-channel along 0) and an optional bias;
+  /// they become the `weight` and `bias` buffers (Note [Quantized module state]).
   void set_weight_bias(const Tensor& qweight, const std::optional<Tensor>& bias);
-  /// The quantized weight and the bias (unpacked).
+  /// The quantized weight and the bias (the buffers).
   Tensor weight() const;
   std::optional<Tensor> bias() const;
   /// quantized::linear_dynamic(x, packed, reduce_range): float32 in, float32 out.
   Tensor forward(const Tensor& x);
   /// "DynamicQuantizedLinear(in_features=.., out_features=.., dtype=torch.qint8, qscheme=..)".
   void pretty_print(std::ostream& stream) const override;
+  /// The packed weights, repacked first if the weight or bias buffer changed since packing.
+  const tensor::quantized::LinearPackedParams& packed_params();
 
   int64_t in_features, out_features;
   /// 7-bit activations (libtorch's option for CPUs without VNNI).
   bool reduce_range = false;
   std::shared_ptr<tensor::quantized::LinearPackedParams> packed;
+
+ private:
+  uint32_t weight_version_ = 0, bias_version_ = 0;
 };
 TENSOR_MODULE(Linear);
 }  // namespace dynamic
