@@ -439,3 +439,38 @@ TEST(Autocast, MetaTensorsAndCustomOpsPassThrough) {
   EXPECT_EQ(y.dtype(), kFloat32);
   EXPECT_TRUE(equal(y, tensor::tensor({3.0f, -4.0f})));
 }
+
+// cross_entropy on bf16 logits from an autocast region: its fused Function (Note [Fused
+// cross_entropy]) computes in float32 and hands back a bf16 gradient, which must match the
+// float32 run's gradient to bf16 precision. The amp benchmarks' train steps once raised here.
+TEST(Autocast, CrossEntropyOnBf16LogitsBackpropagates) {
+  manual_seed(3);
+  Tensor x = randn({64, 20});
+  Tensor y = randint(7, {64}, TensorOptions(kInt64));
+  Tensor w = (randn({7, 20}) * 0.3).requires_grad_(true);
+  Tensor b = zeros({7}).requires_grad_(true);
+  auto grads = [&](bool amp, const nn::functional::CrossEntropyFuncOptions& opts) {
+    w.mutable_grad() = Tensor();
+    b.mutable_grad() = Tensor();
+    Tensor loss;
+    {
+      AutocastGuard ac(kCPU, kBFloat16, /*enabled=*/amp);
+      Tensor logits = linear(x, w, b);
+      EXPECT_EQ(logits.dtype(), amp ? kBFloat16 : kFloat32);
+      loss = nn::functional::cross_entropy(logits, y, opts);
+    }
+    EXPECT_EQ(loss.dtype(), kFloat32);
+    loss.sum().backward();
+    return std::make_pair(w.grad().clone(), b.grad().clone());
+  };
+  for (const auto& opts : {nn::functional::CrossEntropyFuncOptions(),
+                           nn::functional::CrossEntropyFuncOptions().reduction(kSum),
+                           nn::functional::CrossEntropyFuncOptions().reduction(kNone).ignore_index(2)}) {
+    auto [w32, b32] = grads(false, opts);
+    auto [w16, b16] = grads(true, opts);
+    ASSERT_EQ(w16.dtype(), kFloat32);
+    const double scale = w32.abs().max().item<double>();
+    EXPECT_LT((w16 - w32).abs().max().item<double>(), 0.03 * scale);
+    EXPECT_LT((b16 - b32).abs().max().item<double>(), 0.03 * b32.abs().max().item<double>() + 1e-6);
+  }
+}

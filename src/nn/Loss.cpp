@@ -140,8 +140,11 @@ struct CrossEntropyFunction : autograd::Function<CrossEntropyFunction> {
     const autograd::variable_list saved = ctx->get_saved_variables();
     const Tensor &logp = saved[0], &w = saved[1], &safe = saved[2];
     const auto r = static_cast<LossReduction::Kind>(ctx->saved_data["reduction"].to_int());
-    Tensor s = grads[0] * w;  // [N] for None, else the scalar gradient broadcast over the rows
-    if (r == LossReduction::Mean) s = s / w.sum();
+    // In logp's dtype: under autocast the logits (and w) may be bf16 while logp and the loss are
+    // float32, and a 0-dim float32 gradient times a bf16 [N] w would promote to bf16.
+    const Tensor wf = w.to(logp.dtype());
+    Tensor s = grads[0].to(logp.dtype()) * wf;  // [N] for None, else the scalar gradient broadcast over the rows
+    if (r == LossReduction::Mean) s = s / wf.sum();
     s = s.unsqueeze(1);
     const Tensor y = safe.unsqueeze(1);
     if (autograd::GradMode::is_enabled()) {
@@ -156,7 +159,8 @@ struct CrossEntropyFunction : autograd::Function<CrossEntropyFunction> {
     Tensor gi = logp.exp();
     gi.mul_(s);
     gi.scatter_add_(1, y, -s);
-    return {gi, Tensor(), Tensor(), Tensor()};
+    const ScalarType in_dtype = ctx->saved_data["input"].to_tensor().scalar_type();
+    return {in_dtype == gi.scalar_type() ? gi : gi.to(in_dtype), Tensor(), Tensor(), Tensor()};
   }
 };
 
