@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "src/cpu/LstmOneDNN.h"
 #include "src/nn/RNNFused.h"
 #include "tests/grad_test_util.h"
 #include "tests/port_util.h"
@@ -363,5 +364,71 @@ TEST(NNRnnFused, DoubleBackwardMatchesComposite) {
     auto composite = go(false, true);
     expect_all_near({fused_create[0], fused_create[1]}, fused_first, 1e-11, c.str() + " create_graph first grads");
     expect_all_near(fused_create, composite, 1e-10, c.str() + " double backward");
+  }
+}
+
+// A float32 LSTM that records nothing runs on oneDNN's LSTM primitive (Note [LSTM inference on
+// oneDNN]): outputs and final states within float32 rounding of the float64 composite, over
+// layers, directions, batch_first, no bias, given non-contiguous states, an unbatched input and a
+// packed sequence of equal lengths (all of which take the path), and one of unequal lengths (which
+// keeps the fused loop).
+TEST(NNRnnFused, LstmInferenceOnOneDNNMatchesFloat64) {
+  const int64_t T = 7, B = 3, I = 5, H = 6;
+  for (const Cfg& c : {Cfg{Kind::LSTM, 2, true}, Cfg{Kind::LSTM, 1, false, true}, Cfg{Kind::LSTM, 1, false, false, false}}) {
+    Net n32 = make_net(c, I, H, kFloat32), n64 = make_net(c, I, H, kFloat64);
+    const int64_t D = c.bidir ? 2 : 1;
+    Tensor x64 = random_tensor(c.batch_first ? std::vector<int64_t>{B, T, I} : std::vector<int64_t>{T, B, I}, 31, -2, 2);
+    // Non-contiguous states: every other column of wider tensors.
+    Tensor h64 = random_tensor({c.layers * D, B, 2 * H}, 32).narrow(2, 0, H);
+    Tensor c64 = random_tensor({c.layers * D, B, 2 * H}, 33).narrow(2, 0, H);
+    variable_list want;
+    {
+      FusedRNNGuard off(true);
+      want = n64.fwd(x64, h64, c64);
+    }
+    NoGradGuard ng;
+    const int64_t before = cpu::lstm_inference_onednn_count();
+    variable_list got = n32.fwd(x64.to(kFloat32), h64.to(kFloat32), c64.to(kFloat32));
+    EXPECT_EQ(cpu::lstm_inference_onednn_count() - before, c.layers * D) << c.str();
+    ASSERT_EQ(got.size(), 3u);
+    for (size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(got[i].sizes(), want[i].sizes()) << c.str();
+      EXPECT_EQ(got[i].dtype(), kFloat32);
+      tensor::testing::expect_near(vals(got[i]), vals(want[i]), 2e-5, c.str() + " output " + std::to_string(i));
+    }
+    // Unbatched input, no initial state.
+    {
+      FusedRNNGuard off(true);
+      NoGradGuard ng2;
+      Tensor xu = x64.select(c.batch_first ? 0 : 1, 1);
+      variable_list w = [&] { return n64.fwd(xu, Tensor(), Tensor()); }();
+      FusedRNNGuard on(false);
+      const int64_t b2 = cpu::lstm_inference_onednn_count();
+      variable_list g = n32.fwd(xu.to(kFloat32), Tensor(), Tensor());
+      EXPECT_EQ(cpu::lstm_inference_onednn_count() - b2, c.layers * D) << c.str();
+      for (size_t i = 0; i < 3; ++i)
+        tensor::testing::expect_near(vals(g[i]), vals(w[i]), 2e-5, c.str() + " unbatched " + std::to_string(i));
+    }
+  }
+  // Packed sequences: equal lengths run on oneDNN, unequal ones on the fused loop; both match.
+  Cfg c{Kind::LSTM, 1, true};
+  Net n32 = make_net(c, I, H, kFloat32), n64 = make_net(c, I, H, kFloat64);
+  for (const std::vector<int64_t>& lengths : {std::vector<int64_t>{T, T, T}, std::vector<int64_t>{T, 5, 2}}) {
+    Tensor x64 = random_tensor({T, B, I}, 34, -2, 2);
+    auto p64 = rnn_utils::pack_padded_sequence(x64, tensor::tensor(lengths), false, true);
+    auto p32 = rnn_utils::pack_padded_sequence(x64.to(kFloat32), tensor::tensor(lengths), false, true);
+    variable_list want;
+    {
+      FusedRNNGuard off(true);
+      NoGradGuard ng;
+      want = n64.fwd_packed(p64, Tensor(), Tensor());
+    }
+    NoGradGuard ng;
+    const int64_t before = cpu::lstm_inference_onednn_count();
+    variable_list got = n32.fwd_packed(p32, Tensor(), Tensor());
+    const bool equal = lengths[2] == T;
+    EXPECT_EQ(cpu::lstm_inference_onednn_count() - before, equal ? 2 : 0);
+    for (size_t i = 0; i < 3; ++i)
+      tensor::testing::expect_near(vals(got[i]), vals(want[i]), 2e-5, "packed output " + std::to_string(i));
   }
 }

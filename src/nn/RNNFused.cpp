@@ -3,10 +3,12 @@
 // kernel per step (kernels/cpu/RnnKernels.cpp).
 #include "src/nn/RNNFused.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
 #include "kernels/cpu/RnnKernels.h"
+#include "src/cpu/LstmOneDNN.h"
 #include "tensor/amp/autocast.h"
 #include "tensor/autograd/Function.h"
 #include "tensor/autograd/autograd.h"
@@ -139,6 +141,16 @@ struct FusedRNNLayer : autograd::Function<FusedRNNLayer> {
     const bool fold = !gru && b_hh.defined();
     const Tensor b_x = fold ? (b_ih.defined() ? b_ih + b_hh : b_hh) : b_ih;
     const Tensor b_h = fold ? Tensor() : b_hh;
+    // Recording nothing, a float32 LSTM over whole batches runs on oneDNN's LSTM primitive
+    // (Note [LSTM inference on oneDNN]).
+    if (!save && lstm && cpu::lstm_inference_onednn_applies(x, w_ih) &&
+        std::all_of(bs.begin(), bs.end(), [&](int64_t b) { return b == h0.size(0); })) {
+      const int64_t T = st.size(), B = h0.size(0);
+      Tensor y = empty({rows, H}, x.options()), h_n = empty({B, H}, x.options()), c_n = empty({B, H}, x.options());
+      cpu::lstm_inference_onednn(x.dim() == 3 ? x : X.view({T, B, X.size(1)}), h0, c0, w_ih, w_hh, b_x, reverse, y.view({T, B, H}), h_n,
+                                 c_n);
+      return {y, h_n, c_n};
+    }
     Tensor xw = linear(X, w_ih, b_x).contiguous();
     Tensor h = own_contiguous(h0), c = lstm ? own_contiguous(c0) : Tensor();
     Tensor y = empty({rows, H}, x.options());
