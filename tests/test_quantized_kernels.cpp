@@ -7,6 +7,9 @@
 // the ends of the range, and outputs saturate.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include <tensor/nn/quantized.h>
 #include <tensor/onednn.h>
 #include <tensor/tensor.h>
@@ -316,6 +319,12 @@ TEST(QuantizedLinear, BadParametersRaise) {
       },
       {"quantized::linear", "quint8 or qint8", "qint32"});
   expect_error([&] { quantized::linear_dynamic(qx, *packed); }, {"quantized::linear_dynamic", "float32"});
+  // A range that is not finite has no scale.
+  for (double bad : {std::nan(""), std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity()}) {
+    Tensor x = tensor::randn({4, 3});
+    x.index_put_({2, 1}, bad);
+    expect_error([&] { quantized::linear_dynamic(x, *packed); }, {"quantized::linear_dynamic", "NaN or infinite"});
+  }
 }
 
 // ---- convolution ----

@@ -297,13 +297,10 @@ Tensor linear_dynamic_impl(const Tensor& x, const LinearPackedParams& w, bool re
   // quantize_per_tensor's nearbyint) so that it costs a fraction of the int8 matmul.
   const float* p = xf.data_ptr<float>();
   const int64_t n = xf.numel();
-  float lo = 0, hi = 0;
-  bool nan = false;
-  for (int64_t i = 0; i < n; ++i) {
-    lo = std::min(lo, p[i]);
-    hi = std::max(hi, p[i]);
-    nan |= p[i] != p[i];
-  }
+  // The library's vectorized reductions (a scalar min/max loop cost a quarter of the matmul's
+  // time at 64 x 1024); NaN propagates through amin/amax.
+  const float lo = std::min(xf.amin().item<float>(), 0.0f), hi = std::max(xf.amax().item<float>(), 0.0f);
+  const bool nan = std::isnan(lo) || std::isnan(hi);
   TENSOR_CHECK(!nan && std::isfinite(lo) && std::isfinite(hi),
                "{}: the input {} holds NaN or infinite values; dynamic quantization needs a finite range", op,
                x.describe());
