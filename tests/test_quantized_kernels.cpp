@@ -218,6 +218,25 @@ TEST(QuantizedLinear, ExactPerTensorWeightsQInt8ActivationsBatchedInput) {
   }
 }
 
+// The static linear's scales and input zero point are fixed in its oneDNN primitive (Note
+// [Constant scales in the int8 matmul]): calls that differ only in them, same shapes and weights,
+// must each get their own primitive and their own exact result.
+TEST(QuantizedLinear, CallsDifferingOnlyInScalesOrZeroPointGetTheirOwnResult) {
+  tensor::manual_seed(5);
+  const int64_t M = 4, K = 16, N = 6;
+  const Tensor qw = make_q(rand_ints({N, K}, -128, 127), 0.125, 0, kQInt8);
+  auto packed = quantized::linear_prepack(qw);
+  const Tensor ints_x = rand_ints({M, K}, 0, 255);
+  for (int rep = 0; rep < 2; ++rep)  // the second round hits the cached primitives
+    for (double sx : {0.0625, 0.125})
+      for (int64_t zx : {0, 64})
+        for (double sy : {0.25, 1.0}) {
+          const Tensor qx = make_q(ints_x, sx, zx, kQUInt8);
+          EXPECT_EQ(ints(quantized::linear(qx, *packed, sy, 10)), ref_linear(qx, qw, {}, sy, 10, false, true))
+              << "sx " << sx << " zx " << zx << " sy " << sy;
+        }
+}
+
 // Arbitrary scales: float32 requantization inside oneDNN, at most one step from float64.
 TEST(QuantizedLinear, ArbitraryScalesWithinOneStep) {
   tensor::manual_seed(3);
