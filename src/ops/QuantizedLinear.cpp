@@ -190,6 +190,23 @@ std::shared_ptr<LinearPackedParams> linear_prepack(const Tensor& qweight, const 
 
 namespace {
 
+// The dynamic linear's output after its matmul (Note [Constant scales in the int8 matmul]):
+// out[m, n] = out[m, n] * x_scale + bias[n], then ReLU if asked, in place, in one pass.
+void dynamic_epilogue(const Tensor& out, int64_t M, int64_t N, float x_scale, const Tensor& bias, bool relu) {
+  float* o = out.data_ptr<float>();
+  const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
+  for (int64_t m = 0; m < M; ++m) {
+    float* row = o + m * N;
+    if (b) {
+      for (int64_t n = 0; n < N; ++n) row[n] = row[n] * x_scale + b[n];
+    } else {
+      for (int64_t n = 0; n < N; ++n) row[n] *= x_scale;
+    }
+    if (relu)
+      for (int64_t n = 0; n < N; ++n) row[n] = row[n] > 0.f ? row[n] : 0.f;
+  }
+}
+
 // Runs the int8 matmul: x_ints [M, K] (u8 or s8, contiguous) with zero point x_zp, the packed
 // weights, into out [M, N] (u8/s8 with y_zp, or f32 with no zero point).
 void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory::data_type src_dt, double x_scale,
@@ -200,37 +217,39 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
   const int64_t M = x_ints.size(0), K = p.in, N = p.out;
   const bool has_bias = p.bias.defined();
   const bool q_out = dst_dt != dt::f32;
-  const detail::Requant rq = detail::make_requant(p.w, p.bias, x_scale, y_scale);
   // Note [Constant scales in the int8 matmul]
   // With runtime output scales and source zero point, oneDNN 2.6 answers this matmul with its
-  // generic gemm:jit; with both fixed at creation it takes brg:avx512_core_vnni, 11% faster
-  // here (64x1024x1024: 0.184 against 0.206 ms, ONEDNN_VERBOSE). A static layer's scales and
-  // zero points are the same every call, so, as the convolution does, they are part of the
-  // primitive and its cache key. The dynamic linear's input scale changes every batch (a new
-  // primitive per call would cost far more), so it keeps the runtime values.
-  const bool fixed = q_out;
-  std::vector<float> scales;
-  if (fixed) scales.assign(rq.scales.data_ptr<float>(), rq.scales.data_ptr<float>() + rq.scales.numel());
+  // generic gemm:jit; with the scales fixed at creation it takes brg:avx512_core_vnni, 11% faster
+  // here (64x1024x1024: 0.184 against 0.206 ms, ONEDNN_VERBOSE), whose packed weights carry the
+  // zero-point compensation. A static layer's scales and zero points are the same every call, so,
+  // as the convolution does, they are part of the primitive and its cache key. The dynamic
+  // linear's input scale and zero point change every batch, and a primitive per call would cost
+  // far more: its output scales are the weight's alone (fixed), its zero point stays a runtime
+  // value (which brgemm takes), and the input scale and the bias are applied after, in one pass
+  // (dynamic_epilogue).
+  const bool dynamic = !q_out;
+  const bool bias_in_prim = has_bias && !dynamic;
+  const detail::Requant rq =
+      detail::make_requant(p.w, dynamic ? Tensor() : p.bias, dynamic ? 1.0 : x_scale, dynamic ? 1.0 : y_scale);
+  const std::vector<float> scales(rq.scales.data_ptr<float>(), rq.scales.data_ptr<float>() + rq.scales.numel());
   dn::Key key("quantized::linear");
   key.add(M).add(K).add(N).add(static_cast<int64_t>(src_dt)).add(static_cast<int64_t>(dst_dt));
-  key.add(static_cast<int64_t>(p.w.per_channel)).add(static_cast<int64_t>(has_bias)).add(static_cast<int64_t>(relu));
-  key.add(q_out ? y_zp : int64_t{0}).add(static_cast<int64_t>(fixed));
-  if (fixed) {
-    key.add(x_zp);
-    for (float f : scales) key.add(static_cast<double>(f));
-  }
+  key.add(static_cast<int64_t>(p.w.per_channel)).add(static_cast<int64_t>(bias_in_prim));
+  key.add(static_cast<int64_t>(relu)).add(q_out ? y_zp : int64_t{0});
+  key.add(dynamic ? int64_t{-1} : x_zp);
+  for (float f : scales) key.add(static_cast<double>(f));
+  // ReLU after the bias: in the dynamic epilogue when that adds one.
+  const bool relu_in_prim = relu && !(dynamic && has_bias);
   const dnnl::memory::desc src_md({M, K}, src_dt, tag::ab);
   const dnnl::memory::desc dst_md({M, N}, dst_dt, tag::ab);
   const dnnl::memory::desc bias_md({1, N}, dt::f32, tag::ab);
   dn::CachedPrimitive prim = dn::cached(key, [&] {
     dnnl::primitive_attr attr = dn::make_attr();
-    const int mask = p.w.per_channel ? (1 << 1) : 0;
-    if (fixed) {
-      attr.set_output_scales(mask, scales);
-      if (x_zp != 0) attr.set_zero_points(DNNL_ARG_SRC, 0, {static_cast<int32_t>(x_zp)});
-    } else {
-      attr.set_output_scales(mask, {DNNL_RUNTIME_F32_VAL});
+    attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, scales);
+    if (dynamic) {
       attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    } else if (x_zp != 0) {
+      attr.set_zero_points(DNNL_ARG_SRC, 0, {static_cast<int32_t>(x_zp)});
     }
     // Note [Output zero point as a post-op]
     // oneDNN 2.6's matmul with a runtime destination zero point runs ~70x slower (15.8 ms instead
@@ -238,14 +257,14 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
     // instead (a creation-time constant, part of the key) keeps the fast kernel. Like the
     // convolution's, it is added before rounding (Note [Requantization in oneDNN]).
     dnnl::post_ops po;
-    if (relu) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    if (relu_in_prim) po.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
     if (q_out && y_zp != 0) {
       po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, 1.f, static_cast<float>(y_zp));
     }
     attr.set_post_ops(po);
     const dnnl::memory::desc w_any({K, N}, dt::s8, tag::any);
-    dnnl::matmul::desc d =
-        has_bias ? dnnl::matmul::desc(src_md, w_any, bias_md, dst_md) : dnnl::matmul::desc(src_md, w_any, dst_md);
+    dnnl::matmul::desc d = bias_in_prim ? dnnl::matmul::desc(src_md, w_any, bias_md, dst_md)
+                                        : dnnl::matmul::desc(src_md, w_any, dst_md);
     dnnl::matmul::primitive_desc pd(d, attr, dn::engine());
     return dn::CachedPrimitive{dnnl::matmul(pd), pd};
   });
@@ -261,12 +280,10 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
       {DNNL_ARG_WEIGHTS, w},
       {DNNL_ARG_DST, dnnl::memory(dst_md, dn::engine(), out.data_ptr())},
   };
-  if (!fixed) {
-    args.emplace(DNNL_ARG_ATTR_OUTPUT_SCALES, detail::f32_memory(rq.scales));
-    args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, detail::s32_scalar(static_cast<int32_t>(x_zp), zp_src));
-  }
-  if (has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, dn::engine(), rq.bias.data_ptr()));
+  if (dynamic) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, detail::s32_scalar(static_cast<int32_t>(x_zp), zp_src));
+  if (bias_in_prim) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, dn::engine(), rq.bias.data_ptr()));
   dn::execute(prim, std::move(args));
+  if (dynamic) dynamic_epilogue(out, M, N, static_cast<float>(x_scale), p.bias, relu && has_bias);
 }
 
 // The input's integers as a contiguous [M, K] tensor, checked against the packed weight.
