@@ -55,7 +55,9 @@ inline DispatchKeySet key_set_of(const TensorImpl* t) {
 // raises naming the op and the dtype, so that `q + q` or `q.sum()` cannot run a CPU kernel
 // over the raw integers (whose meaning depends on the scale and zero point). The ops that do
 // serve quantized tensors fill the slot: every view (view_def) and composite (composite_def;
-// their pieces dispatch again and raise there), clone, copy_ and _to_copy (src/ops/CopyOps.cpp).
+// their pieces dispatch again and raise there), clone, copy_ and _to_copy (src/ops/CopyOps.cpp),
+// and the int8 kernels of src/ops/QuantizedElementwise.cpp: relu and relu_, max_pool2d,
+// avg_pool2d, adaptive_avg_pool2d, cat, and add and mul of two quantized tensors.
 // libtorch has a QuantizedCPU key per backend; one key serves while quantized tensors live on
 // the CPU only.
 

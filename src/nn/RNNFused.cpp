@@ -36,6 +36,10 @@ namespace tensor::nn::detail {
 // with the composite ops and differentiates that (as activation checkpointing does), so double
 // backward gives the composite's result. Other devices, the half types, autocast and LSTM
 // projections (proj_size) run the composite (src/nn/RNN.cpp), which stays as the reference.
+// A float32 LSTM layer that records nothing, over whole batches, runs on oneDNN's LSTM
+// primitive instead of this loop (Note [LSTM inference on oneDNN]); GRU and plain RNN layers
+// do not (oneDNN's GRU orders and resets its gates differently, and they are already faster
+// than the peers here).
 
 using autograd::variable_list;
 
