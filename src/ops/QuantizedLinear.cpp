@@ -337,10 +337,35 @@ Tensor linear_dynamic_impl(const Tensor& x, const LinearPackedParams& w, bool re
   // quantize_per_tensor's nearbyint) so that it costs a fraction of the int8 matmul.
   const float* p = xf.data_ptr<float>();
   const int64_t n = xf.numel();
-  // The library's vectorized reductions (a scalar min/max loop cost a quarter of the matmul's
-  // time at 64 x 1024); NaN propagates through amin/amax.
-  const float lo = std::min(xf.amin().item<float>(), 0.0f), hi = std::max(xf.amax().item<float>(), 0.0f);
-  const bool nan = std::isnan(lo) || std::isnan(hi);
+  // One vector pass for min, max and NaN (a scalar loop cost a quarter of the matmul's time at
+  // 64 x 1024).
+  float lo = 0, hi = 0;
+  bool nan = false;
+  {
+    __m128 vlo = _mm_setzero_ps(), vhi = _mm_setzero_ps(), vlo2 = vlo, vhi2 = vhi, vnan = vlo;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      const __m128 a = _mm_loadu_ps(p + i), b = _mm_loadu_ps(p + i + 4);
+      vlo = _mm_min_ps(vlo, a);
+      vhi = _mm_max_ps(vhi, a);
+      vlo2 = _mm_min_ps(vlo2, b);
+      vhi2 = _mm_max_ps(vhi2, b);
+      vnan = _mm_or_ps(vnan, _mm_cmpunord_ps(a, b));
+    }
+    alignas(16) float l[4], h[4];
+    _mm_store_ps(l, _mm_min_ps(vlo, vlo2));
+    _mm_store_ps(h, _mm_max_ps(vhi, vhi2));
+    nan = _mm_movemask_ps(vnan) != 0;
+    for (int k = 0; k < 4; ++k) {
+      lo = std::min(lo, l[k]);
+      hi = std::max(hi, h[k]);
+    }
+    for (; i < n; ++i) {
+      lo = std::min(lo, p[i]);
+      hi = std::max(hi, p[i]);
+      nan |= p[i] != p[i];
+    }
+  }
   TENSOR_CHECK(!nan && std::isfinite(lo) && std::isfinite(hi),
                "{}: the input {} holds NaN or infinite values; dynamic quantization needs a finite range", op,
                x.describe());
@@ -349,18 +374,17 @@ Tensor linear_dynamic_impl(const Tensor& x, const LinearPackedParams& w, bool re
   uint8_t* q = xq.data_ptr<uint8_t>();
   const float inv = 1.0f / static_cast<float>(s);
   const __m128 vinv = _mm_set1_ps(inv);
-  const __m128i vzp = _mm_set1_epi32(static_cast<int32_t>(zp)), vlo = _mm_setzero_si128(),
-                vhi = _mm_set1_epi32(reduce_range ? 127 : 255);
+  const __m128i vzp = _mm_set1_epi32(static_cast<int32_t>(zp));
+  const __m128i vmax = _mm_set1_epi8(static_cast<char>(reduce_range ? 127 : 255));
   int64_t i = 0;
-  for (; i + 4 <= n; i += 4) {
-    __m128i v = _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_loadu_ps(p + i), vinv)), vzp);
-    // SSE2 has no 32-bit min/max: clamp with compare masks.
-    v = _mm_and_si128(v, _mm_cmpgt_epi32(v, vlo));
-    const __m128i over = _mm_cmpgt_epi32(v, vhi);
-    v = _mm_or_si128(_mm_andnot_si128(over, v), _mm_and_si128(over, vhi));
-    alignas(16) int32_t r[4];
-    _mm_store_si128(reinterpret_cast<__m128i*>(r), v);
-    for (int k = 0; k < 4; ++k) q[i + k] = static_cast<uint8_t>(r[k]);
+  // 16 at a time: round (cvtps2dq), add the zero point, then the saturating packs clamp to
+  // [0, 255] (the values are far inside int16), and an unsigned min to 127 with reduce_range.
+  for (; i + 16 <= n; i += 16) {
+    __m128i v[4];
+    for (int k = 0; k < 4; ++k)
+      v[k] = _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_loadu_ps(p + i + 4 * k), vinv)), vzp);
+    const __m128i u8 = _mm_packus_epi16(_mm_packs_epi32(v[0], v[1]), _mm_packs_epi32(v[2], v[3]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_min_epu8(u8, vmax));
   }
   for (; i < n; ++i) {
     const double r = std::nearbyint(p[i] * inv) + static_cast<double>(zp);
