@@ -382,8 +382,10 @@ TENSOR_API Tensor quantize_weight(const QConfig& qconfig, const Tensor& weight);
 /// that prepare gave a QConfig (DeQuantStubImpl::prepared()) DeQuantize; every observed Linear,
 /// nn::intrinsic::LinearReLU, Conv1d/2d/3d and nn::intrinsic::ConvReLU1d/2d/3d the nn::quantized
 /// module with its weight quantized by quantize_weight(qconfig, weight), its float32 bias, and
-/// the output scale and zero point of its activation observer; an observed ReLU stays (relu
-/// keeps its input's parameters). Then the observers are removed. Modules are swapped as
+/// the output scale and zero point of its activation observer; every observed
+/// nn::quantized::FloatFunctional a QFunctional with its observer's scale and zero point (the
+/// old object sends its method calls there); an observed ReLU stays (relu keeps its input's
+/// parameters). Then the observers are removed. Modules are swapped as
 /// fuse_modules swaps them (Note [Module swap by redirect]), so the model's own forward runs
 /// the quantized modules; pooling, flatten and views between them work on quantized tensors.
 /// Everything is checked before anything changes: a module that was never prepared, an

@@ -22,7 +22,9 @@ namespace tensor::quantization {
 // and checks everything that can fail; the second removes the observers and swaps the modules
 // in (Note [Module swap by redirect]). The observers go first: an old module keeps its hooks,
 // and the redirect runs them after the quantized module, so an observer left on it would be fed
-// quantized tensors. An observed ReLU is not swapped (PyTorch keeps nn.ReLU too): relu on a
+// quantized tensors. A FloatFunctional is called through its methods, not forward, so it is
+// replaced in the tree and pointed at its QFunctional (Note [FloatFunctional] in
+// tensor/nn/quantized.h) instead of redirected. An observed ReLU is not swapped (PyTorch keeps nn.ReLU too): relu on a
 // quantized tensor keeps its parameters, which is exact, and its observer is dropped.
 // Layers requantize to the dtype of their input (the int8 kernels' rule), so the activation
 // observers must agree on one dtype: the QuantStub's decides.
@@ -172,6 +174,15 @@ void convert(nn::Module& module) {
     if (m.as<QuantStubImpl>()) {
       swaps.push_back(
           make_swap(o.name, o.module, std::make_shared<QuantizeImpl>(out.scale, out.zero_point, out.dtype)));
+    } else if (auto ff = std::dynamic_pointer_cast<nnq::FloatFunctionalImpl>(o.module)) {
+      // Note [FloatFunctional]: the parent's typed member keeps the old object, which then
+      // sends its method calls to the QFunctional.
+      auto qf = std::make_shared<nnq::QFunctionalImpl>(out.scale, out.zero_point);
+      qf->train(m.is_training());
+      swaps.push_back({o.name, [name = o.name, ff, qf](nn::Module& root) {
+                         internal::replace_in_tree(root, name, qf);
+                         ff->redirect_to(qf);
+                       }});
     } else if (const auto* lr = m.as<nn::intrinsic::LinearReLUImpl>()) {
       swaps.push_back(
           make_swap(o.name, o.module, quantized_linear<nnq::LinearReLUImpl>(*lr->linear, o.qconfig, out, what)));
@@ -195,7 +206,7 @@ void convert(nn::Module& module) {
     } else {
       TENSOR_ERROR(
           "convert: {} has no quantized module (quantized: QuantStub, Linear, LinearReLU, Conv1d/2d/3d, "
-          "ConvReLU1d/2d/3d, ReLU); fuse it into the preceding conv or linear with fuse_modules, or leave it "
+          "ConvReLU1d/2d/3d, FloatFunctional, ReLU); fuse it into the preceding conv or linear with fuse_modules, or leave it "
           "float with a nullopt QConfig override and DeQuantStub/QuantStub around it",
           what);
     }
