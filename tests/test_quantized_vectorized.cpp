@@ -158,3 +158,53 @@ TEST(QuantizeVectorized, NonContiguousAndPerChannelInputs) {
     EXPECT_EQ(bad_back, 0) << "axis " << axis;
   }
 }
+
+TEST(QuantizedAddMulVectorized, ExactOnLargeAndChannelsLastInputs) {
+  tensor::manual_seed(24);
+  auto rand_q = [](std::vector<int64_t> shape, double s, int64_t z, ScalarType t) {
+    const Tensor ints_t = randint(qlo(t), qhi(t) + 1, shape, TensorOptions().dtype(kInt64));
+    return _make_per_tensor_quantized_tensor(ints_t.to(t == kQInt8 ? kInt8 : kUInt8), s, z);
+  };
+  auto reference = [](const Tensor& a, const Tensor& b, double s, int64_t z, bool mul, bool relu, ScalarType t) {
+    const std::vector<int64_t> ai = ints(a), bi = ints(b);
+    std::vector<int64_t> want;
+    for (size_t i = 0; i < ai.size(); ++i) {
+      const double ra = static_cast<double>(ai[i] - a.q_zero_point()) * a.q_scale();
+      const double rb = static_cast<double>(bi[i] - b.q_zero_point()) * b.q_scale();
+      double v = (mul ? ra * rb : ra + rb) / s;
+      double r = std::nearbyint(v) + static_cast<double>(z);
+      r = std::min(std::max(r, static_cast<double>(qlo(t))), static_cast<double>(qhi(t)));
+      if (relu) r = std::max(r, static_cast<double>(z));
+      want.push_back(static_cast<int64_t>(r));
+    }
+    return want;
+  };
+  for (ScalarType t : {kQUInt8, kQInt8}) {
+    // [2, 3, 101, 113]: 68478 elements, two chunks and a tail; channels-last copies of both.
+    const Tensor a = rand_q({2, 3, 101, 113}, 0.037, t == kQInt8 ? -128 : 255, t);
+    const Tensor b = rand_q({2, 3, 101, 113}, 0.11, t == kQInt8 ? 127 : 0, t);
+    const Tensor a_cl = a.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    const Tensor b_cl = b.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+    ASSERT_EQ(ints(a_cl), ints(a));
+    for (int op = 0; op < 4; ++op) {
+      const bool mul = op >= 2, relu = op % 2 == 1;
+      const double s = mul ? 0.09 : 0.021;  // small enough to saturate
+      const int64_t z = t == kQUInt8 ? 20 : -7;
+      auto run = [&](const Tensor& x, const Tensor& y) {
+        return mul ? (relu ? quantized::mul_relu(x, y, s, z) : quantized::mul(x, y, s, z))
+                   : (relu ? quantized::add_relu(x, y, s, z) : quantized::add(x, y, s, z));
+      };
+      const std::vector<int64_t> want = reference(a, b, s, z, mul, relu, t);
+      const Tensor y = run(a, b);
+      EXPECT_EQ(ints(y), want) << t << " op " << op;
+      EXPECT_TRUE(y.is_contiguous());
+      // Both channels-last: walked in memory order, the output channels-last too, the same values.
+      const Tensor y_cl = run(a_cl, b_cl);
+      EXPECT_EQ(ints(y_cl), want) << t << " op " << op << " channels-last";
+      EXPECT_EQ(y_cl.strides(), a_cl.strides());
+      EXPECT_EQ(y_cl.q_scale(), s);
+      // Mixed layouts: copied to contiguous first.
+      EXPECT_EQ(ints(run(a_cl, b)), want) << t << " op " << op << " mixed";
+    }
+  }
+}
