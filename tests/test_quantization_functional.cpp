@@ -327,3 +327,40 @@ TEST(QuantizationFunctional, ConvertedBlockSavesAndLoads) {
   EXPECT_TRUE(other->forward(x).equal(y));
   std::remove(path.c_str());
 }
+
+// Note [Converting for loading]: a fresh float model, prepared and converted without any
+// calibration batch, takes a converted model's file and computes the same bits.
+TEST(QuantizationFunctional, UncalibratedSkeletonLoadsAConvertedModel) {
+  auto net = make_block(9);
+  const Tensor x = randn({4, 4, 6, 6});
+  NoGradGuard no_grad;
+  q::fuse_modules(*net, kGroups);
+  q::prepare(*net, q::get_default_qconfig("x86"));  // histogram activations, per-channel weights
+  net->forward(randn({4, 4, 6, 6}));
+  net->forward(x);
+  q::convert(*net);
+  const Tensor y = net->forward(x);
+  const std::string path = ::testing::TempDir() + "q8_functional_uncalibrated.safetensors";
+  tensor::save(net, path);
+
+  auto skeleton = make_block(10);  // other float weights
+  q::fuse_modules(*skeleton, kGroups);
+  q::prepare(*skeleton, q::get_default_qconfig("x86"));
+  // Without the option, convert still refuses observers that saw nothing.
+  expect_error([&] { q::convert(*skeleton); }, {"convert", "has seen no data", "allow_uncalibrated"});
+  q::convert(*skeleton, q::ConvertOptions().allow_uncalibrated(true));
+  // Placeholders until the load: scale 1, zero point 0.
+  auto* qf = child<nnq::QFunctionalImpl>(*skeleton, "skip_add");
+  ASSERT_NE(qf, nullptr);
+  EXPECT_EQ(static_cast<double>(qf->scale), 1.0);
+  EXPECT_EQ(static_cast<int64_t>(qf->zero_point), 0);
+  EXPECT_FALSE(skeleton->forward(x).equal(y));
+  tensor::load(skeleton, path);
+  EXPECT_TRUE(skeleton->forward(x).equal(y));
+  EXPECT_EQ(static_cast<double>(qf->scale), static_cast<double>(child<nnq::QFunctionalImpl>(*net, "skip_add")->scale));
+  auto* a = child<nnq::ConvReLU2dImpl>(*net, "conv1");
+  auto* b = child<nnq::ConvReLU2dImpl>(*skeleton, "conv1");
+  EXPECT_TRUE(b->weight().int_repr().equal(a->weight().int_repr()));
+  EXPECT_TRUE(b->weight().q_per_channel_scales().equal(a->weight().q_per_channel_scales()));
+  std::remove(path.c_str());
+}

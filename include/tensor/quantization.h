@@ -395,6 +395,18 @@ TENSOR_API Tensor quantize_weight(const QConfig& qconfig, const Tensor& weight);
 /// itself being observed raise tensor::Error naming the submodule.
 TENSOR_API void convert(nn::Module& module);
 
+/// Options of convert.
+struct ConvertOptions {
+  /// Observers that saw no data give placeholder output parameters (scale 1, zero point 0, what
+  /// PyTorch's observers return before any batch) instead of raising: a converted skeleton for
+  /// load_state_dict / tensor::load to fill (Note [Converting for loading] in Convert.cpp).
+  TENSOR_ARG(bool, allow_uncalibrated) = false;
+};
+/// convert with options: convert(model, ConvertOptions().allow_uncalibrated(true)) on a
+/// prepared, never calibrated model, then tensor::load(model, path) of a converted model's file
+/// restores every weight, scale and zero point.
+TENSOR_API void convert(nn::Module& module, const ConvertOptions& options);
+
 /// PyTorch's quantize_dynamic (in place): every nn::Linear and nn::intrinsic::LinearReLU below
 /// `module` becomes nn::quantized::dynamic::Linear (followed by ReLU for LinearReLU) with its
 /// weight quantized by quantize_weight(qconfig, weight): float32 in and out, activations
