@@ -74,8 +74,8 @@ double dequantize_16m() {
 double qadd_16m(bool relu) {
   Tensor a = quantize_per_tensor(randn({16, 64, 128, 128}), 0.02, 128, kQUInt8);
   Tensor b = quantize_per_tensor(randn({16, 64, 128, 128}), 0.03, 120, kQUInt8);
-  return median_seconds(
-      [&] { Tensor y = relu ? quantized::add_relu(a, b, 0.04, 0) : quantized::add(a, b, 0.04, 128); }, 11);
+  return median_seconds([&] { Tensor y = relu ? quantized::add_relu(a, b, 0.04, 0) : quantized::add(a, b, 0.04, 128); },
+                        11);
 }
 double qadd_relu_nhwc() {
   auto id = quantized::conv_prepack(per_channel_weight(randn({64, 64, 1, 1})), std::nullopt, {1}, {0}, {1}, 1);

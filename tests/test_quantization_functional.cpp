@@ -34,7 +34,9 @@ Tensor requantize_ref(const Tensor& real, double scale, int64_t zero_point, doub
   return (real / scale).round().add(static_cast<double>(zero_point)).clamp(lo, hi).to(kInt64);
 }
 
-int64_t max_abs_diff(const Tensor& a, const Tensor& b) { return (a.to(kInt64) - b.to(kInt64)).abs().max().item<int64_t>(); }
+int64_t max_abs_diff(const Tensor& a, const Tensor& b) {
+  return (a.to(kInt64) - b.to(kInt64)).abs().max().item<int64_t>();
+}
 
 template <typename T>
 T* child(nn::Module& m, const std::string& name) {
@@ -174,7 +176,8 @@ TEST(QuantizationFunctional, QFunctionalScalarFormsKeepOrMirrorTheIntegers) {
   r = qf->mul_scalar(qa, 0.0);
   EXPECT_TRUE(real_of(r).equal(zeros({4}, kFloat64)));
   // qint8 mirrors around -1: q' = -1 - q.
-  const Tensor qi = _make_per_tensor_quantized_tensor(tensor::tensor(std::vector<int64_t>{-128, 0, 127}).to(kInt8), 0.1, 3);
+  const Tensor qi =
+      _make_per_tensor_quantized_tensor(tensor::tensor(std::vector<int64_t>{-128, 0, 127}).to(kInt8), 0.1, 3);
   r = qf->mul_scalar(qi, -1.0);
   EXPECT_TRUE(r.int_repr().to(kInt64).equal(tensor::tensor(std::vector<int64_t>{127, -1, -128})));
   EXPECT_EQ(r.q_zero_point(), -4);
@@ -239,9 +242,9 @@ TEST(QuantizationFunctional, ResidualBlockConvertsAndMatchesStepByStepReferences
       qc1->zero_point);
   EXPECT_LE(max_abs_diff(q1.int_repr(), ref1), 1);
   const Tensor q2 = net->conv2(q1);
-  const Tensor ref2 = requantize_ref(
-      conv2d(real_of(q1), qc2->weight().dequantize().to(kFloat64), qc2->bias()->to(kFloat64), 1, 1), qc2->scale,
-      qc2->zero_point);
+  const Tensor ref2 =
+      requantize_ref(conv2d(real_of(q1), qc2->weight().dequantize().to(kFloat64), qc2->bias()->to(kFloat64), 1, 1),
+                     qc2->scale, qc2->zero_point);
   EXPECT_LE(max_abs_diff(q2.int_repr(), ref2), 1);
   EXPECT_GT((q2.int_repr().to(kInt64) == ref2).to(kFloat64).mean().item<double>(), 0.95);
   // The skip add through the block's member: exact against the float64 reference.
@@ -284,18 +287,18 @@ TEST(QuantizationFunctional, ResidualBlockWithinTheQuantizationErrorBoundOfTheFl
   auto* qf = child<nnq::QFunctionalImpl>(*net, "skip_add");
   const double K = 36;
   const double e_in = quant->scale.item<double>() / 2;
-  const double e_c1 = (qc1->weight().q_per_channel_scales().to(kFloat64) / 2 * K *
-                           (x.abs().max().item<double>() + e_in) +
-                       e_in * w1.abs().sum({1, 2, 3}))
-                          .max()
-                          .item<double>() +
-                      1.5 * static_cast<double>(qc1->scale);
-  const double e_c2 = (qc2->weight().q_per_channel_scales().to(kFloat64) / 2 * K *
-                           (h1_float.abs().max().item<double>() + e_c1) +
-                       e_c1 * w2.abs().sum({1, 2, 3}))
-                          .max()
-                          .item<double>() +
-                      1.5 * static_cast<double>(qc2->scale);
+  const double e_c1 =
+      (qc1->weight().q_per_channel_scales().to(kFloat64) / 2 * K * (x.abs().max().item<double>() + e_in) +
+       e_in * w1.abs().sum({1, 2, 3}))
+          .max()
+          .item<double>() +
+      1.5 * static_cast<double>(qc1->scale);
+  const double e_c2 =
+      (qc2->weight().q_per_channel_scales().to(kFloat64) / 2 * K * (h1_float.abs().max().item<double>() + e_c1) +
+       e_c1 * w2.abs().sum({1, 2, 3}))
+          .max()
+          .item<double>() +
+      1.5 * static_cast<double>(qc2->scale);
   const double e_add = e_c2 + e_in + static_cast<double>(qf->scale) / 2;
   const double err = (y_q - y_float).abs().max().item<double>();
   const double spread = (y_float.max() - y_float.min()).item<double>();

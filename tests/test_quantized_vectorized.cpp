@@ -48,9 +48,9 @@ Tensor edge_input(int64_t n) {
   tensor::manual_seed(21);
   std::vector<float> v = floats(cat({randn({n / 2}) * 3.0, randn({n - n / 2}) * 300.0}));
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> edges{std::nanf(""), inf,    -inf,    -0.0f, 0.0f,   3e38f,    -3e38f,      1e-40f,
-                                 -1e-40f,       0.5f,   1.5f,    2.5f,  -0.5f,  -1.5f,    -2.5f,       7.96875f,
-                                 8.03125f,      -8.03125f, 16.0f, -16.0f, 1e9f, -1e9f,   16777217.0f, -16777216.0f};
+  const std::vector<float> edges{std::nanf(""), inf,       -inf,  -0.0f,  0.0f,  3e38f, -3e38f,      1e-40f,
+                                 -1e-40f,       0.5f,      1.5f,  2.5f,   -0.5f, -1.5f, -2.5f,       7.96875f,
+                                 8.03125f,      -8.03125f, 16.0f, -16.0f, 1e9f,  -1e9f, 16777217.0f, -16777216.0f};
   for (size_t i = 0; i < edges.size(); ++i) v[i * 37 % v.size()] = edges[i];
   for (int64_t k = -300; k < 300; ++k) v[(1000 + k * 7) % v.size()] = (static_cast<float>(k) + 0.5f) * 0.0625f;
   return tensor::tensor(v).to(kFloat32);
@@ -87,8 +87,8 @@ TEST(QuantizeVectorized, PerTensorBitExactOnRandomAndEdgeValues) {
   const Tensor ties = quantize_per_tensor(tensor::tensor(std::vector<float>{7.96875f, 8.03125f, -8.03125f, 2.5f / 16}),
                                           0.0625, 0, kQInt8);
   EXPECT_EQ(ints(ties), (std::vector<int64_t>{127, 127, -128, 2}));
-  const Tensor ties_u = quantize_per_tensor(tensor::tensor(std::vector<float>{7.96875f, 8.03125f, 0.5f / 16, 1.5f / 16}),
-                                            0.0625, 0, kQUInt8);
+  const Tensor ties_u = quantize_per_tensor(
+      tensor::tensor(std::vector<float>{7.96875f, 8.03125f, 0.5f / 16, 1.5f / 16}), 0.0625, 0, kQUInt8);
   EXPECT_EQ(ints(ties_u), (std::vector<int64_t>{128, 128, 0, 2}));
 }
 
@@ -111,8 +111,7 @@ TEST(QuantizeVectorized, DequantizeBitExactAgainstTheFloat64Definition) {
   }
   // The float64 step matters: float32 arithmetic gives other bits for some integers at scale 0.1.
   int64_t differ = 0;
-  for (int64_t k = -255; k <= 255; ++k)
-    differ += !same_bits(static_cast<float>(k) * 0.1f, dequantize_ref(k, 0.1, 0));
+  for (int64_t k = -255; k <= 255; ++k) differ += !same_bits(static_cast<float>(k) * 0.1f, dequantize_ref(k, 0.1, 0));
   EXPECT_GT(differ, 0);
 }
 

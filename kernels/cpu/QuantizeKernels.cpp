@@ -95,8 +95,7 @@ void DequantizeImpl(const void* src, bool is_signed, float* dst, int64_t n, doub
 }
 
 template <class T>
-void BinaryT(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, T* HWY_RESTRICT dst, int64_t n,
-             const QBinaryParams& p) {
+void BinaryT(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, T* HWY_RESTRICT dst, int64_t n, const QBinaryParams& p) {
   const double lo = static_cast<double>(std::max<int64_t>(std::numeric_limits<T>::min(), p.floor_q));
   const double hi = static_cast<double>(std::numeric_limits<T>::max());
   const double zp = static_cast<double>(p.zero_point);

@@ -192,7 +192,8 @@ Tensor FloatFunctionalImpl::mul_scalar(const Tensor& a, double c) {
 }
 void FloatFunctionalImpl::pretty_print(std::ostream& os) const { os << "FloatFunctional()"; }
 
-QFunctionalImpl::QFunctionalImpl(double s, int64_t zp) : scale(scale_buffer(*this)), zero_point(zero_point_buffer(*this)) {
+QFunctionalImpl::QFunctionalImpl(double s, int64_t zp)
+    : scale(scale_buffer(*this)), zero_point(zero_point_buffer(*this)) {
   scale = s;
   zero_point = zp;
 }

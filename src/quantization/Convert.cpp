@@ -223,8 +223,8 @@ void convert(nn::Module& module, const ConvertOptions& options) {
     } else {
       TENSOR_ERROR(
           "convert: {} has no quantized module (quantized: QuantStub, Linear, LinearReLU, Conv1d/2d/3d, "
-          "ConvReLU1d/2d/3d, FloatFunctional, ReLU); fuse it into the preceding conv or linear with fuse_modules, or leave it "
-          "float with a nullopt QConfig override and DeQuantStub/QuantStub around it",
+          "ConvReLU1d/2d/3d, FloatFunctional, ReLU); fuse it into the preceding conv or linear with fuse_modules, "
+          "or leave it float with a nullopt QConfig override and DeQuantStub/QuantStub around it",
           what);
     }
   }
