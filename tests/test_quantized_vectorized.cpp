@@ -4,6 +4,7 @@
 // at the ends of the range), lengths with vector tails, tensors large enough for the threaded
 // chunks, non-contiguous and channels-last inputs, per-channel rows.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 
 #include <tensor/nn/quantized.h>
 #include <tensor/tensor.h>
@@ -206,4 +207,47 @@ TEST(QuantizedAddMulVectorized, ExactOnLargeAndChannelsLastInputs) {
       EXPECT_EQ(ints(run(a_cl, b)), want) << t << " op " << op << " mixed";
     }
   }
+}
+
+// Every Highway target this machine runs gives the same bits: the dispatch is forced to each in
+// turn (Highway's test hook; libhwy is shared, so it reaches libtensor's dispatch tables). The
+// library has AVX-512, AVX2 and the baseline, whose plain loops SSSE3/SSE4 fall back to
+// (CMakeLists.txt disables those targets).
+TEST(QuantizeVectorized, EveryHighwayTargetGivesTheSameBits) {
+  const Tensor x = edge_input(5003);
+  const std::vector<float> xv = floats(x);
+  std::vector<int64_t> raw;
+  for (int64_t i = 0; i < 1031; ++i) raw.push_back(i % 256);
+  const Tensor qu = _make_per_tensor_quantized_tensor(tensor::tensor(raw).to(kUInt8), 1.0 / 3.0, 101);
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  EXPECT_GE(targets.size(), 2u);
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    const char* name = hwy::TargetName(target);
+    for (ScalarType t : {kQUInt8, kQInt8}) {
+      const std::vector<int64_t> got = ints(quantize_per_tensor(x, 0.0625, qhi(t), t));
+      int64_t bad = 0;
+      for (size_t i = 0; i < xv.size(); ++i) bad += got[i] != quantize_ref(xv[i], 0.0625, qhi(t), t);
+      EXPECT_EQ(bad, 0) << name << " " << t;
+    }
+    const std::vector<float> back = floats(qu.dequantize());
+    int64_t bad = 0;
+    for (size_t i = 0; i < raw.size(); ++i) bad += !same_bits(back[i], dequantize_ref(raw[i], 1.0 / 3.0, 101));
+    EXPECT_EQ(bad, 0) << name;
+    const Tensor qb = _make_per_tensor_quantized_tensor(tensor::tensor(raw).to(kUInt8).flip({0}), 0.11, 0);
+    const std::vector<int64_t> ai = raw, bi = ints(qb);
+    for (bool mul : {false, true}) {
+      const double s = mul ? 0.09 : 0.021;
+      const std::vector<int64_t> got = ints(mul ? quantized::mul(qu, qb, s, 20) : quantized::add_relu(qu, qb, s, 20));
+      bad = 0;
+      for (size_t i = 0; i < ai.size(); ++i) {
+        const double ra = static_cast<double>(ai[i] - 101) * (1.0 / 3.0), rb = static_cast<double>(bi[i]) * 0.11;
+        double r = std::nearbyint((mul ? ra * rb : ra + rb) / s) + 20.0;
+        r = std::min(std::max(r, mul ? 0.0 : 20.0), 255.0);
+        bad += got[i] != static_cast<int64_t>(r);
+      }
+      EXPECT_EQ(bad, 0) << name << (mul ? " mul" : " add_relu");
+    }
+  }
+  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU supports
 }

@@ -16,7 +16,10 @@
 //              [Quantized elementwise arithmetic]); Round, add the zero point, clamp.
 // The file is compiled with -ffp-contract=off (CMakeLists.txt): the AVX2 and AVX-512 targets
 // have FMA, and a fused (a - za) * sa + rb would round once where the definition rounds twice.
-// Tails shorter than a vector run the scalar formulas.
+// Tails shorter than a vector run the scalar formulas, and so does the whole loop on the
+// baseline target (HWY_SCALAR / HWY_EMU128, which CPUs without AVX2 get: CMakeLists.txt disables
+// SSSE3/SSE4): Highway's one-lane emulation of Round and the conversions is several times slower
+// than the plain loops, which the compiler vectorizes with SSE2 itself.
 #include "kernels/cpu/QuantizeKernels.h"
 
 #include <algorithm>
@@ -31,6 +34,9 @@
 HWY_BEFORE_NAMESPACE();
 namespace tensor::cpu::HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
+
+// Whether this target has real vectors (else the plain loops run: see the Note).
+constexpr bool kVectors = HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128;
 
 template <class T>
 inline T quantize_scalar(float x, float inv, int64_t zp) {
@@ -53,7 +59,7 @@ void QuantizeT(const float* HWY_RESTRICT src, T* HWY_RESTRICT dst, int64_t n, fl
   const auto vhi = hn::Set(df, static_cast<float>(std::numeric_limits<T>::max() - zp));
   const auto vzp = hn::Set(di, static_cast<int32_t>(zp));
   int64_t i = 0;
-  for (; i + N <= n; i += N) {
+  for (; kVectors && i + N <= n; i += N) {
     const auto r = hn::Round(hn::Mul(hn::LoadU(df, src + i), vinv));
     const auto c = hn::IfThenElse(hn::IsNaN(r), vlo, hn::Min(hn::Max(r, vlo), vhi));
     hn::StoreU(hn::DemoteTo(dq, hn::Add(hn::ConvertTo(di, c), vzp)), dq, dst + i);
@@ -79,7 +85,7 @@ void DequantizeT(const T* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n, 
   const hn::Rebind<float, decltype(dd)> df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const auto vs = hn::Set(dd, scale), vz = hn::Set(dd, z);
-  for (; i + N <= n; i += N) {
+  for (; kVectors && i + N <= n; i += N) {
     const auto q = hn::PromoteTo(dd, hn::PromoteTo(di, hn::LoadU(dq, src + i)));
     hn::StoreU(hn::DemoteTo(df, hn::Mul(hn::Sub(q, vz), vs)), df, dst + i);
   }
@@ -112,7 +118,7 @@ void BinaryT(const T* HWY_RESTRICT a, const T* HWY_RESTRICT b, T* HWY_RESTRICT d
   const int64_t N = static_cast<int64_t>(hn::Lanes(dd));
   const auto vsa = hn::Set(dd, p.sa), vza = hn::Set(dd, p.za), vsb = hn::Set(dd, p.sb), vzb = hn::Set(dd, p.zb);
   const auto vscale = hn::Set(dd, p.scale), vzp = hn::Set(dd, zp), vlo = hn::Set(dd, lo), vhi = hn::Set(dd, hi);
-  for (; i + N <= n; i += N) {
+  for (; kVectors && i + N <= n; i += N) {
     const auto ra = hn::Mul(hn::Sub(hn::PromoteTo(dd, hn::PromoteTo(di, hn::LoadU(dq, a + i))), vza), vsa);
     const auto rb = hn::Mul(hn::Sub(hn::PromoteTo(dd, hn::PromoteTo(di, hn::LoadU(dq, b + i))), vzb), vsb);
     const auto v = p.mul ? hn::Div(hn::Mul(ra, rb), vscale) : hn::Div(hn::Add(ra, rb), vscale);
