@@ -2,7 +2,8 @@
 // (issue 25, docs/quantization.md "Kernels"): an MLP layer at batch 64, 1024 -> 1024, and a
 // ResNet-like 3x3 convolution, 64 -> 64 channels, 56x56, batch 16, padding 1. The int8 figures
 // are in GOP/s of the same multiply-adds (2 * MACs) and have no share of the fp32 FMA peak
-// (VNNI int8 units; Note [Case work] in harness.h). Run: bench_ops quantized
+// (VNNI int8 units; Note [Case work] in harness.h); then quantize, dequantize and quantized add
+// in milliseconds per call. Run: bench_ops quantized
 #include <tensor/nn/quantized.h>
 #include <tensor/tensor.h>
 
@@ -59,6 +60,33 @@ double conv_int8(bool relu) {
       11);
 }
 
+// Quantize / dequantize of 16M float32 elements (a [16, 64, 128, 128] activation) and the
+// quantized add of two such tensors, contiguous, and of two channels-last [16, 64, 56, 56]
+// conv outputs (a ResNet block's skip add); milliseconds per call.
+double quantize_16m() {
+  Tensor x = randn({16, 64, 128, 128});
+  return median_seconds([&] { Tensor q = quantize_per_tensor(x, 0.02, 128, kQUInt8); }, 11);
+}
+double dequantize_16m() {
+  Tensor q = quantize_per_tensor(randn({16, 64, 128, 128}), 0.02, 128, kQUInt8);
+  return median_seconds([&] { Tensor y = q.dequantize(); }, 11);
+}
+double qadd_16m(bool relu) {
+  Tensor a = quantize_per_tensor(randn({16, 64, 128, 128}), 0.02, 128, kQUInt8);
+  Tensor b = quantize_per_tensor(randn({16, 64, 128, 128}), 0.03, 120, kQUInt8);
+  return median_seconds([&] { Tensor y = relu ? quantized::add_relu(a, b, 0.04, 0) : quantized::add(a, b, 0.04, 128); },
+                        11);
+}
+double qadd_relu_nhwc() {
+  auto id = quantized::conv_prepack(per_channel_weight(randn({64, 64, 1, 1})), std::nullopt, {1}, {0}, {1}, 1);
+  Tensor a = quantized::conv(quantize_per_tensor(randn({16, 64, 56, 56}), 0.03, 128, kQUInt8), *id, 0.05, 128);
+  Tensor b = quantized::conv(quantize_per_tensor(randn({16, 64, 56, 56}), 0.03, 128, kQUInt8), *id, 0.04, 120);
+  return median_seconds([&] { Tensor y = quantized::add_relu(a, b, 0.06, 0); }, 11);
+}
+bench::Case ms_case(const char* name, std::function<double()> fn) {
+  return bench::Case{name, "ms", 0, "(info)", std::move(fn)}.without_limit();
+}
+
 // An "(info)" case in GFLOP/s; int8 ones have no fp32 FMA share (Note [Case work]).
 bench::Case info_case(const char* name, double flops, std::function<double()> fn, bool int8) {
   bench::Case c;
@@ -88,6 +116,11 @@ const bench::AddCases kQuantizedCases({
         "qconv3x3_b16_64ch_56_int8", kConvFlops, [] { return conv_int8(false); }, true),
     info_case(
         "qconv3x3_relu_b16_64ch_56_int8", kConvFlops, [] { return conv_int8(true); }, true),
+    ms_case("quantize_per_tensor_16m_quint8", [] { return quantize_16m(); }),
+    ms_case("dequantize_16m_quint8", [] { return dequantize_16m(); }),
+    ms_case("qadd_16m_quint8", [] { return qadd_16m(false); }),
+    ms_case("qadd_relu_16m_quint8", [] { return qadd_16m(true); }),
+    ms_case("qadd_relu_b16_64ch_56_nhwc", [] { return qadd_relu_nhwc(); }),
 });
 
 }  // namespace

@@ -49,25 +49,32 @@ struct Cnn : nn::Module {
 };
 
 // ---- a ResNet-18-shaped network ----
-// Note [Residual add in the benchmark]: eager-mode PyTorch quantizes a residual add through
-// FloatFunctional, which libtensor's workflow does not have yet. The block observes relu(out +
-// identity) with an nn::ReLU module (prepare observes ReLU outputs), reads that observer's
-// scale and zero point before convert, and once its input is quantized runs the converted
-// conv2's packed weights through quantized::conv_add_relu: the convolution, the residual add
-// and the ReLU in one oneDNN primitive (what PyTorch's x86 backend fuses in FX mode). A separate
-// quantized::add_relu (float64 loops) would cost more than the convolution.
+// Note [Residual add in the benchmark]: two variants of the residual add.
+//   workflow   (qmodel_resnet18_224_b16_int8): as eager-mode PyTorch's quantizable ResNet,
+//              the block adds through a FloatFunctional (`skip_add->add_relu(out, identity)`),
+//              which prepare observes and convert turns into a QFunctional: the converted conv2,
+//              then quantized::add_relu on the two int8 tensors. No hand work.
+//   hand-fused (qmodel_resnet18_224_b16_int8_convadd): the block observes relu(out + identity)
+//              with an nn::ReLU module, reads that observer's scale and zero point before
+//              convert, and once its input is quantized runs the converted conv2's packed weights
+//              through quantized::conv_add_relu: the convolution, the residual add and the ReLU
+//              in one oneDNN primitive (what PyTorch's x86 backend fuses in FX mode).
+// docs/quantization.md gives both figures.
 nn::Conv2d conv(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t pad) {
   return nn::Conv2d(nn::Conv2dOptions(in, out, k).stride(stride).padding(pad).bias(false));
 }
 
 struct BasicBlock : nn::Module {
-  BasicBlock(int64_t in, int64_t out, int64_t stride)
+  BasicBlock(int64_t in, int64_t out, int64_t stride, bool hand_fused)
       : conv1(register_module("conv1", conv(in, out, 3, stride, 1))),
         bn1(register_module("bn1", nn::BatchNorm2d(out))),
         relu1(register_module("relu1", nn::ReLU())),
         conv2(register_module("conv2", conv(out, out, 3, 1, 1))),
-        bn2(register_module("bn2", nn::BatchNorm2d(out))),
-        add_relu(register_module("add_relu", nn::ReLU())) {
+        bn2(register_module("bn2", nn::BatchNorm2d(out))) {
+    if (hand_fused)
+      add_relu = register_module("add_relu", nn::ReLU());
+    else
+      skip_add = register_module("skip_add", nn::quantized::FloatFunctional());
     if (stride != 1 || in != out) {
       down_conv = register_module("down_conv", conv(in, out, 1, stride, 0));
       down_bn = register_module("down_bn", nn::BatchNorm2d(out));
@@ -75,6 +82,7 @@ struct BasicBlock : nn::Module {
   }
   Tensor forward(const Tensor& x) {
     Tensor identity = down_conv ? down_bn(down_conv(x)) : x;
+    if (skip_add) return skip_add->add_relu(bn2(conv2(relu1(bn1(conv1(x))))), identity);
     if (x.is_quantized()) {
       // conv2 (bn2 folded), the residual add and the ReLU in one oneDNN call.
       Tensor out = relu1(bn1(conv1(x)));
@@ -88,7 +96,8 @@ struct BasicBlock : nn::Module {
   nn::ReLU relu1;
   nn::Conv2d conv2;
   nn::BatchNorm2d bn2;
-  nn::ReLU add_relu;
+  nn::ReLU add_relu{nullptr};
+  nn::quantized::FloatFunctional skip_add{nullptr};
   nn::Conv2d down_conv{nullptr};
   nn::BatchNorm2d down_bn{nullptr};
   double add_scale = 1.0;
@@ -96,7 +105,7 @@ struct BasicBlock : nn::Module {
 };
 
 struct ResNet18 : nn::Module {
-  ResNet18()
+  explicit ResNet18(bool hand_fused = false)
       : quant(register_module("quant", q::QuantStub())),
         conv1(register_module("conv1", conv(3, 64, 7, 2, 3))),
         bn1(register_module("bn1", nn::BatchNorm2d(64))),
@@ -109,7 +118,7 @@ struct ResNet18 : nn::Module {
       for (int b = 0; b < 2; ++b) {
         const int64_t stride = (s > 0 && b == 0) ? 2 : 1;
         blocks.push_back(register_module("layer" + std::to_string(s + 1) + "_" + std::to_string(b),
-                                         std::make_shared<BasicBlock>(in, widths[s], stride)));
+                                         std::make_shared<BasicBlock>(in, widths[s], stride, hand_fused)));
         in = widths[s];
       }
     }
@@ -200,8 +209,8 @@ double cnn(bool int8) {
   return model_seconds(std::make_shared<Cnn>(), {{"conv1", "relu1"}, {"conv2", "relu2"}, {"fc1", "relu3"}},
                        rand({64, 1, 28, 28}), int8, 15);
 }
-double resnet18(bool int8) {
-  auto m = std::make_shared<ResNet18>();
+double resnet18(bool int8, bool hand_fused = false) {
+  auto m = std::make_shared<ResNet18>(hand_fused);
   return model_seconds(m, m->fusion_groups(), randn({16, 3, 224, 224}), int8, 3);
 }
 double mlp(bool int8) {
@@ -218,6 +227,7 @@ const bench::AddCases kQuantizedModelCases({
     ms_case("qmodel_fashion_cnn_b64_int8", [] { return cnn(true); }),
     ms_case("qmodel_resnet18_224_b16_f32", [] { return resnet18(false); }),
     ms_case("qmodel_resnet18_224_b16_int8", [] { return resnet18(true); }),
+    ms_case("qmodel_resnet18_224_b16_int8_convadd", [] { return resnet18(true, /*hand_fused=*/true); }),
     ms_case("qmodel_mlp_b64_1024_f32", [] { return mlp(false); }),
     ms_case("qmodel_mlp_b64_1024_int8", [] { return mlp(true); }),
 });

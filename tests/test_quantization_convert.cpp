@@ -227,6 +227,25 @@ TEST(QuantizationConvert, StateDictSaveAndLoadIntoAConvertedSkeleton) {
   EXPECT_TRUE(other->forward(x).equal(y));
 }
 
+TEST(QuantizationConvert, UncalibratedSkeletonLoadsAConvertedModel) {
+  // Note [Converting for loading]: no calibration batch for the skeleton, only prepare.
+  auto net = make_net(13);
+  const Tensor x = randn({8, 1, 8, 8});
+  quantize(*net, {randn({8, 1, 8, 8}), x});
+  const Tensor y = net->forward(x);
+  std::vector<std::pair<std::string, Tensor>> state;
+  for (const auto& item : net->state_dict()) state.emplace_back(item.key(), item.value());
+
+  auto skeleton = make_net(14);
+  q::fuse_modules(*skeleton, {{"conv", "bn", "relu"}});
+  q::prepare(*skeleton, q::default_per_channel_qconfig());
+  q::convert(*skeleton, q::ConvertOptions().allow_uncalibrated(true));
+  ASSERT_NE(child<nn::quantized::LinearImpl>(*skeleton, "fc"), nullptr);
+  EXPECT_EQ(child<q::QuantizeImpl>(*skeleton, "quant")->scale.item<double>(), 1.0);
+  skeleton->load_state_dict(state);
+  EXPECT_TRUE(skeleton->forward(x).equal(y));
+}
+
 TEST(QuantizationConvert, ModuleStateRoundTripsThroughLoadStateDict) {
   // One module on its own: the weight, bias and output parameters reach the packed kernel.
   tensor::manual_seed(11);

@@ -382,8 +382,10 @@ TENSOR_API Tensor quantize_weight(const QConfig& qconfig, const Tensor& weight);
 /// that prepare gave a QConfig (DeQuantStubImpl::prepared()) DeQuantize; every observed Linear,
 /// nn::intrinsic::LinearReLU, Conv1d/2d/3d and nn::intrinsic::ConvReLU1d/2d/3d the nn::quantized
 /// module with its weight quantized by quantize_weight(qconfig, weight), its float32 bias, and
-/// the output scale and zero point of its activation observer; an observed ReLU stays (relu
-/// keeps its input's parameters). Then the observers are removed. Modules are swapped as
+/// the output scale and zero point of its activation observer; every observed
+/// nn::quantized::FloatFunctional a QFunctional with its observer's scale and zero point (the
+/// old object sends its method calls there); an observed ReLU stays (relu keeps its input's
+/// parameters). Then the observers are removed. Modules are swapped as
 /// fuse_modules swaps them (Note [Module swap by redirect]), so the model's own forward runs
 /// the quantized modules; pooling, flatten and views between them work on quantized tensors.
 /// Everything is checked before anything changes: a module that was never prepared, an
@@ -392,6 +394,18 @@ TENSOR_API Tensor quantize_weight(const QConfig& qconfig, const Tensor& weight);
 /// activation observers of different dtypes, padding_mode other than zeros, or the module
 /// itself being observed raise tensor::Error naming the submodule.
 TENSOR_API void convert(nn::Module& module);
+
+/// Options of convert.
+struct ConvertOptions {
+  /// Observers that saw no data give placeholder output parameters (scale 1, zero point 0, what
+  /// PyTorch's observers return before any batch) instead of raising: a converted skeleton for
+  /// load_state_dict / tensor::load to fill (Note [Converting for loading] in Convert.cpp).
+  TENSOR_ARG(bool, allow_uncalibrated) = false;
+};
+/// convert with options: convert(model, ConvertOptions().allow_uncalibrated(true)) on a
+/// prepared, never calibrated model, then tensor::load(model, path) of a converted model's file
+/// restores every weight, scale and zero point.
+TENSOR_API void convert(nn::Module& module, const ConvertOptions& options);
 
 /// PyTorch's quantize_dynamic (in place): every nn::Linear and nn::intrinsic::LinearReLU below
 /// `module` becomes nn::quantized::dynamic::Linear (followed by ReLU for LinearReLU) with its

@@ -1,8 +1,10 @@
 // The quantized modules of tensor/nn/quantized.h: thin holders of packed weights and the
 // output's scale and zero point around the kernels of tensor::quantized.
+#include <cmath>
 #include <ostream>
 
 #include "src/core/Check.h"
+#include "src/core/Quantizer.h"
 #include "tensor/nn/quantized.h"
 #include "tensor/ops.h"
 
@@ -157,6 +159,94 @@ void ConvNdImpl::pretty_print(std::ostream& os) const {
      << ", kernel_size=" << list(kernel_size) << ", stride=" << list(stride) << ", scale=" << scale
      << ", zero_point=" << zero_point << ", padding=" << list(padding) << ", dilation=" << list(dilation)
      << ", groups=" << groups << ")";
+}
+
+// ---- FloatFunctional / QFunctional (Note [FloatFunctional]) ----
+
+FloatFunctionalImpl::FloatFunctionalImpl() = default;
+
+Tensor FloatFunctionalImpl::observe(const Tensor& result) {
+  if (!intercepts_forward()) return result;
+  return call_intercepted(result, [](const Tensor& r) { return r; });
+}
+Tensor FloatFunctionalImpl::add(const Tensor& a, const Tensor& b) {
+  return redirect_ ? redirect_->add(a, b) : observe(a + b);
+}
+Tensor FloatFunctionalImpl::add_relu(const Tensor& a, const Tensor& b) {
+  return redirect_ ? redirect_->add_relu(a, b) : observe(tensor::relu(a + b));
+}
+Tensor FloatFunctionalImpl::mul(const Tensor& a, const Tensor& b) {
+  return redirect_ ? redirect_->mul(a, b) : observe(a * b);
+}
+Tensor FloatFunctionalImpl::mul_relu(const Tensor& a, const Tensor& b) {
+  return redirect_ ? redirect_->mul_relu(a, b) : observe(tensor::relu(a * b));
+}
+Tensor FloatFunctionalImpl::cat(TensorList xs, int64_t dim) {
+  return redirect_ ? redirect_->cat(xs, dim) : observe(tensor::cat(xs, dim));
+}
+Tensor FloatFunctionalImpl::add_scalar(const Tensor& a, double c) {
+  return redirect_ ? redirect_->add_scalar(a, c) : a + c;
+}
+Tensor FloatFunctionalImpl::mul_scalar(const Tensor& a, double c) {
+  return redirect_ ? redirect_->mul_scalar(a, c) : a * c;
+}
+void FloatFunctionalImpl::pretty_print(std::ostream& os) const { os << "FloatFunctional()"; }
+
+QFunctionalImpl::QFunctionalImpl(double s, int64_t zp)
+    : scale(scale_buffer(*this)), zero_point(zero_point_buffer(*this)) {
+  scale = s;
+  zero_point = zp;
+}
+Tensor QFunctionalImpl::add(const Tensor& qa, const Tensor& qb) { return q::add(qa, qb, scale, zero_point); }
+Tensor QFunctionalImpl::add_relu(const Tensor& qa, const Tensor& qb) { return q::add_relu(qa, qb, scale, zero_point); }
+Tensor QFunctionalImpl::mul(const Tensor& qa, const Tensor& qb) { return q::mul(qa, qb, scale, zero_point); }
+Tensor QFunctionalImpl::mul_relu(const Tensor& qa, const Tensor& qb) { return q::mul_relu(qa, qb, scale, zero_point); }
+Tensor QFunctionalImpl::cat(TensorList qxs, int64_t dim) { return q::cat(qxs, dim, scale, zero_point); }
+
+namespace {
+void check_per_tensor(const Tensor& qa, const char* op) {
+  TENSOR_CHECK(qa.defined() && qa.is_quantized() && qa.qscheme() == QScheme::PerTensorAffine,
+               "{}: expected a per-tensor quantized tensor, got {}", op,
+               qa.defined() ? qa.describe() : "an undefined tensor");
+}
+}  // namespace
+
+Tensor QFunctionalImpl::add_scalar(const Tensor& qa, double c) {
+  constexpr const char* op = "nn::quantized::QFunctional::add_scalar";
+  check_per_tensor(qa, op);
+  TENSOR_CHECK(std::isfinite(c), "{}: the scalar must be finite, got {}", op, c);
+  const double s = qa.q_scale();
+  const int64_t z = qa.q_zero_point();
+  const double lo = static_cast<double>(::tensor::detail::qmin(qa.dtype()));
+  const double hi = static_cast<double>(::tensor::detail::qmax(qa.dtype()));
+  // The shifted zero point z - c_q, in double (c_q may be huge); in range, the integers stay.
+  const double zq = static_cast<double>(z) - std::nearbyint(c / s);
+  if (zq >= lo && zq <= hi) return _make_per_tensor_quantized_tensor(qa.int_repr(), s, static_cast<int64_t>(zq));
+  // Out of range: the real values (q - zq) * s span [(lo - zq) s, (hi - zq) s], all of one sign;
+  // map the span from 0 to its far end onto the whole range, 0 at the near end (libtorch's rule).
+  const bool up = zq < lo;
+  const double s2 = (up ? hi - zq : zq - lo) / (hi - lo) * s;
+  const int64_t z2 = static_cast<int64_t>(up ? lo : hi);
+  const Tensor real = (qa.int_repr().to(kFloat64) - zq) * s;
+  const Tensor ints = (real / s2).round().add(static_cast<double>(z2)).clamp(lo, hi);
+  return _make_per_tensor_quantized_tensor(ints.to(to_underlying(qa.dtype())), s2, z2);
+}
+
+Tensor QFunctionalImpl::mul_scalar(const Tensor& qa, double c) {
+  constexpr const char* op = "nn::quantized::QFunctional::mul_scalar";
+  check_per_tensor(qa, op);
+  TENSOR_CHECK(std::isfinite(c), "{}: the scalar must be finite, got {}", op, c);
+  const Tensor ints = qa.int_repr();
+  if (c == 0) return _make_per_tensor_quantized_tensor(tensor::zeros_like(ints), 1.0, 0);
+  if (c > 0) return _make_per_tensor_quantized_tensor(ints, qa.q_scale() * c, qa.q_zero_point());
+  // (q' - z') |c| s = (z - q) |c| s = c (q - z) s with q' = qmin + qmax - q, z' = qmin + qmax - z.
+  const int64_t mirror = ::tensor::detail::qmin(qa.dtype()) + ::tensor::detail::qmax(qa.dtype());
+  const Tensor flipped = (ints.to(kInt64).neg().add(mirror)).to(ints.dtype());
+  return _make_per_tensor_quantized_tensor(flipped, qa.q_scale() * -c, mirror - qa.q_zero_point());
+}
+
+void QFunctionalImpl::pretty_print(std::ostream& os) const {
+  os << "QFunctional(scale=" << scale << ", zero_point=" << zero_point << ")";
 }
 
 // ---- dynamic::Linear ----

@@ -13,7 +13,11 @@
 //   avg     y = clamp(round(sum(q - zq) / divisor) + zq)                  (same parameters)
 //   cat     y = q where the input has the output's parameters, else clamp(round((q - zq) * sq / s) + z)
 // round is nearbyint: half to even, as quantize_per_tensor. libtorch's own quantized add and
-// pooling round through float32 multipliers and may differ from these by one step.
+// pooling round through float32 multipliers and may differ from these by one step. add and mul
+// run on Highway's float64 lanes (kernels/cpu/QuantizeKernels.cpp, Note [Vectorized quantize
+// loops]), the same operations in the same order, so the same bits. Inputs of one shape and one
+// dense layout (two channels-last conv outputs, a ResNet block's skip add) are walked in memory
+// order and give an output of that layout, without copying either input to contiguous first.
 //
 // Note [Lazy quantized registration]
 // The Quantized slots of the ops above are filled once, when the first quantized tensor is made
@@ -24,6 +28,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "kernels/cpu/QuantizeKernels.h"
 #include "src/core/Check.h"
 #include "src/core/Quantizer.h"
 #include "src/ops/ElementwiseOps.h"
@@ -97,27 +102,51 @@ Tensor binary(const Tensor& qa, const Tensor& qb, double scale, int64_t zp, BinK
   TENSOR_CHECK(qa.dtype() == qb.dtype(), "{}: both inputs must have one dtype, got {} and {}", op, qa.describe(),
                qb.describe());
   const std::vector<int64_t> shape = broadcast(qa.sizes(), qb.sizes(), op, qa, qb);
-  Tensor out = new_like_params(shape, qa.dtype(), scale, zp, op);
-  const Tensor a = as_underlying(qa).expand(shape).contiguous();
-  const Tensor b = as_underlying(qb).expand(shape).contiguous();
-  const double sa = qa.q_scale(), sb = qb.q_scale();
-  const double za = static_cast<double>(qa.q_zero_point()), zb = static_cast<double>(qb.q_zero_point());
-  const int64_t lo = detail::qmin(qa.dtype()), hi = detail::qmax(qa.dtype());
-  const int64_t floor_q = relu ? std::max(lo, zp) : lo;
-  visit_q8(qa.dtype(), [&](auto tag) {
-    using T = decltype(tag);
-    const T* pa = static_cast<const T*>(a.data_ptr());
-    const T* pb = static_cast<const T*>(b.data_ptr());
-    T* po = static_cast<T*>(out.data_ptr());
-    const int64_t n = out.numel();
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
-      const double ra = (static_cast<double>(pa[i]) - za) * sa, rb = (static_cast<double>(pb[i]) - zb) * sb;
-      const double v = kind == BinKind::Add ? (ra + rb) / scale : ra * rb / scale;
-      po[i] = static_cast<T>(std::max(floor_q, round_clamp(v, zp, lo, hi)));
-    }
-  });
-  return out;
+  // Walk the inputs in memory order when both are laid out alike and densely (Note [Quantized
+  // elementwise arithmetic]): permuted to that order they are contiguous, and so is the output,
+  // which is permuted back. Otherwise both are copied to contiguous (broadcasting).
+  std::vector<int64_t> order(shape.size());
+  for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int64_t>(d);
+  Tensor a = as_underlying(qa), b = as_underlying(qb);
+  bool same_layout = qa.sizes() == qb.sizes() && qa.strides() == qb.strides();
+  if (same_layout) {
+    std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) { return a.stride(x) > a.stride(y); });
+    a = a.permute(order);
+    b = b.permute(order);
+    same_layout = a.is_contiguous() && b.is_contiguous();
+  }
+  if (!same_layout) {
+    for (size_t d = 0; d < order.size(); ++d) order[d] = static_cast<int64_t>(d);
+    a = as_underlying(qa).expand(shape).contiguous();
+    b = as_underlying(qb).expand(shape).contiguous();
+  }
+  Tensor out = new_like_params(a.sizes(), qa.dtype(), scale, zp, op);
+  const int64_t lo = detail::qmin(qa.dtype());
+  cpu::QBinaryParams p;
+  p.sa = qa.q_scale();
+  p.sb = qb.q_scale();
+  p.za = static_cast<double>(qa.q_zero_point());
+  p.zb = static_cast<double>(qb.q_zero_point());
+  p.scale = scale;
+  p.zero_point = zp;
+  p.floor_q = relu ? std::max(lo, zp) : lo;
+  p.mul = kind == BinKind::Mul;
+  const bool is_signed = qa.dtype() == kQInt8;
+  const auto* pa = static_cast<const uint8_t*>(a.data_ptr());
+  const auto* pb = static_cast<const uint8_t*>(b.data_ptr());
+  auto* po = static_cast<uint8_t*>(out.data_ptr());
+  const int64_t n = out.numel();
+  const int64_t chunks = (n + kParallelGrain - 1) / kParallelGrain;
+#pragma omp parallel for if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t b0 = c * kParallelGrain;
+    cpu::binary_q8(pa + b0, pb + b0, po + b0, is_signed, std::min(kParallelGrain, n - b0), p);
+  }
+  // Back to the inputs' dim order (a contiguous output stays a whole tensor, not a view).
+  if (std::is_sorted(order.begin(), order.end())) return out;
+  std::vector<int64_t> inverse(order.size());
+  for (size_t d = 0; d < order.size(); ++d) inverse[order[d]] = static_cast<int64_t>(d);
+  return out.permute(inverse);
 }
 
 // The integers of q (any layout) with the parameters (scale, zp): a copy, requantized when q's

@@ -7,12 +7,18 @@
 // the zero point and clamps to the dtype's range; NaN goes to the lowest value (what x86 gives
 // libtorch's cast). Dequantizing computes (q - zero_point) * scale in double and rounds once to
 // float32 (libtorch subtracts in float, which agrees for 8-bit values and is coarser for
-// qint32 values past 2^24). These are plain loops over contiguous data; the int8 kernels that
-// need speed (oneDNN linear/conv) are src/ops/QuantizedLinear.cpp and QuantizedConv.cpp.
+// qint32 values past 2^24). For qint8/quint8 the loops over contiguous data are vectorized
+// (kernels/cpu/QuantizeKernels.cpp, Note [Vectorized quantize loops]: the same bits as the
+// scalar formulas below, which qint32 and short per-channel rows still use) and split into
+// chunks of kChunk elements across OpenMP's threads (each element computed alone, so the
+// results do not depend on the thread count).
 #include "src/ops/QuantizedOps.h"
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
+#include "kernels/cpu/QuantizeKernels.h"
 #include "src/core/Check.h"
 #include "src/core/Quantizer.h"
 #include "tensor/ops.h"
@@ -42,6 +48,17 @@ inline T quantize_one(float x, float inv_scale, int64_t zero_point) {
   if (r > hi) r = hi;
   return static_cast<T>(r);
 }
+
+// Runs f(begin, length) over [0, n) in chunks, on OpenMP's threads when there are several.
+constexpr int64_t kChunk = 65536;
+template <class F>
+void for_chunks(int64_t n, F&& f) {
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for if (chunks > 1)
+  for (int64_t c = 0; c < chunks; ++c) f(c * kChunk, std::min(kChunk, n - c * kChunk));
+}
+// Per-channel rows shorter than this run the scalar loop (a vector call per row would cost more).
+constexpr int64_t kMinVectorRow = 64;
 
 // Layout of a contiguous tensor around `axis`: outer x channels x inner.
 struct ChannelLayout {
@@ -74,18 +91,32 @@ void quantize_into(const Tensor& out, const Tensor& x) {
   visit_qint(q.dtype(), [&](auto tag) {
     using T = decltype(tag);
     T* dst = static_cast<T*>(out.data_ptr());
+    constexpr bool vec = sizeof(T) == 1;  // qint8 / quint8
+    constexpr bool is_signed = std::is_signed_v<T>;
     if (q.qscheme() == QScheme::PerTensorAffine) {
       const float inv = 1.0f / static_cast<float>(q.scale());
-      for (int64_t i = 0; i < xc.numel(); ++i) dst[i] = quantize_one<T>(src[i], inv, q.zero_point());
+      const int64_t zp = q.zero_point();
+      for_chunks(xc.numel(), [&](int64_t b, int64_t len) {
+        if constexpr (vec) {
+          cpu::quantize_q8(src + b, dst + b, is_signed, len, inv, zp);
+        } else {
+          for (int64_t i = b; i < b + len; ++i) dst[i] = quantize_one<T>(src[i], inv, zp);
+        }
+      });
       return;
     }
     const ChannelLayout l = layout_of(xc.sizes(), q.axis());
-    for (int64_t o = 0, i = 0; o < l.outer; ++o)
-      for (int64_t c = 0; c < l.channels; ++c) {
-        const float inv = 1.0f / static_cast<float>(q.channel_scale(c));
-        const int64_t zp = q.channel_zero_point(c);
-        for (int64_t k = 0; k < l.inner; ++k, ++i) dst[i] = quantize_one<T>(src[i], inv, zp);
-      }
+    const bool long_rows = vec && l.inner >= kMinVectorRow;
+#pragma omp parallel for if (xc.numel() > kChunk)
+    for (int64_t row = 0; row < l.outer * l.channels; ++row) {
+      const int64_t c = row % l.channels, i0 = row * l.inner;
+      const float inv = 1.0f / static_cast<float>(q.channel_scale(c));
+      const int64_t zp = q.channel_zero_point(c);
+      if (long_rows)
+        cpu::quantize_q8(src + i0, dst + i0, is_signed, l.inner, inv, zp);
+      else
+        for (int64_t i = i0; i < i0 + l.inner; ++i) dst[i] = quantize_one<T>(src[i], inv, zp);
+    }
   });
 }
 
@@ -143,17 +174,31 @@ Tensor dequantize(const Tensor& self) {
   visit_qint(q.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* src = static_cast<const T*>(ints.data_ptr());
+    constexpr bool vec = sizeof(T) == 1;  // qint8 / quint8
+    constexpr bool is_signed = std::is_signed_v<T>;
+    auto scalar = [&](int64_t i0, int64_t len, double s, int64_t z) {
+      const double zp = static_cast<double>(z);
+      for (int64_t i = i0; i < i0 + len; ++i) dst[i] = static_cast<float>((static_cast<double>(src[i]) - zp) * s);
+    };
     if (q.qscheme() == QScheme::PerTensorAffine) {
-      const double s = q.scale(), zp = static_cast<double>(q.zero_point());
-      for (int64_t i = 0; i < ints.numel(); ++i) dst[i] = static_cast<float>((static_cast<double>(src[i]) - zp) * s);
+      for_chunks(ints.numel(), [&](int64_t b, int64_t len) {
+        if constexpr (vec)
+          cpu::dequantize_q8(src + b, is_signed, dst + b, len, q.scale(), q.zero_point());
+        else
+          scalar(b, len, q.scale(), q.zero_point());
+      });
       return;
     }
     const ChannelLayout l = layout_of(ints.sizes(), q.axis());
-    for (int64_t o = 0, i = 0; o < l.outer; ++o)
-      for (int64_t c = 0; c < l.channels; ++c) {
-        const double s = q.channel_scale(c), zp = static_cast<double>(q.channel_zero_point(c));
-        for (int64_t k = 0; k < l.inner; ++k, ++i) dst[i] = static_cast<float>((static_cast<double>(src[i]) - zp) * s);
-      }
+    const bool long_rows = vec && l.inner >= kMinVectorRow;
+#pragma omp parallel for if (ints.numel() > kChunk)
+    for (int64_t row = 0; row < l.outer * l.channels; ++row) {
+      const int64_t c = row % l.channels, i0 = row * l.inner;
+      if (long_rows)
+        cpu::dequantize_q8(src + i0, is_signed, dst + i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
+      else
+        scalar(i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
+    }
   });
   return out;
 }

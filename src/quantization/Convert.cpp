@@ -22,10 +22,23 @@ namespace tensor::quantization {
 // and checks everything that can fail; the second removes the observers and swaps the modules
 // in (Note [Module swap by redirect]). The observers go first: an old module keeps its hooks,
 // and the redirect runs them after the quantized module, so an observer left on it would be fed
-// quantized tensors. An observed ReLU is not swapped (PyTorch keeps nn.ReLU too): relu on a
+// quantized tensors. A FloatFunctional is called through its methods, not forward, so it is
+// replaced in the tree and pointed at its QFunctional (Note [FloatFunctional] in
+// tensor/nn/quantized.h) instead of redirected. An observed ReLU is not swapped (PyTorch keeps nn.ReLU too): relu on a
 // quantized tensor keeps its parameters, which is exact, and its observer is dropped.
 // Layers requantize to the dtype of their input (the int8 kernels' rule), so the activation
 // observers must agree on one dtype: the QuantStub's decides.
+//
+// Note [Converting for loading]
+// A converted model's file holds everything convert derives: each quantized weight with its
+// scales, the bias, every output scale and zero point (Note [Quantized module state]). To load
+// it, a skeleton needs the same modules, not the same statistics, so
+// ConvertOptions::allow_uncalibrated lets convert accept observers that saw no data and use
+// placeholders (scale 1, zero point 0: PyTorch's calculate_qparams before any batch, where its
+// convert warns and proceeds) for the load to overwrite. The weights are quantized from the
+// float weights as usual (their observers need no calibration) and replaced by the load, the
+// quantized copy_ taking the file's parameters. The observers' dtypes still decide each
+// module's dtype, so the skeleton must be prepared with the QConfig the file's model had.
 
 using internal::swap_in;
 
@@ -52,7 +65,7 @@ struct OutputQParams {
 };
 
 // The activation observer's per-tensor qparams, checked.
-OutputQParams output_qparams(const ObservedModule& o) {
+OutputQParams output_qparams(const ObservedModule& o, bool allow_uncalibrated) {
   ObserverBase& obs = *o.activation_post_process;
   const std::string what = fmt::format("'{}' ({})", o.name, type_name(*o.module));
   TENSOR_CHECK(!dynamic_cast<PlaceholderObserver*>(&obs),
@@ -66,10 +79,14 @@ OutputQParams output_qparams(const ObservedModule& o) {
   TENSOR_CHECK(obs.dtype() == kQUInt8 || obs.dtype() == kQInt8,
                "convert: {} has an activation observer of dtype {}; activations are quint8 or qint8", what,
                obs.dtype());
-  TENSOR_CHECK(calibrated(obs),
-               "convert: the observer of {} has seen no data; run calibration batches through the prepared model "
-               "before convert",
-               what);
+  if (!calibrated(obs)) {
+    TENSOR_CHECK(allow_uncalibrated,
+                 "convert: the observer of {} has seen no data; run calibration batches through the prepared model "
+                 "before convert (or convert(model, ConvertOptions().allow_uncalibrated(true)) for a skeleton to "
+                 "load a converted model's state into)",
+                 what);
+    return {1.0, 0, obs.dtype()};  // Note [Converting for loading]
+  }
   std::tuple<Tensor, Tensor> qp = obs.calculate_qparams();
   const Tensor& scale = std::get<0>(qp);
   const Tensor& zero_point = std::get<1>(qp);
@@ -151,7 +168,9 @@ Swap make_swap(const std::string& name, const std::shared_ptr<nn::Module>& old, 
 
 }  // namespace
 
-void convert(nn::Module& module) {
+void convert(nn::Module& module) { convert(module, ConvertOptions()); }
+
+void convert(nn::Module& module, const ConvertOptions& options) {
   namespace nnq = nn::quantized;
   std::vector<ObservedModule> observed = observed_modules(module);
   TENSOR_CHECK(!observed.empty(),
@@ -167,11 +186,20 @@ void convert(nn::Module& module) {
                  "module",
                  type_name(m));
     if (m.as<nn::ReLUImpl>()) continue;  // Note [What convert does]: relu keeps its input's parameters
-    const OutputQParams out = output_qparams(o);
+    const OutputQParams out = output_qparams(o, options.allow_uncalibrated());
     dtypes.insert(out.dtype);
     if (m.as<QuantStubImpl>()) {
       swaps.push_back(
           make_swap(o.name, o.module, std::make_shared<QuantizeImpl>(out.scale, out.zero_point, out.dtype)));
+    } else if (auto ff = std::dynamic_pointer_cast<nnq::FloatFunctionalImpl>(o.module)) {
+      // Note [FloatFunctional]: the parent's typed member keeps the old object, which then
+      // sends its method calls to the QFunctional.
+      auto qf = std::make_shared<nnq::QFunctionalImpl>(out.scale, out.zero_point);
+      qf->train(m.is_training());
+      swaps.push_back({o.name, [name = o.name, ff, qf](nn::Module& root) {
+                         internal::replace_in_tree(root, name, qf);
+                         ff->redirect_to(qf);
+                       }});
     } else if (const auto* lr = m.as<nn::intrinsic::LinearReLUImpl>()) {
       swaps.push_back(
           make_swap(o.name, o.module, quantized_linear<nnq::LinearReLUImpl>(*lr->linear, o.qconfig, out, what)));
@@ -195,8 +223,8 @@ void convert(nn::Module& module) {
     } else {
       TENSOR_ERROR(
           "convert: {} has no quantized module (quantized: QuantStub, Linear, LinearReLU, Conv1d/2d/3d, "
-          "ConvReLU1d/2d/3d, ReLU); fuse it into the preceding conv or linear with fuse_modules, or leave it "
-          "float with a nullopt QConfig override and DeQuantStub/QuantStub around it",
+          "ConvReLU1d/2d/3d, FloatFunctional, ReLU); fuse it into the preceding conv or linear with fuse_modules, "
+          "or leave it float with a nullopt QConfig override and DeQuantStub/QuantStub around it",
           what);
     }
   }

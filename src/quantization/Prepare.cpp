@@ -6,6 +6,7 @@
 #include "src/core/Check.h"
 #include "tensor/nn/layers.h"
 #include "tensor/nn/norm_pool.h"
+#include "tensor/nn/quantized.h"
 #include "tensor/quantization.h"
 
 namespace tensor::quantization {
@@ -24,6 +25,8 @@ namespace tensor::quantization {
 //   - Linear / LinearReLU / Conv / ConvReLU -> the nn::quantized module, its weight quantized
 //     with quantize_weight(qconfig, weight) (qconfig.weight() observes it, per channel or per
 //     tensor) and its output scale and zero point from the activation observer;
+//   - FloatFunctional -> QFunctional(scale, zero_point) from its observer, and the old object
+//     redirected to it (Note [FloatFunctional] in tensor/nn/quantized.h);
 //   - ReLU stays; the norms raise (no quantized twins yet);
 // then removes the observers and hooks (remove_observers) and swaps each module as fuse_modules
 // does (Note [Module swap by redirect] in Fuse.cpp).
@@ -115,7 +118,9 @@ std::vector<ObservedModule> prepare(nn::Module& module, const QConfig& qconfig, 
     }
     const bool fused = is_fused(*m);
     if (fused) skipped.push_back(name);
-    const bool observe = m->as<QuantStubImpl>() || fused || (m->children().empty() && is_observed_leaf(*m));
+    // A FloatFunctional's methods run its forward hooks on their results (Note [FloatFunctional]).
+    const bool observe = m->as<QuantStubImpl>() || m->as<nn::quantized::FloatFunctionalImpl>() || fused ||
+                         (m->children().empty() && is_observed_leaf(*m));
     if (!observe) continue;
     std::optional<QConfig> q = qconfig_for(name, qconfig, overrides);
     if (!q) continue;

@@ -294,6 +294,91 @@ TENSOR_QUANTIZED_CONV(ConvAdd2d, 2, Add);
 TENSOR_QUANTIZED_CONV(ConvAddReLU2d, 2, AddReLU);
 #undef TENSOR_QUANTIZED_CONV
 
+// ---- FloatFunctional and QFunctional: arithmetic between modules (residual adds) ----
+
+// Note [FloatFunctional]
+// PyTorch's eager mode quantizes the arithmetic a forward does between modules (a ResNet
+// block's skip add) through a module that does it: FloatFunctional computes in float and, once
+// prepare has given it an observer, records each result; convert swaps it for QFunctional, which
+// calls the quantized kernels with the observed scale and zero point. prepare feeds the observer
+// as for any observed module, through a forward hook, which FloatFunctional's methods run on
+// their result. A parent calls `skip_add->add(out, identity)` through its typed member, which
+// neither the tree swap nor the one-Tensor forward redirect reaches (Note [Module swap by
+// redirect]), so convert also points the old FloatFunctional at its QFunctional (redirect_to):
+// from then on its methods call the QFunctional's. add_scalar and mul_scalar are not observed,
+// as in PyTorch: their quantized forms derive the output's parameters from the input's.
+
+class QFunctionalImpl;
+
+/// torch.ao.nn.quantized.FloatFunctional: float arithmetic as a module, so that prepare can
+/// observe its results and convert can swap it for QFunctional (Note [FloatFunctional]).
+///   skip_add = register_module("skip_add", nn::quantized::FloatFunctional());
+///   Tensor y = relu(skip_add->add(out, identity));
+class TENSOR_API FloatFunctionalImpl : public Module {
+ public:
+  FloatFunctionalImpl();
+  /// a + b (broadcasting).
+  Tensor add(const Tensor& a, const Tensor& b);
+  /// relu(a + b).
+  Tensor add_relu(const Tensor& a, const Tensor& b);
+  /// a * b (broadcasting).
+  Tensor mul(const Tensor& a, const Tensor& b);
+  /// relu(a * b).
+  Tensor mul_relu(const Tensor& a, const Tensor& b);
+  /// cat(xs, dim).
+  Tensor cat(TensorList xs, int64_t dim = 0);
+  /// a + c; not observed (QFunctional::add_scalar derives its output's parameters).
+  Tensor add_scalar(const Tensor& a, double c);
+  /// a * c; not observed (QFunctional::mul_scalar derives its output's parameters).
+  Tensor mul_scalar(const Tensor& a, double c);
+  /// Sends every later call to `target` (convert's swap; null restores the float arithmetic).
+  void redirect_to(std::shared_ptr<QFunctionalImpl> target) { redirect_ = std::move(target); }
+  /// The QFunctional the calls go to, or null.
+  const std::shared_ptr<QFunctionalImpl>& redirect() const noexcept { return redirect_; }
+  /// "FloatFunctional()".
+  void pretty_print(std::ostream& stream) const override;
+
+ private:
+  // Runs the forward hooks (prepare's observer) on a result.
+  Tensor observe(const Tensor& result);
+  std::shared_ptr<QFunctionalImpl> redirect_;
+};
+TENSOR_MODULE(FloatFunctional);
+
+/// torch.ao.nn.quantized.QFunctional: FloatFunctional's methods on per-tensor quantized
+/// tensors, each result requantized with `scale` and `zero_point` (the observed output's
+/// parameters; buffers, so state_dict saves them: Note [Quantized module state]).
+class TENSOR_API QFunctionalImpl : public Module {
+ public:
+  explicit QFunctionalImpl(double scale = 1.0, int64_t zero_point = 0);
+  /// quantized::add(qa, qb, scale, zero_point).
+  Tensor add(const Tensor& qa, const Tensor& qb);
+  /// quantized::add_relu(qa, qb, scale, zero_point).
+  Tensor add_relu(const Tensor& qa, const Tensor& qb);
+  /// quantized::mul(qa, qb, scale, zero_point).
+  Tensor mul(const Tensor& qa, const Tensor& qb);
+  /// quantized::mul_relu(qa, qb, scale, zero_point).
+  Tensor mul_relu(const Tensor& qa, const Tensor& qb);
+  /// quantized::cat(qxs, dim, scale, zero_point).
+  Tensor cat(TensorList qxs, int64_t dim = 0);
+  /// qa + c, as libtorch's quantized::add_scalar: c is rounded to qa's grid (c_q =
+  /// nearbyint(c / s)) and the integers are kept with zero point z - c_q; when that leaves the
+  /// dtype's range, the zero point is the range's end and the scale grows to hold the shifted
+  /// range, the integers requantized in float64. Ignores `scale` and `zero_point`.
+  Tensor add_scalar(const Tensor& qa, double c);
+  /// qa * c, as libtorch's quantized::mul_scalar: the same integers with scale s * c for c > 0;
+  /// for c < 0 the integers mirrored in the dtype's range (q' = qmin + qmax - q, likewise the
+  /// zero point) with scale s * |c|; for c = 0 zeros with scale 1 and zero point 0. Exact.
+  Tensor mul_scalar(const Tensor& qa, double c);
+  /// "QFunctional(scale=.., zero_point=..)".
+  void pretty_print(std::ostream& stream) const override;
+
+  /// The output's quantization parameters (buffers "scale", float64, and "zero_point", int64).
+  OutputQParam<double> scale;
+  OutputQParam<int64_t> zero_point;
+};
+TENSOR_MODULE(QFunctional);
+
 namespace dynamic {
 /// A dynamically quantized linear layer (torch.ao.nn.quantized.dynamic.Linear): float32 input,
 /// quantized per call from its range, int8 weights, float32 output.

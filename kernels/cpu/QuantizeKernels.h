@@ -1,0 +1,26 @@
+// Internal: vectorized loops over contiguous 8-bit quantized data (Highway; Note [Vectorized
+// quantize loops] in kernels/cpu/QuantizeKernels.cpp). Each computes exactly what the scalar
+// definitions of src/ops/QuantizedOps.cpp and src/ops/QuantizedElementwise.cpp compute; the
+// callers split large tensors across threads.
+#pragma once
+
+#include <cstdint>
+
+namespace tensor::cpu {
+
+/// dst[i] = clamp(nearbyint(src[i] * inv_scale) + zero_point) into int8 (is_signed) or uint8;
+/// the product in float32, ties to even, NaN -> the lowest value.
+void quantize_q8(const float* src, void* dst, bool is_signed, int64_t n, float inv_scale, int64_t zero_point);
+/// dst[i] = float((double(src[i]) - zero_point) * scale), src int8 (is_signed) or uint8.
+void dequantize_q8(const void* src, bool is_signed, float* dst, int64_t n, double scale, int64_t zero_point);
+/// The quantized add/mul of Note [Quantized elementwise arithmetic], in float64:
+///   add: v = ((a - za) * sa + (b - zb) * sb) / scale;  mul: v = ((a - za) * sa) * ((b - zb) * sb) / scale
+///   dst = max(floor_q, clamp(nearbyint(v) + zero_point, qmin, qmax)).
+struct QBinaryParams {
+  double sa, za, sb, zb, scale;
+  int64_t zero_point, floor_q;
+  bool mul;
+};
+void binary_q8(const void* a, const void* b, void* dst, bool is_signed, int64_t n, const QBinaryParams& p);
+
+}  // namespace tensor::cpu
