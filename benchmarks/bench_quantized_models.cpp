@@ -2,12 +2,15 @@
 // Fashion-MNIST CNN of the examples at batch 64, a ResNet-18-shaped network on 224x224 at batch
 // 16 and an MLP (1024 -> 1024 x3 -> 10) at batch 64, each built from nn modules, fused,
 // prepared, calibrated on random data and converted; float32 and int8 forward beside each other
-// in milliseconds per batch. Run: bench_ops qmodel
+// in milliseconds per batch; and a one-layer LSTM (256 -> 256, 64 steps, batch 32) in float32
+// and after quantize_dynamic, the int8 case printing the ratio. Run: bench_ops qmodel
 #include <tensor/nn/quantized.h>
 #include <tensor/quantization.h>
 #include <tensor/tensor.h>
 
+#include <cstdio>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -218,6 +221,35 @@ double mlp(bool int8) {
                        randn({64, 1024}), int8, 15);
 }
 
+// ---- an LSTM: float32 against quantize_dynamic (nn::quantized::dynamic::LSTM) ----
+// One layer, 256 -> 256, a sequence of 64 steps at batch 32, forward only (eval, no grad). The
+// float32 case keeps its time so that the int8 case, run next, prints the ratio of the same run.
+double& last_lstm_f32() {
+  static double t = 0;
+  return t;
+}
+double lstm(bool int8) {
+  struct Net : nn::Module {
+    Net() : lstm(register_module("lstm", nn::LSTM(nn::LSTMOptions(256, 256)))) {}
+    Tensor forward(const Tensor& x) { return std::get<0>(lstm(x)); }
+    nn::LSTM lstm;
+  };
+  tensor::manual_seed(0);
+  auto net = std::make_shared<Net>();
+  net->eval();
+  NoGradGuard no_grad;
+  if (int8) q::quantize_dynamic(*net);
+  const Tensor x = randn({64, 32, 256});
+  const double s = median_seconds([&] { Tensor y = net->forward(x); }, 15, 1, 2);
+  if (!int8) {
+    last_lstm_f32() = s;
+  } else if (last_lstm_f32() > 0) {
+    std::printf("  lstm T64 b32 256->256: dynamic int8 %.2f ms vs float32 %.2f ms: speedup %.2fx\n", s * 1e3,
+                last_lstm_f32() * 1e3, last_lstm_f32() / s);
+  }
+  return s;
+}
+
 bench::Case ms_case(const char* name, std::function<double()> fn) {
   return bench::Case{name, "ms", 0, "(info)", std::move(fn)}.without_limit();
 }
@@ -230,6 +262,8 @@ const bench::AddCases kQuantizedModelCases({
     ms_case("qmodel_resnet18_224_b16_int8_convadd", [] { return resnet18(true, /*hand_fused=*/true); }),
     ms_case("qmodel_mlp_b64_1024_f32", [] { return mlp(false); }),
     ms_case("qmodel_mlp_b64_1024_int8", [] { return mlp(true); }),
+    ms_case("qmodel_lstm_t64_b32_256_f32", [] { return lstm(false); }),
+    ms_case("qmodel_lstm_t64_b32_256_int8", [] { return lstm(true); }),
 });
 
 }  // namespace

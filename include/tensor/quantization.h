@@ -12,7 +12,7 @@
 //
 //   quantization::convert(*net);                              // nn::quantized modules, int8 from here
 //
-// quantize_dynamic swaps Linear layers for dynamically quantized ones; see
+// quantize_dynamic swaps Linear and LSTM layers for dynamically quantized ones; see
 // docs/quantization.md, "The workflow".
 #pragma once
 
@@ -408,11 +408,14 @@ struct ConvertOptions {
 TENSOR_API void convert(nn::Module& module, const ConvertOptions& options);
 
 /// PyTorch's quantize_dynamic (in place): every nn::Linear and nn::intrinsic::LinearReLU below
-/// `module` becomes nn::quantized::dynamic::Linear (followed by ReLU for LinearReLU) with its
-/// weight quantized by quantize_weight(qconfig, weight): float32 in and out, activations
-/// quantized per call from their range (reduce_range as the QConfig's activation observer
-/// says). LSTM is not converted yet. Returns the dotted names of the swapped modules; none
-/// found raises tensor::Error.
+/// `module` becomes nn::quantized::dynamic::Linear (followed by ReLU for LinearReLU), and every
+/// nn::LSTM nn::quantized::dynamic::LSTM (LSTMImpl::from_float), each weight quantized by
+/// quantize_weight(qconfig, weight): float32 in and out, activations quantized per call from
+/// their range (reduce_range as the QConfig's activation observer says). A swapped LSTM is
+/// reached through its old holder by LSTMImpl::redirect_lstm_forward. Weights not on the CPU or
+/// not floating point, an LSTM with proj_size, and the module itself being one of these raise
+/// tensor::Error naming the submodule, before anything changes. Returns the dotted names of the
+/// swapped modules; none found raises tensor::Error.
 TENSOR_API std::vector<std::string> quantize_dynamic(nn::Module& module,
                                                      const QConfig& qconfig = default_dynamic_qconfig());
 

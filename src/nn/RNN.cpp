@@ -425,6 +425,7 @@ LSTMImpl::LSTMImpl(const LSTMOptions& options_)
 
 std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& input,
                                                                  std::optional<std::tuple<Tensor, Tensor>> hx_opt) {
+  if (lstm_redirect_) return lstm_redirect_(input, std::move(hx_opt));
   auto [x, unbatched] = prepare_input(input);
   const int64_t real_hidden = options.proj_size() > 0 ? options.proj_size() : options.hidden_size();
   Tensor hx, cx;
@@ -439,6 +440,9 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTMImpl::forward(const Tensor& i
 
 std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> LSTMImpl::forward_with_packed_input(
     const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx_opt) {
+  TENSOR_CHECK(!lstm_redirect_,
+               "LSTM::forward_with_packed_input: this LSTM was replaced (quantize_dynamic swapped in a dynamic "
+               "quantized LSTM), which does not take packed sequences; pad the batch and call forward");
   const std::vector<int64_t> bs = prepare_packed(packed_input);
   const int64_t real_hidden = options.proj_size() > 0 ? options.proj_size() : options.hidden_size();
   Tensor hx, cx;

@@ -10,6 +10,7 @@
 #include "tensor/autograd/autograd.h"
 #include "tensor/nn/layers.h"
 #include "tensor/nn/quantized.h"
+#include "tensor/nn/rnn.h"
 #include "tensor/ops.h"
 #include "tensor/quantization.h"
 
@@ -260,6 +261,27 @@ std::vector<std::string> quantize_dynamic(nn::Module& module, const QConfig& qco
     bool inside = false;
     for (const auto& f : fused) inside = inside || name.compare(0, f.size() + 1, f + ".") == 0;
     if (inside) continue;
+    if (const auto* lstm = m.as<nn::LSTMImpl>()) {
+      const std::string what = fmt::format("'{}' ({})", name, type_name(m));
+      TENSOR_CHECK(!name.empty(), "quantize_dynamic: the module itself ({}) is an LSTM; wrap it in a parent module",
+                   type_name(m));
+      for (const Tensor& w : lstm->all_weights()) check_cpu_float(w, what);
+      TENSOR_CHECK(lstm->options.proj_size() == 0,
+                   "quantize_dynamic: {} has proj_size = {}; the dynamic quantized LSTM has no projection (as in "
+                   "PyTorch)",
+                   what, lstm->options.proj_size());
+      std::shared_ptr<nnqd::LSTMImpl> q = nnqd::LSTMImpl::from_float(*lstm, qconfig);
+      // Note [Module swap by redirect], with the LSTM's own redirect: its forward is not Tensor -> Tensor.
+      swaps.push_back({name, [name, old = item.value(), q](nn::Module& root) {
+                         internal::replace_in_tree(root, name, q);
+                         old->as<nn::LSTMImpl>()->redirect_lstm_forward(
+                             [q](const Tensor& x, std::optional<std::tuple<Tensor, Tensor>> hx) {
+                               return q->forward(x, std::move(hx));
+                             });
+                       }});
+      names.push_back(name);
+      continue;
+    }
     const nn::LinearImpl* lin = m.as<nn::LinearImpl>();
     const auto* lr = m.as<nn::intrinsic::LinearReLUImpl>();
     if (lr) {
@@ -291,7 +313,7 @@ std::vector<std::string> quantize_dynamic(nn::Module& module, const QConfig& qco
     }
     names.push_back(name);
   }
-  TENSOR_CHECK(!swaps.empty(), "quantize_dynamic: the module has no Linear or LinearReLU submodule to quantize");
+  TENSOR_CHECK(!swaps.empty(), "quantize_dynamic: the module has no Linear, LinearReLU or LSTM submodule to quantize");
   for (const auto& s : swaps) s.apply(module);
   return names;
 }

@@ -53,7 +53,10 @@ namespace tensor::quantization {
 // (Note [Forward hooks and redirection] in src/nn/Module.cpp). The redirect calls the new
 // module through its holder, so hooks prepare attaches to it (observers) run. Fused modules are
 // built from copies of the originals and call their children's forward directly, so no
-// redirect can lead back into itself and no module keeps the one it replaces alive.
+// redirect can lead back into itself and no module keeps the one it replaces alive. An LSTM's
+// forward takes (input, (h0, c0)) and returns a tuple, which the Tensor -> Tensor redirect cannot
+// carry: quantize_dynamic redirects a swapped nn::LSTM with LSTMImpl::redirect_lstm_forward,
+// which its own forward checks first (so `lstm->forward(x)` is redirected too).
 
 std::pair<Tensor, Tensor> fuse_bn_weights(const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                                           const Tensor& running_var, double eps, const Tensor& gamma,

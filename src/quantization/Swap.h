@@ -10,10 +10,8 @@
 
 namespace tensor::quantization::internal {
 
-/// Puts `replacement` at the dotted `name` below `root` in the tree and sends every call of the
-/// old module (through a holder, a Sequential or an AnyModule) to it, through the replacement's
-/// own holder so that its hooks and redirects run too.
-/// Puts `replacement` at the dotted `name` below `root` in the tree (the registry only).
+/// Puts `replacement` at the dotted `name` below `root` in the tree (the registry only; swap_in
+/// also redirects the old module's calls, and convert's other callers redirect them their own way).
 template <typename Impl>
 void replace_in_tree(nn::Module& root, const std::string& name, std::shared_ptr<Impl> replacement) {
   const size_t dot = name.rfind('.');
@@ -22,6 +20,9 @@ void replace_in_tree(nn::Module& root, const std::string& name, std::shared_ptr<
   parent->replace_module(dot == std::string::npos ? name : name.substr(dot + 1), std::move(replacement));
 }
 
+/// Puts `replacement` at the dotted `name` below `root` in the tree and sends every call of the
+/// old module (through a holder, a Sequential or an AnyModule) to it, through the replacement's
+/// own holder so that its hooks and redirects run too.
 template <typename Impl>
 void swap_in(nn::Module& root, const std::string& name, const std::shared_ptr<nn::Module>& old,
              std::shared_ptr<Impl> replacement) {

@@ -2,8 +2,9 @@
 // torch.ops.quantized.* ops in tensor::quantized (int8 linear and convolution on oneDNN with
 // weights packed once, add/mul/cat with an output scale) and the modules of
 // torch.ao.nn.quantized in tensor::nn::quantized (Linear, Conv1d/2d/3d, their ReLU and Add
-// fusions, dynamic::Linear). relu, max_pool2d, avg_pool2d, adaptive_avg_pool2d and cat on
-// per-tensor quantized tensors go through the ordinary ops (their Quantized dispatch slots).
+// fusions, dynamic::Linear and dynamic::LSTM). relu, max_pool2d, avg_pool2d, adaptive_avg_pool2d
+// and cat on per-tensor quantized tensors go through the ordinary ops (their Quantized dispatch
+// slots).
 //
 //   using namespace tensor;
 //   nn::quantized::Linear fc(1024, 1024);
@@ -15,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -24,6 +26,14 @@
 #include "tensor/quantized.h"
 
 namespace tensor {
+
+namespace nn {
+class LSTMImpl;
+struct LSTMOptions;
+}  // namespace nn
+namespace quantization {
+struct QConfig;
+}  // namespace quantization
 
 // ---- Quantized kernels (docs/quantization.md, "Kernels") ----
 //
@@ -408,6 +418,64 @@ class TENSOR_API LinearImpl : public Module {
   uint32_t weight_version_ = 0, bias_version_ = 0;
 };
 TENSOR_MODULE(Linear);
+
+/// A dynamically quantized LSTM (torch.ao.nn.quantized.dynamic.LSTM): the options, forward and
+/// outputs of nn::LSTM (layers, bidirectional, batch_first, bias, inter-layer dropout in training;
+/// no proj_size), float32 in and out. Each layer and direction's weight_ih [4H, in] and
+/// weight_hh [4H, H] are qint8 (per-tensor or per-channel along dim 0) and packed once; every
+/// gate product is quantized::linear_dynamic, the gates and the cell update are float32 (Note
+/// [Dynamic quantized LSTM] in src/nn/QuantizedLSTM.cpp). state_dict holds the float LSTM's
+/// names: weight_ih_l{k}[_reverse], weight_hh_l{k}[_reverse] (quantized) and bias_ih_l{k},
+/// bias_hh_l{k} (float32) as buffers, repacked when they change (Note [Quantized module state]).
+///
+///   auto q = nn::quantized::dynamic::LSTMImpl::from_float(*float_lstm);   // or quantize_dynamic
+///   auto [out, state] = q->forward(x);                                   // state = (h_n, c_n)
+class TENSOR_API LSTMImpl : public Module {
+ public:
+  /// Weights start as qint8 zeros (scale 1) and zero biases, until set_weight_bias.
+  LSTMImpl(int64_t input_size, int64_t hidden_size, int64_t num_layers = 1, bool bias = true, bool batch_first = false,
+           double dropout = 0.0, bool bidirectional = false);
+  /// From a float LSTM's options (include tensor/nn/rnn.h); proj_size must be 0.
+  explicit LSTMImpl(const ::tensor::nn::LSTMOptions& options);
+  /// PyTorch's from_float: every weight quantized by quantization::quantize_weight(qconfig, w)
+  /// (per-tensor or per-channel as the QConfig's weight observer says), biases as float32,
+  /// reduce_range from the QConfig's activation observer, and the float module's training mode.
+  /// Raises for proj_size > 0 and weights that are not float CPU tensors.
+  static std::shared_ptr<LSTMImpl> from_float(const ::tensor::nn::LSTMImpl& lstm,
+                                              const ::tensor::quantization::QConfig& qconfig);
+  /// from_float with quantization::default_dynamic_qconfig().
+  static std::shared_ptr<LSTMImpl> from_float(const ::tensor::nn::LSTMImpl& lstm);
+  /// Sets (and packs) one layer and direction's weights: qint8 w_ih [4H, in] and w_hh [4H, H],
+  /// float32 biases [4H] (given exactly when the module has bias).
+  void set_weight_bias(int64_t layer, bool reverse, const Tensor& w_ih, const Tensor& w_hh,
+                       const std::optional<Tensor>& b_ih, const std::optional<Tensor>& b_hh);
+  /// input [T, N, input_size] ([N, T, input_size] with batch_first, or unbatched [T, input_size]),
+  /// float32; hx = (h_0, c_0), each [L*D, N, H] ([L*D, H] unbatched), zeros when not given ->
+  /// (output [T, N, D*H], (h_n, c_n)), as nn::LSTM.
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(const Tensor& input,
+                                                         std::optional<std::tuple<Tensor, Tensor>> hx_opt = {});
+  /// "DynamicQuantizedLSTM(8, 16, num_layers=2, bidirectional=true)", as PyTorch prints it.
+  void pretty_print(std::ostream& stream) const override;
+
+  int64_t input_size, hidden_size, num_layers;
+  bool bias, batch_first;
+  double dropout;
+  bool bidirectional;
+  /// 7-bit activations (libtorch's option for CPUs without VNNI).
+  bool reduce_range = false;
+
+ private:
+  // One layer and direction: the packed weights and the buffer versions they were packed at.
+  struct Cell {
+    std::string suffix;  // "l0", "l0_reverse", ...
+    std::shared_ptr<tensor::quantized::LinearPackedParams> ih, hh;
+    uint32_t versions[4] = {0, 0, 0, 0};
+  };
+  std::vector<Cell> cells_;
+  // The cell's packed weights, repacked first if one of its buffers changed since packing.
+  Cell& packed_cell(size_t index);
+};
+TENSOR_MODULE(LSTM);
 }  // namespace dynamic
 
 }  // namespace nn::quantized

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -198,7 +199,19 @@ class TENSOR_API LSTMImpl : public detail::RNNImplBase {
   /// The packed form: (output packed as the input, (h_n, c_n) in the original batch order).
   std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
       const utils::rnn::PackedSequence& packed_input, std::optional<std::tuple<Tensor, Tensor>> hx_opt = {});
+  /// forward's signature.
+  using ForwardFn = std::function<std::tuple<Tensor, std::tuple<Tensor, Tensor>>(
+      const Tensor&, std::optional<std::tuple<Tensor, Tensor>>)>;
+  /// From now on forward (through the holder or called directly) runs `fn` instead of this
+  /// module's own; an empty function restores it. How quantization::quantize_dynamic swaps in a
+  /// dynamic quantized LSTM for one a parent holds in a member (Note [Module swap by redirect]);
+  /// Module::redirect_forward covers Tensor -> Tensor forwards only. forward_with_packed_input
+  /// of a redirected module raises.
+  void redirect_lstm_forward(ForwardFn fn) { lstm_redirect_ = std::move(fn); }
   LSTMOptions options;
+
+ private:
+  ForwardFn lstm_redirect_;
 };
 TENSOR_MODULE(LSTM);
 
