@@ -349,4 +349,84 @@ bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_
   return true;
 }
 
+namespace {
+
+// The incoming gradient of row n: grad[n] without a reduction, else the scalar grad (over
+// denom for the mean).
+template <class T>
+struct RowGrad {
+  const T* g;
+  int64_t reduction;
+  T scalar;
+  RowGrad(const Tensor& grad, int64_t r, double denom) : g(grad.data_ptr<T>()), reduction(r) {
+    scalar = r == 1 ? static_cast<T>(static_cast<double>(g[0]) / denom) : g[0];
+  }
+  T operator()(int64_t n) const { return reduction == 0 ? g[n] : scalar; }
+};
+
+}  // namespace
+
+void nll_loss_backward(const Tensor& grad, const Tensor& target, const Tensor& weight, int64_t reduction,
+                       int64_t ignore_index, const Tensor& grad_input) {
+  const int64_t N = target.numel(), C = grad_input.numel() / std::max<int64_t>(N, 1);
+  const int64_t* t = target.data_ptr<int64_t>();
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    auto wt = [&](int64_t n) { return t[n] == ignore_index ? T(0) : w ? w[t[n]] : T(1); };
+    double wsum = 0;
+    if (reduction == 1)
+      for (int64_t n = 0; n < N; ++n) wsum += static_cast<double>(wt(n));
+    const RowGrad<T> g(grad, reduction, wsum);
+    T* gi = grad_input.data_ptr<T>();
+    // The zeroing is the whole cost (one write of N x C); each thread zeroes its rows and sets
+    // their targets while they are in cache.
+    detail::parallel_range(N, detail::threads_for(N * C), [&](int64_t b, int64_t e) {
+      std::fill(gi + b * C, gi + e * C, T(0));
+      for (int64_t n = b; n < e; ++n)
+        if (t[n] != ignore_index) gi[n * C + t[n]] = -(wt(n) * g(n));
+    });
+  };
+  if (grad_input.dtype() == kFloat32) run(float{});
+  else run(double{});
+}
+
+void multi_margin_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t p,
+                                double margin, const Tensor& weight, int64_t reduction, const Tensor& grad_input) {
+  const int64_t N = target.numel(), C = input.numel() / std::max<int64_t>(N, 1);
+  const int64_t* t = target.data_ptr<int64_t>();
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data_ptr<T>();
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    const RowGrad<T> g(grad, reduction, static_cast<double>(N));
+    T* gi = grad_input.data_ptr<T>();
+    const T mg = static_cast<T>(margin);
+    detail::parallel_range(N, detail::threads_for(N * C), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* xr = x + r * C;
+        T* gr = gi + r * C;
+        const int64_t y = t[r];
+        const T s = g(r) * (w ? w[y] : T(1)) / static_cast<T>(C);
+        const T base = mg - xr[y];
+        T acc = 0;
+        // Every class but y (whose own term is not part of the loss).
+        auto span = [&](int64_t c0, int64_t c1) {
+          for (int64_t c = c0; c < c1; ++c) {
+            const T m = base + xr[c];
+            const T v = m > T(0) ? (p == 2 ? T(2) * m * s : s) : T(0);
+            gr[c] = v;
+            acc += v;
+          }
+        };
+        span(0, y);
+        span(y + 1, C);
+        gr[y] = -acc;
+      }
+    });
+  };
+  if (input.dtype() == kFloat32) run(float{});
+  else run(double{});
+}
+
 }  // namespace tensor::cpu

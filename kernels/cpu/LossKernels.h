@@ -48,4 +48,19 @@ void huber_loss_forward(const Tensor& input, const Tensor& target, double delta,
 bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_t p, double margin,
                                const Tensor& weight, int64_t reduction, const Tensor& out);
 
+/// nll_loss_forward's gradient with respect to its input, into the contiguous [N, C] grad_input
+/// of the input's dtype: zero except grad_input[n, t_n] = -w_n g_n, where g_n is grad[n] for
+/// reduction 0, else grad[0] (over sum w_n for the mean). Ignored rows stay zero (libtorch's
+/// kernel; so a mean over only ignored targets has a zero gradient, not NaN). The targets were
+/// checked by the forward; grad is contiguous, of the input's dtype.
+void nll_loss_backward(const Tensor& grad, const Tensor& target, const Tensor& weight, int64_t reduction,
+                       int64_t ignore_index, const Tensor& grad_input);
+
+/// multi_margin_loss_forward's gradient with respect to its input, into the contiguous [N, C]
+/// grad_input, one pass over each row: with s = g_n w[y] / C (g_n as for nll_loss_backward, the
+/// mean dividing by N) and m_c = margin - x[n, y] + x[n, c], class c != y gets s (p 1) or
+/// 2 m_c s (p 2) where m_c > 0, else 0, and class y minus their sum.
+void multi_margin_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t p,
+                                double margin, const Tensor& weight, int64_t reduction, const Tensor& grad_input);
+
 }  // namespace tensor::cpu
