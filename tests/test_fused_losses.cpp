@@ -150,6 +150,48 @@ TEST(FusedLosses, HuberLossMatchesReferenceAndComposite) {
   }
 }
 
+// smooth_l1_loss (beta > 0) runs the Huber kernel in its own formula: against a float64 loop,
+// the composite (a broadcast target) and itself on transposed inputs; with autograd it is the
+// Huber Function (Note [Huber loss Function]): gradcheck, gradgradcheck, and the gradient on a
+// same-shape target against the composite's.
+TEST(FusedLosses, SmoothL1LossMatchesReferenceCompositeAndGradients) {
+  using autograd::variable_list;
+  manual_seed(8);
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    Tensor x = randn({301, 257}, dt) * 2, y = randn({301, 257}, dt) * 2;
+    const double beta = 0.7;
+    const std::vector<double> xv = vals(x), yv = vals(y);
+    std::vector<double> per;
+    for (size_t i = 0; i < xv.size(); ++i) {
+      const double d = std::fabs(xv[i] - yv[i]);
+      per.push_back(d < beta ? 0.5 * d * d / beta : d - 0.5 * beta);
+    }
+    const double tol = dt == kFloat32 ? 2e-6 : 1e-12;
+    for (int64_t r : kReductions) {
+      const std::string what = std::string("smooth_l1_loss ") + to_string(dt) + " " + std::to_string(r);
+      Tensor got = tensor::smooth_l1_loss(x, y, r, beta);
+      expect_values(got, reduce_ref(per, r, static_cast<double>(per.size())), tol, what);
+      expect_values(got, vals(tensor::smooth_l1_loss(x, y.unsqueeze(0), r, beta)), tol, what + " vs composite");
+    }
+    expect_values(tensor::smooth_l1_loss(x.t(), y.t(), Reduction::Sum, beta),
+                  vals(tensor::smooth_l1_loss(x, y, Reduction::Sum, beta)), tol, "smooth_l1_loss transposed");
+  }
+  Tensor x = det({3, 4}, 61, -2, 2).requires_grad_(true), t = det({3, 4}, 62, -2, 2).requires_grad_(true);
+  for (int64_t r : kReductions) {
+    auto fn = [r](const variable_list& in) { return tensor::smooth_l1_loss(in[0], in[1], r, 0.9); };
+    tensor::testing::check("smooth_l1 gradcheck " + std::to_string(r), [&] { return autograd::gradcheck(fn, {x, t}); });
+    tensor::testing::check("smooth_l1 gradgradcheck " + std::to_string(r),
+                           [&] { return autograd::gradgradcheck(fn, {x, t}); });
+  }
+  Tensor row = det({1, 4}, 63, -2, 2);
+  Tensor xf = x.detach().requires_grad_(true), xc = x.detach().requires_grad_(true);
+  Tensor lf = tensor::smooth_l1_loss(xf, row.expand({3, 4}).contiguous(), Reduction::Mean, 0.9);
+  EXPECT_EQ(lf.grad_fn()->name(), "CppNode");
+  lf.backward();
+  tensor::smooth_l1_loss(xc, row, Reduction::Mean, 0.9).backward();
+  expect_values(xf.grad(), vals(xc.grad()), 1e-12, "smooth_l1 Function vs composite gradient");
+}
+
 TEST(FusedLosses, MultiMarginLossMatchesReferenceAndComposite) {
   manual_seed(5);
   for (ScalarType dt : {kFloat32, kFloat64}) {

@@ -252,8 +252,9 @@ TEST(VecMathUlp, BinaryTranscendentalsWithinTheirBounds) {
   }
 }
 
-// fmod, remainder and floor division are exact operations: the vector path must give the bits
-// of the C library's fmod and of the formulas built on it (PyTorch's, written out here).
+// fmod, remainder, floor and truncating division are exact operations: the vector path must
+// give the bits of the C library's fmod and trunc and of the formulas built on them (PyTorch's,
+// written out here).
 TEST(VecMathUlp, FmodRemainderFloorDivideAreBitExact) {
   const auto in = binary_inputs(1 << 19);
   auto py_mod = [](float a, float b) {
@@ -282,6 +283,8 @@ TEST(VecMathUlp, FmodRemainderFloorDivideAreBitExact) {
       {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); }, [](float a, float b) { return std::fmod(a, b); }},
       {"remainder", [](const Tensor& a, const Tensor& b) { return remainder(a, b); }, py_mod},
       {"floor_divide", [](const Tensor& a, const Tensor& b) { return div(a, b, "floor"); }, floor_div},
+      {"trunc_divide", [](const Tensor& a, const Tensor& b) { return div(a, b, "trunc"); },
+       [](float a, float b) { return std::trunc(a / b); }},
   };
   for (const ECase& c : cs) {
     const std::vector<float> got = run_binary(c.op, in);

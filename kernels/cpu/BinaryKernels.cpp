@@ -32,9 +32,12 @@ HWY_INLINE auto scalar_fn(T a, T b) {
 // scalar formulas (Note [Vector fmod]); so does hypot wherever the C library's special rules
 // could differ: a vector that holds a lane the vector formula does not cover (NaN, inf, a
 // zero divisor, magnitudes at the ends of the range) is computed with the scalar formula.
+// Truncating division joins them: its scalar std::trunc(a / b) stayed a call per element (4K
+// floats took 3.6 us, torch 2.15 1.0 us); the vector Div and Trunc round exactly as it does.
 template <BinaryOp Op>
 constexpr bool kVecBinary = Op == BinaryOp::Fmod || Op == BinaryOp::Remainder || Op == BinaryOp::DivFloor ||
-                            Op == BinaryOp::Atan2 || Op == BinaryOp::Hypot || Op == BinaryOp::Logaddexp;
+                            Op == BinaryOp::DivTrunc || Op == BinaryOp::Atan2 || Op == BinaryOp::Hypot ||
+                            Op == BinaryOp::Logaddexp;
 
 template <BinaryOp Op, class D, class V>
 HWY_INLINE V vec_binary_op(D d, V a, V b) {
@@ -46,6 +49,8 @@ HWY_INLINE V vec_binary_op(D d, V a, V b) {
     const V mod = vecmath::Fmod(d, a, b);
     const auto fix = hn::And(hn::Ne(mod, zero), hn::Xor(hn::Lt(mod, zero), hn::Lt(b, zero)));
     return hn::IfThenElse(fix, hn::Add(mod, b), mod);
+  } else if constexpr (Op == BinaryOp::DivTrunc) {
+    return hn::Trunc(hn::Div(a, b));
   } else if constexpr (Op == BinaryOp::DivFloor) {
     // The steps of kernels/math/Binary.h's floating DivFloor, lane by lane.
     using T = hn::TFromD<D>;

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "src/core/Check.h"
@@ -277,16 +278,18 @@ bool nll_loss_forward(const Tensor& input, const Tensor& target, const Tensor& w
 }
 
 void huber_loss_forward(const Tensor& input, const Tensor& target, double delta, int64_t reduction,
-                        const Tensor& out) {
+                        const Tensor& out, bool smooth_l1) {
   const int64_t n = input.numel();
-  auto run = [&](auto tag) {
+  auto run = [&](auto tag, auto smooth) {
     using T = decltype(tag);
     const T* x = input.data_ptr<T>();
     const T* y = target.data_ptr<T>();
     const T dl = static_cast<T>(delta), half_dl = static_cast<T>(0.5 * delta);
+    const T half_over = static_cast<T>(0.5 / delta);
     auto f = [=](int64_t i) {
       const T d = std::abs(x[i] - y[i]);
-      return d < dl ? d * d * T(0.5) : (d - half_dl) * dl;
+      if constexpr (decltype(smooth)::value) return d < dl ? d * d * half_over : d - half_dl;
+      else return d < dl ? d * d * T(0.5) : (d - half_dl) * dl;
     };
     if (reduction == 0) {
       T* o = out.data_ptr<T>();
@@ -297,8 +300,12 @@ void huber_loss_forward(const Tensor& input, const Tensor& target, double delta,
     }
     store_reduced<T>(out, parallel_sum<T>(n, 1, f), static_cast<double>(n), reduction);
   };
-  if (input.dtype() == kFloat32) run(float{});
-  else run(double{});
+  auto by_dtype = [&](auto smooth) {
+    if (input.dtype() == kFloat32) run(float{}, smooth);
+    else run(double{}, smooth);
+  };
+  if (smooth_l1) by_dtype(std::true_type{});
+  else by_dtype(std::false_type{});
 }
 
 bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_t p, double margin,

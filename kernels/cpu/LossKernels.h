@@ -20,7 +20,7 @@ void ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor
                        const Tensor& neg_log_likelihood, const Tensor& log_alpha, const Tensor& grad_input);
 
 // Note [Fused CPU losses]
-// nll_loss, huber_loss and multi_margin_loss are composites of public ops in nn (so that their
+// nll_loss, huber_loss (and smooth_l1_loss) and multi_margin_loss are composites of public ops in nn (so that their
 // gradients come from the ops' own). Without autograd recording, on CPU float32/float64
 // inputs, each runs instead as one pass below: the composites ran 9 to 16 dispatched ops, each
 // with its own output (nll_loss on 64 rows took 4 us, torch 2.15's one kernel 0.7 us; huber
@@ -38,9 +38,11 @@ bool nll_loss_forward(const Tensor& input, const Tensor& target, const Tensor& w
                       int64_t ignore_index, const Tensor& out);
 
 /// huber_loss of contiguous input and target of one shape: d = |x - t|, d < delta ? d^2 / 2 :
-/// (d - delta / 2) delta; reduction as for nll_loss (mean divides by the element count).
+/// (d - delta / 2) delta; reduction as for nll_loss (mean divides by the element count). With
+/// smooth_l1, smooth_l1_loss with beta = delta: d < beta ? d^2 (0.5 / beta) : d - beta / 2 (the
+/// Huber loss over beta, in the composite's own formula).
 void huber_loss_forward(const Tensor& input, const Tensor& target, double delta, int64_t reduction,
-                        const Tensor& out);
+                        const Tensor& out, bool smooth_l1 = false);
 
 /// multi_margin_loss of a contiguous [N, C] input and int64 [N] target: row n's loss is
 /// sum over c != y of max(0, margin - x[n, y] + x[n, c])^p * w[y] / C (p 1 or 2; w 1 without a

@@ -359,17 +359,15 @@ Tensor l1_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   return nn::functional::l1_loss(self, target, nn::functional::L1LossFuncOptions(to_reduction("l1_loss", reduction)));
 }
 
-Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
+namespace {
+
+Tensor smooth_l1_composite(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
   const char* op = "smooth_l1_loss";
-  check_pair(op, self, target);
-  TENSOR_CHECK(beta >= 0, "{}: beta must be non-negative, got {}", op, beta);
   Tensor d = (self - target).abs();
   if (beta == 0) return apply_reduction(d, reduction, op);
   Tensor loss = where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta);
   return apply_reduction(loss, reduction, op);
 }
-
-namespace {
 
 Tensor huber_composite(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
   Tensor d = (self - target).abs();
@@ -385,14 +383,20 @@ Tensor huber_composite(const Tensor& self, const Tensor& target, int64_t reducti
 // delta * sign(d) outside), times the incoming gradient (over numel for the mean); the target's
 // is its negative. Written in public ops, so double backward works (clamp passes 1 inside).
 // Same-shape inputs only: a broadcast target keeps the composite, whose gradients sum down.
+// smooth_l1_loss with beta > 0 is the Huber loss with delta = beta, divided by beta: the same
+// Function with smooth_l1 set (its forward in the composite's own formula, its gradient the
+// clamp over beta).
 struct HuberLossFunction : autograd::Function<HuberLossFunction> {
   static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, const Tensor& target, int64_t reduction,
-                        double delta) {
+                        double delta, bool smooth_l1) {
     ctx->save_for_backward({input, target});
     ctx->saved_data["reduction"] = reduction;
     ctx->saved_data["delta"] = delta;
-    Tensor fused = ops::fused_huber_loss(input, target, reduction, delta);
-    return fused.defined() ? fused : huber_composite(input, target, reduction, delta);
+    ctx->saved_data["smooth_l1"] = smooth_l1;
+    Tensor fused = ops::fused_huber_loss(input, target, reduction, delta, smooth_l1);
+    if (fused.defined()) return fused;
+    return smooth_l1 ? smooth_l1_composite(input, target, reduction, delta)
+                     : huber_composite(input, target, reduction, delta);
   }
   static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
     const autograd::variable_list saved = ctx->get_saved_variables();
@@ -400,9 +404,10 @@ struct HuberLossFunction : autograd::Function<HuberLossFunction> {
     const double delta = ctx->saved_data["delta"].to_double();
     Tensor g = grads[0];
     if (ctx->saved_data["reduction"].to_int() == Reduction::Mean) g = g / static_cast<double>(input.numel());
+    if (ctx->saved_data["smooth_l1"].to_bool()) g = g / delta;
     Tensor gi = (input - target).clamp(-delta, delta) * g;
     Tensor gt = ctx->needs_input_grad(1) ? -gi : Tensor();
-    return {gi, gt, Tensor(), Tensor()};
+    return {gi, gt, Tensor(), Tensor(), Tensor()};
   }
 };
 
@@ -417,8 +422,22 @@ Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, d
   // loss Function]) for same-shape inputs, the composite for a broadcast target.
   Tensor fused = ops::fused_huber_loss(self, target, reduction, delta);
   if (fused.defined()) return fused;
-  if (self.sizes() == target.sizes()) return HuberLossFunction::apply(self, target, reduction, delta);
+  if (self.sizes() == target.sizes()) return HuberLossFunction::apply(self, target, reduction, delta, false);
   return huber_composite(self, target, reduction, delta);
+}
+
+Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
+  const char* op = "smooth_l1_loss";
+  check_pair(op, self, target);
+  TENSOR_CHECK(beta >= 0, "{}: beta must be non-negative, got {}", op, beta);
+  to_reduction(op, reduction);  // an invalid reduction raises here, before any path
+  if (beta == 0) return smooth_l1_composite(self, target, reduction, beta);  // the L1 loss
+  // As huber_loss (Note [Huber loss Function]): one kernel where nothing records, else the
+  // Function for same-shape inputs, the composite for a broadcast target.
+  Tensor fused = ops::fused_huber_loss(self, target, reduction, beta, /*smooth_l1=*/true);
+  if (fused.defined()) return fused;
+  if (self.sizes() == target.sizes()) return HuberLossFunction::apply(self, target, reduction, beta, true);
+  return smooth_l1_composite(self, target, reduction, beta);
 }
 
 Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool log_target) {

@@ -161,12 +161,13 @@ Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& w
   return out;
 }
 
-Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta) {
+Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta,
+                        bool smooth_l1) {
   if (!fused_loss_applies({&input, &target}) || !valid_reduction(reduction) || input.sizes() != target.sizes() ||
       input.numel() == 0)
     return Tensor();
   Tensor out = empty(reduction == Reduction::None ? input.sizes().vec() : std::vector<int64_t>{}, input.options());
-  cpu::huber_loss_forward(input.contiguous(), target.contiguous(), delta, reduction, out);
+  cpu::huber_loss_forward(input.contiguous(), target.contiguous(), delta, reduction, out, smooth_l1);
   return out;
 }
 

@@ -42,9 +42,11 @@ LossOpDefs& loss_ops();
 /// kernels/cpu/LossKernels.h): the loss in one kernel call where nothing records a gradient
 /// and the inputs are CPU float32/float64; an undefined Tensor where they do not apply (the
 /// caller then runs its composite). reduction: tensor::Reduction (None 0, Mean 1, Sum 2).
+/// fused_huber_loss with smooth_l1 is smooth_l1_loss with beta = delta (> 0).
 Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
                       int64_t ignore_index);
-Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta);
+Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta,
+                        bool smooth_l1 = false);
 Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, double margin,
                                const Tensor& weight, int64_t reduction);
 
