@@ -416,19 +416,21 @@ void multi_margin_loss_backward(const Tensor& grad, const Tensor& input, const T
         const int64_t y = t[r];
         const T s = g(r) * (w ? w[y] : T(1)) / static_cast<T>(C);
         const T base = mg - xr[y];
-        T acc = 0;
-        // Every class but y (whose own term is not part of the loss).
-        auto span = [&](int64_t c0, int64_t c1) {
-          for (int64_t c = c0; c < c1; ++c) {
+        // Each class's share in a vector loop (p a constant in each), then class y's (whose own
+        // term is not part of the loss) as minus the row's sum, read back from L1 by the
+        // blocked sum: one loop that also summed ran scalar (a float sum cannot be reordered),
+        // 12 ms for [4096, 1000].
+        auto fill = [&](auto p2) {
+          const T s2 = decltype(p2)::value ? T(2) * s : s;
+          for (int64_t c = 0; c < C; ++c) {
             const T m = base + xr[c];
-            const T v = m > T(0) ? (p == 2 ? T(2) * m * s : s) : T(0);
-            gr[c] = v;
-            acc += v;
+            gr[c] = m > T(0) ? (decltype(p2)::value ? m * s2 : s2) : T(0);
           }
         };
-        span(0, y);
-        span(y + 1, C);
-        gr[y] = -acc;
+        if (p == 2) fill(std::true_type{});
+        else fill(std::false_type{});
+        gr[y] = T(0);
+        gr[y] = static_cast<T>(-block_sum<T>(0, C, [gr](int64_t c) { return gr[c]; }));
       }
     });
   };
