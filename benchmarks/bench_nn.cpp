@@ -38,6 +38,21 @@ double cross_entropy_fwd_bwd() {
   return bench::median_seconds([&] { tensor::nn::functional::cross_entropy(x, y).backward(); }, 15, 200);
 }
 
+// nll_loss and multi_margin_loss forward + backward on a [4096, 1000] input (issue 22's
+// cross_entropy shape): the Functions of Notes [nll_loss Function] and [Multi-margin loss
+// Function] against torch's kernels.
+constexpr int64_t kLossN = 4096, kLossC = 1000;
+double nll_loss_fwd_bwd() {
+  tensor::Tensor x = tensor::randn({kLossN, kLossC}).requires_grad_(true);
+  tensor::Tensor y = tensor::randint(0, kLossC, {kLossN});
+  return bench::median_seconds([&] { tensor::nn::functional::nll_loss(x, y).backward(); }, 9);
+}
+double multi_margin_fwd_bwd() {
+  tensor::Tensor x = tensor::randn({kLossN, kLossC}).requires_grad_(true);
+  tensor::Tensor y = tensor::randint(0, kLossC, {kLossN});
+  return bench::median_seconds([&] { tensor::nn::functional::multi_margin_loss(x, y).backward(); }, 9);
+}
+
 // The recurrent cases: input [T, B, I] without grad, the layer's parameters with grad; the
 // backward is that of out.sum().
 constexpr int64_t kRnnT = 64, kRnnB = 32, kRnnI = 256, kRnnH = 256;
@@ -71,6 +86,10 @@ const bench::AddCases kNNCases({
         .with_bytes(5.0 * 4 * kMlpParams),
     bench::Case{"adam_step_mlp", "ms", 0, "(part of the CNN train step)", adam_step}.with_bytes(7.0 * 4 * kMlpParams),
     {"cross_entropy_fwd_bwd_128x10", "us", 0, "(part of every train step)", cross_entropy_fwd_bwd},
+    // Bytes: the input read and its gradient written (nll_loss reads only N entries).
+    bench::Case{"nll_loss_fwd_bwd_4096x1000", "ms", 0, "(issue 22)", nll_loss_fwd_bwd}.with_bytes(4.0 * kLossN * kLossC),
+    bench::Case{"multi_margin_fwd_bwd_4096x1000", "ms", 0, "(issue 22)", multi_margin_fwd_bwd}
+        .with_bytes(3 * 4.0 * kLossN * kLossC),
     bench::Case{"lstm_fwd_T64_B32_256", "ms", 0, "(issue 22)", lstm_fwd}.with_flops(rnn_flops(4, false)),
     bench::Case{"lstm_fwd_bwd_T64_B32_256", "ms", 0, "(issue 22)", lstm_fwd_bwd}.with_flops(rnn_flops(4, true)),
     bench::Case{"gru_fwd_T64_B32_256", "ms", 0, "(issue 22)", gru_fwd}.with_flops(rnn_flops(3, false)),

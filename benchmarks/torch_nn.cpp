@@ -44,6 +44,16 @@ TwinTable nn_twins() {
     torch::Tensor y = torch::randint(0, 10, {128});
     return median_seconds([&] { torch::nn::functional::cross_entropy(x, y).backward(); }, 15, 200);
   };
+  t["nll_loss_fwd_bwd_4096x1000"] = [] {
+    torch::Tensor x = torch::randn({4096, 1000}).requires_grad_(true);
+    torch::Tensor y = torch::randint(0, 1000, {4096});
+    return median_seconds([&] { torch::nn::functional::nll_loss(x, y).backward(); }, 9);
+  };
+  t["multi_margin_fwd_bwd_4096x1000"] = [] {
+    torch::Tensor x = torch::randn({4096, 1000}).requires_grad_(true);
+    torch::Tensor y = torch::randint(0, 1000, {4096});
+    return median_seconds([&] { torch::nn::functional::multi_margin_loss(x, y).backward(); }, 9);
+  };
   t["lstm_fwd_T64_B32_256"] = [] { return rnn_case(torch::nn::LSTM(256, 256), false); };
   t["lstm_fwd_bwd_T64_B32_256"] = [] { return rnn_case(torch::nn::LSTM(256, 256), true); };
   t["gru_fwd_T64_B32_256"] = [] { return rnn_case(torch::nn::GRU(256, 256), false); };

@@ -126,10 +126,10 @@ TEST(EltwiseOneDNN, GeluTanhWithoutGradMatchesFormula) {
 }
 
 TEST(EltwiseOneDNN, TanhSigmoidFloat32MatchDefinition) {
-  // tanh and sigmoid of contiguous float32 tensors >= 1024 elements run oneDNN's eltwise;
-  // against the float64 definitions, plus the limits and nan.
+  // tanh of contiguous float32 tensors >= 1024 elements and sigmoid of ones >= 64K run
+  // oneDNN's eltwise; against the float64 definitions, plus the limits and nan.
   manual_seed(15);
-  Tensor x = randn({300, 70}) * 6;
+  Tensor x = randn({300, 240}) * 6;
   Tensor xd = x.to(kFloat64);
   Tensor th = tensor::tanh(x).to(kFloat64), sg = tensor::sigmoid(x).to(kFloat64);
   int64_t bad = 0;
@@ -157,4 +157,29 @@ TEST(EltwiseOneDNN, TanhSigmoidFloat32MatchDefinition) {
   Tensor y = x.clone();
   y.tanh_();
   EXPECT_TRUE(y.allclose(tensor::tanh(x)));
+}
+
+// float32 sigmoid below 64K elements runs the Highway loop (Note [oneDNN eltwise]), which keeps
+// the subnormal results of x in [-88.7, -87] that oneDNN's logistic flushes to 0: each against
+// 1 / (1 + exp(-x)) in float64 (rounded to float, within 2 ulp of the subnormal spacing), at
+// 4K elements (which took oneDNN before) and on the moderate values around them.
+TEST(EltwiseOneDNN, SigmoidSmallKeepsSubnormalTail) {
+  const int64_t n = 4096;
+  Tensor x = tensor::linspace(-88.7, -80.0, n, TensorOptions(kFloat32));
+  Tensor got = sigmoid(x).to(kFloat64);
+  Tensor xd = x.to(kFloat64);
+  int64_t bad = 0, tail = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double v = xd[i].item<double>();
+    const double want = static_cast<float>(1.0 / (1.0 + std::exp(-v)));
+    const double g = got[i].item<double>();
+    if (v <= -87.0) {
+      ++tail;
+      EXPECT_GT(g, 0.0) << "x=" << v;
+    }
+    if (!(std::abs(g - want) <= 2 * 0x1p-149 + 4e-7 * want) && bad++ < 5)
+      ADD_FAILURE() << "x=" << v << " got " << g << " want " << want;
+  }
+  EXPECT_GT(tail, 500);
+  EXPECT_EQ(bad, 0);
 }

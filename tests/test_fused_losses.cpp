@@ -2,9 +2,11 @@
 // huber_loss and multi_margin_loss run as one kernel where nothing records a gradient. Their
 // values are checked against PyTorch's (tests/reference/torch_nn_port_ref.h, the inputs of
 // tests/test_port_nn.cpp), against float64 loops written here from the losses' definitions,
-// and against the composite path (taken when the input requires grad; for huber_loss, with a
+// and against the composite path (taken for a weight that requires grad; for huber_loss, with a
 // broadcast target) on sizes that split over threads; invalid targets still raise the
-// composite's errors.
+// composite's errors. With autograd each is a Function whose backward is one pass (Notes [Huber
+// loss Function], [nll_loss Function], [Multi-margin loss Function]): gradchecked,
+// gradgradchecked, and its gradient checked against float64 loops and the composite's.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
@@ -100,7 +102,9 @@ TEST(FusedLosses, NllLossMatchesReferenceAndComposite) {
         Tensor got = f(logp);
         EXPECT_FALSE(got.requires_grad()) << what;
         expect_values(got, reduce_ref(per, r, wsum), tol, what);
-        expect_values(got, vals(composite(logp, f)), tol, what + " vs composite");
+        // The composite: a weight that requires grad (ones for the unweighted loss).
+        Tensor wc = (weighted ? w : ones({C}, dt)).detach().requires_grad_(true);
+        expect_values(got, vals(tensor::nll_loss(logp, t, wc, r, -1).detach()), tol, what + " vs composite");
       }
   }
   // Every target ignored: the mean is 0 / 0 = NaN, as libtorch.
@@ -146,6 +150,48 @@ TEST(FusedLosses, HuberLossMatchesReferenceAndComposite) {
   }
 }
 
+// smooth_l1_loss (beta > 0) runs the Huber kernel in its own formula: against a float64 loop,
+// the composite (a broadcast target) and itself on transposed inputs; with autograd it is the
+// Huber Function (Note [Huber loss Function]): gradcheck, gradgradcheck, and the gradient on a
+// same-shape target against the composite's.
+TEST(FusedLosses, SmoothL1LossMatchesReferenceCompositeAndGradients) {
+  using autograd::variable_list;
+  manual_seed(8);
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    Tensor x = randn({301, 257}, dt) * 2, y = randn({301, 257}, dt) * 2;
+    const double beta = 0.7;
+    const std::vector<double> xv = vals(x), yv = vals(y);
+    std::vector<double> per;
+    for (size_t i = 0; i < xv.size(); ++i) {
+      const double d = std::fabs(xv[i] - yv[i]);
+      per.push_back(d < beta ? 0.5 * d * d / beta : d - 0.5 * beta);
+    }
+    const double tol = dt == kFloat32 ? 2e-6 : 1e-12;
+    for (int64_t r : kReductions) {
+      const std::string what = std::string("smooth_l1_loss ") + to_string(dt) + " " + std::to_string(r);
+      Tensor got = tensor::smooth_l1_loss(x, y, r, beta);
+      expect_values(got, reduce_ref(per, r, static_cast<double>(per.size())), tol, what);
+      expect_values(got, vals(tensor::smooth_l1_loss(x, y.unsqueeze(0), r, beta)), tol, what + " vs composite");
+    }
+    expect_values(tensor::smooth_l1_loss(x.t(), y.t(), Reduction::Sum, beta),
+                  vals(tensor::smooth_l1_loss(x, y, Reduction::Sum, beta)), tol, "smooth_l1_loss transposed");
+  }
+  Tensor x = det({3, 4}, 61, -2, 2).requires_grad_(true), t = det({3, 4}, 62, -2, 2).requires_grad_(true);
+  for (int64_t r : kReductions) {
+    auto fn = [r](const variable_list& in) { return tensor::smooth_l1_loss(in[0], in[1], r, 0.9); };
+    tensor::testing::check("smooth_l1 gradcheck " + std::to_string(r), [&] { return autograd::gradcheck(fn, {x, t}); });
+    tensor::testing::check("smooth_l1 gradgradcheck " + std::to_string(r),
+                           [&] { return autograd::gradgradcheck(fn, {x, t}); });
+  }
+  Tensor row = det({1, 4}, 63, -2, 2);
+  Tensor xf = x.detach().requires_grad_(true), xc = x.detach().requires_grad_(true);
+  Tensor lf = tensor::smooth_l1_loss(xf, row.expand({3, 4}).contiguous(), Reduction::Mean, 0.9);
+  EXPECT_EQ(lf.grad_fn()->name(), "CppNode");
+  lf.backward();
+  tensor::smooth_l1_loss(xc, row, Reduction::Mean, 0.9).backward();
+  expect_values(xf.grad(), vals(xc.grad()), 1e-12, "smooth_l1 Function vs composite gradient");
+}
+
 TEST(FusedLosses, MultiMarginLossMatchesReferenceAndComposite) {
   manual_seed(5);
   for (ScalarType dt : {kFloat32, kFloat64}) {
@@ -175,7 +221,10 @@ TEST(FusedLosses, MultiMarginLossMatchesReferenceAndComposite) {
           auto f = [&](const Tensor& a) { return tensor::multi_margin_loss(a, t, p, margin, weighted ? w : Tensor(), r); };
           Tensor got = f(x);
           expect_values(got, reduce_ref(per, r, static_cast<double>(N)), tol, what);
-          expect_values(got, vals(composite(x, f)), tol, what + " vs composite");
+          // The composite: a weight that requires grad (ones for the unweighted loss).
+          Tensor wc = (weighted ? w : ones({C}, dt)).detach().requires_grad_(true);
+          expect_values(got, vals(tensor::multi_margin_loss(x, t, p, margin, wc, r).detach()), tol,
+                        what + " vs composite");
         }
   }
   EXPECT_THROW(tensor::multi_margin_loss(zeros({2, 3}), tensor::tensor({int64_t{0}, int64_t{5}})), Error);
@@ -199,4 +248,161 @@ TEST(FusedLosses, HuberLossFunctionGradients) {
   tensor::huber_loss(xf, row.expand({3, 4}).contiguous(), Reduction::Mean, 0.9).backward();
   tensor::huber_loss(xc, row, Reduction::Mean, 0.9).backward();
   expect_values(xf.grad(), vals(xc.grad()), 1e-12, "huber Function vs composite gradient");
+}
+
+namespace {
+
+std::vector<int64_t> ints(const Tensor& t) {
+  const Tensor c = t.contiguous();
+  const int64_t* p = c.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + c.numel());
+}
+
+// The incoming gradient of a loss: one value per row without a reduction, else a scalar.
+Tensor incoming(int64_t r, int64_t n, ScalarType dt) {
+  return r == Reduction::None ? randn({n}, dt) : tensor::full({}, 1.7, TensorOptions(dt));
+}
+
+}  // namespace
+
+// With autograd, nll_loss of [N, C] and [C] inputs is a Function (Note [nll_loss Function]):
+// its gradients, first and second, against finite differences, every reduction, with and
+// without a weight, with an ignored target; then its one-pass backward on a transposed
+// (non-contiguous) input over the threading grain against a float64 loop of the definition and
+// against the composite's gradient (a weight that requires grad takes the composite).
+TEST(FusedLosses, NllLossFunctionGradients) {
+  using autograd::variable_list;
+  using tensor::testing::check;
+  Tensor x = det({4, 5}, 41, -2, 2).requires_grad_(true);
+  Tensor t = tensor::tensor({int64_t{1}, int64_t{4}, int64_t{-100}, int64_t{0}});
+  Tensor w = det({5}, 42, 0.5, 1.5);
+  for (int64_t r : kReductions)
+    for (bool weighted : {false, true}) {
+      const std::string what = "nll_loss " + std::to_string(r) + (weighted ? " weighted" : "");
+      auto fn = [&, r, weighted](const variable_list& in) {
+        return tensor::nll_loss(in[0], t, weighted ? w : Tensor(), r, -100);
+      };
+      check(what + " gradcheck", [&] { return autograd::gradcheck(fn, {x}); });
+      check(what + " gradgradcheck", [&] { return autograd::gradgradcheck(fn, {x}); });
+    }
+  Tensor x1 = det({5}, 43, -2, 2).requires_grad_(true);
+  Tensor t1 = tensor::tensor(int64_t{3});
+  for (int64_t r : kReductions) {
+    auto fn = [&, r](const variable_list& in) { return tensor::nll_loss(in[0], t1, w, r, -100); };
+    check("nll_loss 1-d gradcheck " + std::to_string(r), [&] { return autograd::gradcheck(fn, {x1}); });
+    check("nll_loss 1-d gradgradcheck " + std::to_string(r), [&] { return autograd::gradgradcheck(fn, {x1}); });
+  }
+
+  manual_seed(6);
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    const int64_t N = 3000, C = 40;
+    const Tensor xt = randn({C, N}, dt).t();  // [N, C], not contiguous
+    Tensor tg = randint(0, C, {N}, kInt64);
+    tg.index_put_({tensor::arange(0, N, 7)}, tensor::tensor({int64_t{-1}}));
+    const Tensor wt = rand({C}, dt) + 0.5;
+    const std::vector<int64_t> tv = ints(tg);
+    const std::vector<double> wv = vals(wt);
+    const double tol = dt == kFloat32 ? 2e-6 : 1e-12;
+    for (bool weighted : {false, true})
+      for (int64_t r : kReductions) {
+        const std::string what = std::string("nll_loss backward ") + to_string(dt) + (weighted ? " weighted " : " ") +
+                                 std::to_string(r);
+        const Tensor go = incoming(r, N, dt);
+        const std::vector<double> gv = vals(go);
+        Tensor xa = xt.detach().requires_grad_(true);
+        Tensor loss = tensor::nll_loss(xa, tg, weighted ? wt : Tensor(), r, -1);
+        EXPECT_EQ(loss.grad_fn()->name(), "CppNode") << what;  // the Function, one node
+        loss.backward(go);
+        double wsum = 0;
+        for (int64_t n = 0; n < N; ++n) wsum += tv[n] == -1 ? 0.0 : weighted ? wv[tv[n]] : 1.0;
+        std::vector<double> want(static_cast<size_t>(N * C), 0.0);
+        for (int64_t n = 0; n < N; ++n) {
+          if (tv[n] == -1) continue;
+          const double g = r == Reduction::None ? gv[n] : r == Reduction::Mean ? gv[0] / wsum : gv[0];
+          want[static_cast<size_t>(n * C + tv[n])] = -(weighted ? wv[tv[n]] : 1.0) * g;
+        }
+        expect_values(xa.grad(), want, tol, what);
+        Tensor xb = xt.detach().requires_grad_(true);
+        Tensor wc = (weighted ? wt : ones({C}, dt)).detach().requires_grad_(true);
+        tensor::nll_loss(xb, tg, wc, r, -1).backward(go);
+        expect_values(xa.grad(), vals(xb.grad()), tol, what + " vs composite");
+      }
+  }
+  // A mean over only ignored targets: the loss is NaN, its gradient zero (libtorch's kernel).
+  Tensor xi = zeros({2, 3}).requires_grad_(true);
+  Tensor li = tensor::nll_loss(xi, tensor::tensor({int64_t{-100}, int64_t{-100}}));
+  EXPECT_TRUE(std::isnan(li.item<double>()));
+  li.backward();
+  expect_values(xi.grad(), std::vector<double>(6, 0.0), 0, "nll_loss all ignored gradient");
+}
+
+// With autograd, multi_margin_loss is a Function (Note [Multi-margin loss Function]): its
+// gradients, first and second, against finite differences for p 1 and 2, with and without a
+// weight, every reduction, 2-d and 1-d inputs; then its one-pass backward on a transposed input
+// over the threading grain against a float64 loop of the derivative and against the
+// composite's gradient (a weight that requires grad takes the composite).
+TEST(FusedLosses, MultiMarginLossFunctionGradients) {
+  using autograd::variable_list;
+  using tensor::testing::check;
+  Tensor x = det({4, 5}, 51, -2, 2).requires_grad_(true);
+  Tensor t = tensor::tensor({int64_t{2}, int64_t{0}, int64_t{4}, int64_t{1}});
+  Tensor w = det({5}, 52, 0.5, 1.5);
+  for (int64_t p : {1, 2})
+    for (int64_t r : kReductions)
+      for (bool weighted : {false, true}) {
+        const std::string what =
+            "multi_margin p" + std::to_string(p) + " " + std::to_string(r) + (weighted ? " weighted" : "");
+        auto fn = [&, p, r, weighted](const variable_list& in) {
+          return tensor::multi_margin_loss(in[0], t, p, 0.7, weighted ? w : Tensor(), r);
+        };
+        check(what + " gradcheck", [&] { return autograd::gradcheck(fn, {x}); });
+        check(what + " gradgradcheck", [&] { return autograd::gradgradcheck(fn, {x}); });
+      }
+  Tensor x1 = det({5}, 53, -2, 2).requires_grad_(true);
+  for (int64_t r : kReductions) {
+    auto fn = [&, r](const variable_list& in) { return tensor::multi_margin_loss(in[0], tensor::tensor(int64_t{1}), 2, 1.0, w, r); };
+    check("multi_margin 1-d gradcheck " + std::to_string(r), [&] { return autograd::gradcheck(fn, {x1}); });
+    check("multi_margin 1-d gradgradcheck " + std::to_string(r), [&] { return autograd::gradgradcheck(fn, {x1}); });
+  }
+
+  manual_seed(7);
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    const int64_t N = 700, C = 90;
+    const Tensor xt = randn({C, N}, dt).t();  // [N, C], not contiguous
+    const Tensor tg = randint(0, C, {N}, kInt64);
+    const Tensor wt = rand({C}, dt) + 0.5;
+    const std::vector<int64_t> tv = ints(tg);
+    const std::vector<double> xv = vals(xt), wv = vals(wt);
+    const double tol = dt == kFloat32 ? 2e-6 : 1e-12, margin = 0.8;
+    for (int64_t p : {1, 2})
+      for (bool weighted : {false, true})
+        for (int64_t r : kReductions) {
+          const std::string what = std::string("multi_margin backward ") + to_string(dt) + " p" + std::to_string(p) +
+                                   (weighted ? " weighted " : " ") + std::to_string(r);
+          const Tensor go = incoming(r, N, dt);
+          const std::vector<double> gv = vals(go);
+          Tensor xa = xt.detach().requires_grad_(true);
+          Tensor loss = tensor::multi_margin_loss(xa, tg, p, margin, weighted ? wt : Tensor(), r);
+          EXPECT_EQ(loss.grad_fn()->name(), "CppNode") << what;  // the Function, one node
+          loss.backward(go);
+          std::vector<double> want(static_cast<size_t>(N * C), 0.0);
+          for (int64_t n = 0; n < N; ++n) {
+            const int64_t y = tv[n];
+            const double g = r == Reduction::None ? gv[n] : r == Reduction::Mean ? gv[0] / N : gv[0];
+            const double s = g * (weighted ? wv[y] : 1.0) / C;
+            for (int64_t c = 0; c < C; ++c) {
+              if (c == y) continue;
+              const double m = margin - xv[static_cast<size_t>(n * C + y)] + xv[static_cast<size_t>(n * C + c)];
+              const double d = m > 0 ? (p == 2 ? 2 * m * s : s) : 0.0;
+              want[static_cast<size_t>(n * C + c)] = d;
+              want[static_cast<size_t>(n * C + y)] -= d;
+            }
+          }
+          expect_values(xa.grad(), want, tol, what);
+          Tensor xb = xt.detach().requires_grad_(true);
+          Tensor wc = (weighted ? wt : ones({C}, dt)).detach().requires_grad_(true);
+          tensor::multi_margin_loss(xb, tg, p, margin, wc, r).backward(go);
+          expect_values(xa.grad(), vals(xb.grad()), tol, what + " vs composite");
+        }
+  }
 }

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "src/core/Check.h"
@@ -277,16 +278,18 @@ bool nll_loss_forward(const Tensor& input, const Tensor& target, const Tensor& w
 }
 
 void huber_loss_forward(const Tensor& input, const Tensor& target, double delta, int64_t reduction,
-                        const Tensor& out) {
+                        const Tensor& out, bool smooth_l1) {
   const int64_t n = input.numel();
-  auto run = [&](auto tag) {
+  auto run = [&](auto tag, auto smooth) {
     using T = decltype(tag);
     const T* x = input.data_ptr<T>();
     const T* y = target.data_ptr<T>();
     const T dl = static_cast<T>(delta), half_dl = static_cast<T>(0.5 * delta);
+    const T half_over = static_cast<T>(0.5 / delta);
     auto f = [=](int64_t i) {
       const T d = std::abs(x[i] - y[i]);
-      return d < dl ? d * d * T(0.5) : (d - half_dl) * dl;
+      if constexpr (decltype(smooth)::value) return d < dl ? d * d * half_over : d - half_dl;
+      else return d < dl ? d * d * T(0.5) : (d - half_dl) * dl;
     };
     if (reduction == 0) {
       T* o = out.data_ptr<T>();
@@ -297,8 +300,12 @@ void huber_loss_forward(const Tensor& input, const Tensor& target, double delta,
     }
     store_reduced<T>(out, parallel_sum<T>(n, 1, f), static_cast<double>(n), reduction);
   };
-  if (input.dtype() == kFloat32) run(float{});
-  else run(double{});
+  auto by_dtype = [&](auto smooth) {
+    if (input.dtype() == kFloat32) run(float{}, smooth);
+    else run(double{}, smooth);
+  };
+  if (smooth_l1) by_dtype(std::true_type{});
+  else by_dtype(std::false_type{});
 }
 
 bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_t p, double margin,
@@ -347,6 +354,88 @@ bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_
   if (input.dtype() == kFloat32) run(float{});
   else run(double{});
   return true;
+}
+
+namespace {
+
+// The incoming gradient of row n: grad[n] without a reduction, else the scalar grad (over
+// denom for the mean).
+template <class T>
+struct RowGrad {
+  const T* g;
+  int64_t reduction;
+  T scalar;
+  RowGrad(const Tensor& grad, int64_t r, double denom) : g(grad.data_ptr<T>()), reduction(r) {
+    scalar = r == 1 ? static_cast<T>(static_cast<double>(g[0]) / denom) : g[0];
+  }
+  T operator()(int64_t n) const { return reduction == 0 ? g[n] : scalar; }
+};
+
+}  // namespace
+
+void nll_loss_backward(const Tensor& grad, const Tensor& target, const Tensor& weight, int64_t reduction,
+                       int64_t ignore_index, const Tensor& grad_input) {
+  const int64_t N = target.numel(), C = grad_input.numel() / std::max<int64_t>(N, 1);
+  const int64_t* t = target.data_ptr<int64_t>();
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    auto wt = [&](int64_t n) { return t[n] == ignore_index ? T(0) : w ? w[t[n]] : T(1); };
+    double wsum = 0;
+    if (reduction == 1)
+      for (int64_t n = 0; n < N; ++n) wsum += static_cast<double>(wt(n));
+    const RowGrad<T> g(grad, reduction, wsum);
+    T* gi = grad_input.data_ptr<T>();
+    // The zeroing is the whole cost (one write of N x C); each thread zeroes its rows and sets
+    // their targets while they are in cache.
+    detail::parallel_range(N, detail::threads_for(N * C), [&](int64_t b, int64_t e) {
+      std::fill(gi + b * C, gi + e * C, T(0));
+      for (int64_t n = b; n < e; ++n)
+        if (t[n] != ignore_index) gi[n * C + t[n]] = -(wt(n) * g(n));
+    });
+  };
+  if (grad_input.dtype() == kFloat32) run(float{});
+  else run(double{});
+}
+
+void multi_margin_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t p,
+                                double margin, const Tensor& weight, int64_t reduction, const Tensor& grad_input) {
+  const int64_t N = target.numel(), C = input.numel() / std::max<int64_t>(N, 1);
+  const int64_t* t = target.data_ptr<int64_t>();
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data_ptr<T>();
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    const RowGrad<T> g(grad, reduction, static_cast<double>(N));
+    T* gi = grad_input.data_ptr<T>();
+    const T mg = static_cast<T>(margin);
+    detail::parallel_range(N, detail::threads_for(N * C), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) {
+        const T* xr = x + r * C;
+        T* gr = gi + r * C;
+        const int64_t y = t[r];
+        const T s = g(r) * (w ? w[y] : T(1)) / static_cast<T>(C);
+        const T base = mg - xr[y];
+        // Each class's share in a vector loop (p a constant in each), then class y's (whose own
+        // term is not part of the loss) as minus the row's sum, read back from L1 by the
+        // blocked sum: one loop that also summed ran scalar (a float sum cannot be reordered),
+        // 12 ms for [4096, 1000].
+        auto fill = [&](auto p2) {
+          const T s2 = decltype(p2)::value ? T(2) * s : s;
+          for (int64_t c = 0; c < C; ++c) {
+            const T m = base + xr[c];
+            gr[c] = m > T(0) ? (decltype(p2)::value ? m * s2 : s2) : T(0);
+          }
+        };
+        if (p == 2) fill(std::true_type{});
+        else fill(std::false_type{});
+        gr[y] = T(0);
+        gr[y] = static_cast<T>(-block_sum<T>(0, C, [gr](int64_t c) { return gr[c]; }));
+      }
+    });
+  };
+  if (input.dtype() == kFloat32) run(float{});
+  else run(double{});
 }
 
 }  // namespace tensor::cpu

@@ -20,7 +20,7 @@ void ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor
                        const Tensor& neg_log_likelihood, const Tensor& log_alpha, const Tensor& grad_input);
 
 // Note [Fused CPU losses]
-// nll_loss, huber_loss and multi_margin_loss are composites of public ops in nn (so that their
+// nll_loss, huber_loss (and smooth_l1_loss) and multi_margin_loss are composites of public ops in nn (so that their
 // gradients come from the ops' own). Without autograd recording, on CPU float32/float64
 // inputs, each runs instead as one pass below: the composites ran 9 to 16 dispatched ops, each
 // with its own output (nll_loss on 64 rows took 4 us, torch 2.15's one kernel 0.7 us; huber
@@ -38,14 +38,31 @@ bool nll_loss_forward(const Tensor& input, const Tensor& target, const Tensor& w
                       int64_t ignore_index, const Tensor& out);
 
 /// huber_loss of contiguous input and target of one shape: d = |x - t|, d < delta ? d^2 / 2 :
-/// (d - delta / 2) delta; reduction as for nll_loss (mean divides by the element count).
+/// (d - delta / 2) delta; reduction as for nll_loss (mean divides by the element count). With
+/// smooth_l1, smooth_l1_loss with beta = delta: d < beta ? d^2 (0.5 / beta) : d - beta / 2 (the
+/// Huber loss over beta, in the composite's own formula).
 void huber_loss_forward(const Tensor& input, const Tensor& target, double delta, int64_t reduction,
-                        const Tensor& out);
+                        const Tensor& out, bool smooth_l1 = false);
 
 /// multi_margin_loss of a contiguous [N, C] input and int64 [N] target: row n's loss is
 /// sum over c != y of max(0, margin - x[n, y] + x[n, c])^p * w[y] / C (p 1 or 2; w 1 without a
 /// weight). Returns false, out untouched, when a target lies outside [0, C).
 bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_t p, double margin,
                                const Tensor& weight, int64_t reduction, const Tensor& out);
+
+/// nll_loss_forward's gradient with respect to its input, into the contiguous [N, C] grad_input
+/// of the input's dtype: zero except grad_input[n, t_n] = -w_n g_n, where g_n is grad[n] for
+/// reduction 0, else grad[0] (over sum w_n for the mean). Ignored rows stay zero (libtorch's
+/// kernel; so a mean over only ignored targets has a zero gradient, not NaN). The targets were
+/// checked by the forward; grad is contiguous, of the input's dtype.
+void nll_loss_backward(const Tensor& grad, const Tensor& target, const Tensor& weight, int64_t reduction,
+                       int64_t ignore_index, const Tensor& grad_input);
+
+/// multi_margin_loss_forward's gradient with respect to its input, into the contiguous [N, C]
+/// grad_input, one pass over each row: with s = g_n w[y] / C (g_n as for nll_loss_backward, the
+/// mean dividing by N) and m_c = margin - x[n, y] + x[n, c], class c != y gets s (p 1) or
+/// 2 m_c s (p 2) where m_c > 0, else 0, and class y minus their sum.
+void multi_margin_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t p,
+                                double margin, const Tensor& weight, int64_t reduction, const Tensor& grad_input);
 
 }  // namespace tensor::cpu

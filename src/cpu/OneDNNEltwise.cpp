@@ -22,9 +22,17 @@ namespace tensor::cpu {
 // (nn::functional::gelu, approximate="tanh") is 8 composed ops so that autograd sees it; with
 // no gradient to record it runs oneDNN's gelu_tanh instead (16M: 218 ms composed, 24 ms).
 // Below kMinElements (a guess, not measured: the call's fixed cost is a cache lookup, two
-// memory objects and an OpenMP region, ~2 us) the loops stay.
+// memory objects and an OpenMP region, ~2 us) the loops stay. For sigmoid the threshold is
+// measured (2026-11-28, loaded 2-core box, /tmp/sgt.cpp, medians of 7, fresh / out=): at 4K
+// floats oneDNN took 6-24 us, the Highway loop 2-3 us (sweep:sigmoid_4K_out read 1.97x torch
+// 2.15 in the quiet run); at 16M oneDNN 11-13 ms, the loop 21-23 ms; at 64K and 256K the runs
+// overlapped. So sigmoid moves to oneDNN from 64K elements. Below that the loop also keeps
+// sigmoid's tail: oneDNN's logistic returns 0 for x below about -87 (its exp flushes where
+// the result would be subnormal) where 1 / (1 + exp(-x)) is 3e-39 to 2e-38 down to -88.7
+// (torch 2.15's value; both return 0 below that).
 namespace {
 constexpr int64_t kMinElements = 1024;
+constexpr int64_t kMinSigmoidElements = 65536;
 }
 
 namespace {
@@ -55,7 +63,7 @@ bool onednn_unary(const TensorIterator& it, UnaryOp op) {
     default: return false;
   }
   if (!it.device().is_cpu() || it.ntensors() != 2 || it.dtype(0) != kFloat32 || it.dtype(1) != kFloat32) return false;
-  if (it.numel() < kMinElements || !it.is_contiguous()) return false;
+  if (it.numel() < (op == UnaryOp::Sigmoid ? kMinSigmoidElements : kMinElements) || !it.is_contiguous()) return false;
   run_eltwise(alg, it.numel(), it.data(1), it.data(0));
   return true;
 }

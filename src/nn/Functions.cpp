@@ -359,17 +359,15 @@ Tensor l1_loss(const Tensor& self, const Tensor& target, int64_t reduction) {
   return nn::functional::l1_loss(self, target, nn::functional::L1LossFuncOptions(to_reduction("l1_loss", reduction)));
 }
 
-Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
+namespace {
+
+Tensor smooth_l1_composite(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
   const char* op = "smooth_l1_loss";
-  check_pair(op, self, target);
-  TENSOR_CHECK(beta >= 0, "{}: beta must be non-negative, got {}", op, beta);
   Tensor d = (self - target).abs();
   if (beta == 0) return apply_reduction(d, reduction, op);
   Tensor loss = where(d < beta, d * d * (0.5 / beta), d - 0.5 * beta);
   return apply_reduction(loss, reduction, op);
 }
-
-namespace {
 
 Tensor huber_composite(const Tensor& self, const Tensor& target, int64_t reduction, double delta) {
   Tensor d = (self - target).abs();
@@ -385,14 +383,20 @@ Tensor huber_composite(const Tensor& self, const Tensor& target, int64_t reducti
 // delta * sign(d) outside), times the incoming gradient (over numel for the mean); the target's
 // is its negative. Written in public ops, so double backward works (clamp passes 1 inside).
 // Same-shape inputs only: a broadcast target keeps the composite, whose gradients sum down.
+// smooth_l1_loss with beta > 0 is the Huber loss with delta = beta, divided by beta: the same
+// Function with smooth_l1 set (its forward in the composite's own formula, its gradient the
+// clamp over beta).
 struct HuberLossFunction : autograd::Function<HuberLossFunction> {
   static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, const Tensor& target, int64_t reduction,
-                        double delta) {
+                        double delta, bool smooth_l1) {
     ctx->save_for_backward({input, target});
     ctx->saved_data["reduction"] = reduction;
     ctx->saved_data["delta"] = delta;
-    Tensor fused = ops::fused_huber_loss(input, target, reduction, delta);
-    return fused.defined() ? fused : huber_composite(input, target, reduction, delta);
+    ctx->saved_data["smooth_l1"] = smooth_l1;
+    Tensor fused = ops::fused_huber_loss(input, target, reduction, delta, smooth_l1);
+    if (fused.defined()) return fused;
+    return smooth_l1 ? smooth_l1_composite(input, target, reduction, delta)
+                     : huber_composite(input, target, reduction, delta);
   }
   static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
     const autograd::variable_list saved = ctx->get_saved_variables();
@@ -400,9 +404,10 @@ struct HuberLossFunction : autograd::Function<HuberLossFunction> {
     const double delta = ctx->saved_data["delta"].to_double();
     Tensor g = grads[0];
     if (ctx->saved_data["reduction"].to_int() == Reduction::Mean) g = g / static_cast<double>(input.numel());
+    if (ctx->saved_data["smooth_l1"].to_bool()) g = g / delta;
     Tensor gi = (input - target).clamp(-delta, delta) * g;
     Tensor gt = ctx->needs_input_grad(1) ? -gi : Tensor();
-    return {gi, gt, Tensor(), Tensor()};
+    return {gi, gt, Tensor(), Tensor(), Tensor()};
   }
 };
 
@@ -417,8 +422,22 @@ Tensor huber_loss(const Tensor& self, const Tensor& target, int64_t reduction, d
   // loss Function]) for same-shape inputs, the composite for a broadcast target.
   Tensor fused = ops::fused_huber_loss(self, target, reduction, delta);
   if (fused.defined()) return fused;
-  if (self.sizes() == target.sizes()) return HuberLossFunction::apply(self, target, reduction, delta);
+  if (self.sizes() == target.sizes()) return HuberLossFunction::apply(self, target, reduction, delta, false);
   return huber_composite(self, target, reduction, delta);
+}
+
+Tensor smooth_l1_loss(const Tensor& self, const Tensor& target, int64_t reduction, double beta) {
+  const char* op = "smooth_l1_loss";
+  check_pair(op, self, target);
+  TENSOR_CHECK(beta >= 0, "{}: beta must be non-negative, got {}", op, beta);
+  to_reduction(op, reduction);  // an invalid reduction raises here, before any path
+  if (beta == 0) return smooth_l1_composite(self, target, reduction, beta);  // the L1 loss
+  // As huber_loss (Note [Huber loss Function]): one kernel where nothing records, else the
+  // Function for same-shape inputs, the composite for a broadcast target.
+  Tensor fused = ops::fused_huber_loss(self, target, reduction, beta, /*smooth_l1=*/true);
+  if (fused.defined()) return fused;
+  if (self.sizes() == target.sizes()) return HuberLossFunction::apply(self, target, reduction, beta, true);
+  return smooth_l1_composite(self, target, reduction, beta);
 }
 
 Tensor kl_div(const Tensor& self, const Tensor& target, int64_t reduction, bool log_target) {
@@ -549,6 +568,88 @@ Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const T
   return apply_reduction((margin + d_pos - d_neg).clamp_min(0), reduction, op);
 }
 
+namespace {
+
+// multi_margin_loss of a 2-d [N, C] input from public ops (the recording path's formula).
+Tensor multi_margin_composite(const Tensor& x, const Tensor& y, int64_t pv, double margin, const Tensor& w,
+                              int64_t reduction) {
+  const char* op = "multi_margin_loss";
+  const int64_t n = x.size(0), c = x.size(1);
+  if (n > 0) {
+    NoGradGuard g;
+    TENSOR_CHECK(!(y.lt(0).logical_or(y.ge(c))).any().item<bool>(), "{}: target out of range for {} classes", op, c);
+  }
+  Tensor idx = y.unsqueeze(1);
+  Tensor xy = x.gather(1, idx);                    // [N, 1]
+  Tensor m = (margin - xy + x).clamp_min(0);       // [N, C]
+  if (pv == 2) m = m * m;
+  if (w.defined()) m = m * w.index_select(0, y).unsqueeze(1);
+  Tensor not_target = ones({n, c}, x.options().requires_grad(false)).scatter(1, idx, Scalar(0.0));
+  Tensor loss = (m * not_target).sum({1}) / static_cast<double>(c);
+  return apply_reduction(loss, reduction, op);
+}
+
+// Note [Multi-margin loss Function]
+// Recorded as its composite, multi_margin_loss's backward ran those of clamp_min, the squaring,
+// the weight's mul, the mask's mul, sum, div and gather (its scatter into a zeroed [N, C]):
+// some ten passes over N x C. As a Function (2-d inputs after the 1-d case is unsqueezed; a
+// weight that needs a gradient keeps the composite) its forward is the fused kernel on CPU
+// (Note [Fused CPU losses]; the composite elsewhere) and its backward one pass over the input
+// (cpu::multi_margin_loss_backward): with s = g_n w[y] / C and m_c = margin - x_y + x_c, class
+// c != y gets s (p 1) or 2 m_c s (p 2) where m_c > 0 (libtorch's kernel's rule; clamp_min's
+// derivative differs only at m_c = 0, where for p 2 it is 0 either way), class y minus their sum.
+// Under create_graph, or where the kernel does not apply, the same formula is recorded from
+// public ops on the input, so double backward works.
+struct MultiMarginLossFunction : autograd::Function<MultiMarginLossFunction> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, const Tensor& target, int64_t p,
+                        double margin, const Tensor& weight, int64_t reduction) {
+    ctx->save_for_backward({input});
+    ctx->saved_data["target"] = target;
+    ctx->saved_data["weight"] = weight;
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["margin"] = margin;
+    ctx->saved_data["reduction"] = reduction;
+    Tensor fused = ops::fused_multi_margin_loss(input, target, p, margin, weight, reduction);
+    return fused.defined() ? fused : multi_margin_composite(input, target, p, margin, weight, reduction);
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    const Tensor input = ctx->get_saved_variables()[0];
+    const Tensor& target = ctx->saved_data["target"].to_tensor();
+    const Tensor& weight = ctx->saved_data["weight"].to_tensor();
+    const int64_t p = ctx->saved_data["p"].to_int(), reduction = ctx->saved_data["reduction"].to_int();
+    const double margin = ctx->saved_data["margin"].to_double();
+    const Tensor& g = grads[0];
+    const autograd::variable_list none(5);
+    auto result = [&](const Tensor& gi) {
+      autograd::variable_list r = {gi};
+      r.insert(r.end(), none.begin(), none.end());
+      return r;
+    };
+    if (!autograd::GradMode::is_enabled()) {
+      Tensor gi = ops::fused_multi_margin_loss_backward(g, input, target, p, margin, weight, reduction);
+      if (gi.defined()) return result(gi);
+    }
+    const int64_t n = input.size(0), c = input.size(1);
+    const Tensor idx = target.unsqueeze(1);
+    const TensorOptions opts = input.options().requires_grad(false);
+    const Tensor not_target = ones({n, c}, opts).scatter(1, idx, Scalar(0.0));
+    Tensor m = margin - input.gather(1, idx) + input;  // [N, C]
+    Tensor active;
+    {
+      NoGradGuard no_grad;
+      active = m.detach().gt(0).to(input.dtype()) * not_target;
+    }
+    Tensor s = reduction == Reduction::None ? g.unsqueeze(1) : g;  // [N, 1], or a scalar
+    if (reduction == Reduction::Mean) s = s / static_cast<double>(n);
+    s = s / static_cast<double>(c);
+    if (weight.defined()) s = s * weight.index_select(0, target).unsqueeze(1);
+    Tensor per = (p == 2 ? 2 * m * active : active) * s;  // class c != y's share
+    return result(per - (1 - not_target) * per.sum({1}, true));
+  }
+};
+
+}  // namespace
+
 Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar& p, const Scalar& margin,
                          const std::optional<Tensor>& weight, int64_t reduction) {
   const char* op = "multi_margin_loss";
@@ -560,31 +661,25 @@ Tensor multi_margin_loss(const Tensor& self, const Tensor& target, const Scalar&
                self.describe());
   TENSOR_CHECK(is_integral(target.dtype(), false), "{}: target must be an integer tensor of class indices, got {}", op,
                target.describe());
-  // One kernel where nothing records (Note [Fused CPU losses]); else the composite.
+  to_reduction(op, reduction);  // an invalid reduction raises here, before any path
+  // One kernel where nothing records (Note [Fused CPU losses]); else the Function (Note
+  // [Multi-margin loss Function]), or the composite for a weight that needs a gradient.
   Tensor fused = ops::fused_multi_margin_loss(self, target, pv, margin.to_double(), opt(weight), reduction);
   if (fused.defined()) return fused;
   Tensor x = self.dim() == 1 ? self.unsqueeze(0) : self;
   Tensor y = (target.dim() == 0 ? target.reshape({1}) : target).to(kInt64);
-  const int64_t n = x.size(0), c = x.size(1);
-  TENSOR_CHECK(y.dim() == 1 && y.size(0) == n, "{}: inconsistent target {} for input {} (expected {} class indices)",
-               op, target.describe(), self.describe(), n);
-  if (n > 0) {
-    NoGradGuard g;
-    TENSOR_CHECK(!(y.lt(0).logical_or(y.ge(c))).any().item<bool>(), "{}: target out of range for {} classes", op, c);
-  }
-  Tensor idx = y.unsqueeze(1);
-  Tensor xy = x.gather(1, idx);                                  // [N, 1]
-  Tensor m = (margin.to_double() - xy + x).clamp_min(0);        // [N, C]
-  if (pv == 2) m = m * m;
+  const int64_t c = x.size(1);
+  TENSOR_CHECK(y.dim() == 1 && y.size(0) == x.size(0),
+               "{}: inconsistent target {} for input {} (expected {} class indices)", op, target.describe(),
+               self.describe(), x.size(0));
   Tensor w = opt(weight);
-  if (w.defined()) {
+  if (w.defined())
     TENSOR_CHECK(w.dim() == 1 && w.numel() == c, "{}: weight must be 1-d with {} entries, got {}", op, c, w.describe());
-    m = m * w.index_select(0, y).unsqueeze(1);
-  }
-  Tensor not_target = ones({n, c}, x.options().requires_grad(false)).scatter(1, idx, Scalar(0.0));
-  Tensor loss = (m * not_target).sum({1}) / static_cast<double>(c);
-  if (self.dim() == 1) loss = loss.reshape({});
-  return apply_reduction(loss, reduction, op);
+  Tensor loss = w.defined() && w.requires_grad()
+                    ? multi_margin_composite(x, y, pv, margin.to_double(), w, reduction)
+                    : MultiMarginLossFunction::apply(x, y, pv, margin.to_double(), w, reduction);
+  if (self.dim() == 1 && reduction == Reduction::None) loss = loss.reshape({});
+  return loss;
 }
 
 Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, int64_t reduction) {

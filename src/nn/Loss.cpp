@@ -164,6 +164,58 @@ struct CrossEntropyFunction : autograd::Function<CrossEntropyFunction> {
   }
 };
 
+// Note [nll_loss Function]
+// Recorded as its composite, nll_loss's backward ran those of the reduction, the weight's mul,
+// the negation and gather (zeros of the input's shape, then a scatter). As a Function (2-d
+// [N, C] inputs, 1-d ones unsqueezed; a weight that needs a gradient and other ranks keep the
+// composite) its forward is the fused kernel on CPU (Note [Fused CPU losses]; the composite
+// elsewhere) and its backward one pass (cpu::nll_loss_backward): the [N, C] gradient zeroed with
+// -w_n g_n written at each target. Ignored rows get zero, also under a mean over only ignored
+// targets (libtorch's kernel; the composite gave NaN there). Under create_graph, or where the
+// kernel does not apply, the same formula is recorded from public ops on the incoming gradient,
+// so double backward works (the loss is linear in the input: its second derivative is zero).
+// The input is not saved: only its class count and dtype are read.
+struct NllLossFunction : autograd::Function<NllLossFunction> {
+  static Tensor forward(autograd::AutogradContext* ctx, const Tensor& input, const Tensor& target,
+                        const Tensor& weight, int64_t reduction, int64_t ignore_index) {
+    ctx->saved_data["target"] = target;
+    ctx->saved_data["weight"] = weight;
+    ctx->saved_data["reduction"] = reduction;
+    ctx->saved_data["ignore_index"] = ignore_index;
+    ctx->saved_data["n_classes"] = input.size(1);
+    Tensor fused = ops::fused_nll_loss(input, target, weight, reduction, ignore_index);
+    if (fused.defined()) return fused;
+    const LossReduction r = reduction == LossReduction::None  ? LossReduction(kNone)
+                            : reduction == LossReduction::Sum ? LossReduction(kSum)
+                                                              : LossReduction(kMean);
+    return nll_from(input, class_targets("nll_loss", input, target, weight, ignore_index), r);
+  }
+  static autograd::variable_list backward(autograd::AutogradContext* ctx, autograd::variable_list grads) {
+    const Tensor& target = ctx->saved_data["target"].to_tensor();
+    const Tensor& weight = ctx->saved_data["weight"].to_tensor();
+    const int64_t reduction = ctx->saved_data["reduction"].to_int();
+    const int64_t ignore_index = ctx->saved_data["ignore_index"].to_int();
+    const int64_t n_classes = ctx->saved_data["n_classes"].to_int();
+    const Tensor& g = grads[0];
+    if (!autograd::GradMode::is_enabled()) {
+      Tensor gi = ops::fused_nll_loss_backward(g, target, weight, reduction, ignore_index, n_classes);
+      if (gi.defined()) return {gi, Tensor(), Tensor(), Tensor(), Tensor()};
+    }
+    const TensorOptions opts = g.options().requires_grad(false);
+    const Tensor valid = target != ignore_index;
+    const Tensor safe = where(valid, target, Scalar(int64_t{0}));
+    Tensor w = valid.to(g.dtype());
+    if (weight.defined()) w = weight.index_select(0, safe) * w;
+    Tensor s = g * w;  // [N]
+    if (reduction == LossReduction::Mean) {
+      const Tensor wsum = w.sum();
+      s = s / where(wsum == 0, ones({}, opts), wsum);  // only ignored targets: zero, as the kernel
+    }
+    const Tensor onehot = zeros({target.size(0), n_classes}, opts).scatter(1, safe.unsqueeze(1), Scalar(1.0));
+    return {onehot * (-s).unsqueeze(1), Tensor(), Tensor(), Tensor(), Tensor()};
+  }
+};
+
 }  // namespace
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
@@ -174,7 +226,19 @@ Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOpti
   Tensor fused = ops::fused_nll_loss(input, target, options.weight(), static_cast<int64_t>(options.reduction().kind()),
                                      options.ignore_index());
   if (fused.defined()) return fused;
-  ClassTargets ct = class_targets("nll_loss", input, target, options.weight(), options.ignore_index());
+  // The Function (Note [nll_loss Function]) for [N, C] and [C] inputs with class-index targets of
+  // the expected shape; the composite otherwise (and for the errors it raises).
+  const Tensor& weight = options.weight();
+  const bool shaped = (input.dim() == 2 && target.dim() == 1 && target.size(0) == input.size(0)) ||
+                      (input.dim() == 1 && target.dim() == 0);
+  if (shaped && is_integral(target.dtype(), false) && !(weight.defined() && weight.requires_grad())) {
+    const int64_t r = static_cast<int64_t>(options.reduction().kind());
+    const Tensor t = (input.dim() == 1 ? target.reshape({1}) : target).to(kInt64);
+    Tensor loss = NllLossFunction::apply(input.dim() == 1 ? input.unsqueeze(0) : input, t, weight, r,
+                                         options.ignore_index());
+    return input.dim() == 1 && r == LossReduction::None ? loss.reshape({}) : loss;
+  }
+  ClassTargets ct = class_targets("nll_loss", input, target, weight, options.ignore_index());
   return nll_from(input, ct, options.reduction());
 }
 

@@ -161,12 +161,13 @@ Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& w
   return out;
 }
 
-Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta) {
+Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta,
+                        bool smooth_l1) {
   if (!fused_loss_applies({&input, &target}) || !valid_reduction(reduction) || input.sizes() != target.sizes() ||
       input.numel() == 0)
     return Tensor();
   Tensor out = empty(reduction == Reduction::None ? input.sizes().vec() : std::vector<int64_t>{}, input.options());
-  cpu::huber_loss_forward(input.contiguous(), target.contiguous(), delta, reduction, out);
+  cpu::huber_loss_forward(input.contiguous(), target.contiguous(), delta, reduction, out, smooth_l1);
   return out;
 }
 
@@ -183,6 +184,45 @@ Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_
   if (!cpu::multi_margin_loss_forward(input.contiguous(), target.contiguous(), p, margin, w, reduction, out))
     return Tensor();
   return out;
+}
+
+namespace {
+
+// Whether grad can feed a fused backward: the loss's shape (one entry per row without a
+// reduction, a scalar with one), the CPU floating dtype of the other operands.
+bool fused_grad_applies(const Tensor& grad, const Tensor& target, const Tensor& weight, int64_t reduction) {
+  if (!grad.defined() || !grad.is_cpu() || (grad.dtype() != kFloat32 && grad.dtype() != kFloat64) ||
+      !valid_reduction(reduction) || !target.defined() || !target.is_cpu() || target.dtype() != kInt64 ||
+      target.dim() != 1)
+    return false;
+  if (weight.defined() && (!weight.is_cpu() || weight.dtype() != grad.dtype())) return false;
+  return reduction == Reduction::None ? grad.dim() == 1 && grad.size(0) == target.size(0) : grad.numel() == 1;
+}
+
+}  // namespace
+
+Tensor fused_nll_loss_backward(const Tensor& grad, const Tensor& target, const Tensor& weight, int64_t reduction,
+                               int64_t ignore_index, int64_t n_classes) {
+  if (!fused_grad_applies(grad, target, weight, reduction) || (weight.defined() && weight.numel() != n_classes))
+    return Tensor();
+  Tensor grad_input = empty({target.size(0), n_classes}, grad.options().requires_grad(false));
+  if (grad_input.numel() == 0) return grad_input;
+  cpu::nll_loss_backward(grad.contiguous(), target.contiguous(), weight.defined() ? weight.contiguous() : weight,
+                         reduction, ignore_index, grad_input);
+  return grad_input;
+}
+
+Tensor fused_multi_margin_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t p,
+                                        double margin, const Tensor& weight, int64_t reduction) {
+  if (!fused_grad_applies(grad, target, weight, reduction) || !input.is_cpu() || input.dtype() != grad.dtype() ||
+      input.dim() != 2 || input.size(0) != target.size(0) || (p != 1 && p != 2) ||
+      (weight.defined() && weight.numel() != input.size(1)))
+    return Tensor();
+  Tensor grad_input = empty(input.sizes().vec(), input.options().requires_grad(false));
+  if (grad_input.numel() == 0) return grad_input;
+  cpu::multi_margin_loss_backward(grad.contiguous(), input.contiguous(), target.contiguous(), p, margin,
+                                  weight.defined() ? weight.contiguous() : weight, reduction, grad_input);
+  return grad_input;
 }
 
 void register_kernel(DispatchKey backend, const LossKernels& k) {

@@ -42,11 +42,24 @@ LossOpDefs& loss_ops();
 /// kernels/cpu/LossKernels.h): the loss in one kernel call where nothing records a gradient
 /// and the inputs are CPU float32/float64; an undefined Tensor where they do not apply (the
 /// caller then runs its composite). reduction: tensor::Reduction (None 0, Mean 1, Sum 2).
+/// fused_huber_loss with smooth_l1 is smooth_l1_loss with beta = delta (> 0).
 Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
                       int64_t ignore_index);
-Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta);
+Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta,
+                        bool smooth_l1 = false);
 Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, double margin,
                                const Tensor& weight, int64_t reduction);
+
+/// The gradients of fused_nll_loss and fused_multi_margin_loss with respect to their [N, C]
+/// input, in one pass (cpu::nll_loss_backward, cpu::multi_margin_loss_backward) for the nn
+/// Functions' backward: where the CPU kernels apply (CPU float32/float64, grad of the loss's
+/// shape and dtype, targets checked by the forward), else an undefined Tensor (the caller then
+/// runs its formula in public ops). The nll gradient takes the input's class count C and is of
+/// grad's dtype (the input's); the targets are the forward's int64 [N].
+Tensor fused_nll_loss_backward(const Tensor& grad, const Tensor& target, const Tensor& weight, int64_t reduction,
+                               int64_t ignore_index, int64_t n_classes);
+Tensor fused_multi_margin_loss_backward(const Tensor& grad, const Tensor& input, const Tensor& target, int64_t p,
+                                        double margin, const Tensor& weight, int64_t reduction);
 
 /// Registers a backend's (CUDA's) kernels of the loss ops.
 void register_kernel(DispatchKey backend, const LossKernels& kernels);
