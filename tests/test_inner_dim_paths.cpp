@@ -1,9 +1,9 @@
 // The CPU fast paths of issue 22: gather and scatter along the last dim (Note [Inner-dim gather
 // and scatter] in kernels/cpu/IndexKernels.cpp), cat by output rows (Note [Cat by output rows] in
 // kernels/cpu/CatKernels.cpp, also of narrow views), index and index_put_ of whole rows (Note
-// [index_put_ by column blocks] in kernels/cpu/IndexKernels.cpp) and the fused cross_entropy (Note [Fused cross_entropy] in
-// src/nn/Loss.cpp), each against plain reference loops in float64 (sizes above the parallel
-// grain, so the threaded loops run).
+// [index_put_ by column blocks] in kernels/cpu/IndexKernels.cpp) and the fused cross_entropy
+// (Note [Fused cross_entropy] in src/nn/Loss.cpp), each against plain reference loops in float64
+// (sizes above the parallel grain, so the threaded loops run).
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
