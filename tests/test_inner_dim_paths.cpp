@@ -8,6 +8,7 @@
 #include <tensor/tensor.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace tensor;
@@ -256,4 +257,31 @@ TEST(InnerDimPaths, IndexAndIndexPutOfRowsMatchLoops) {
     }
   EXPECT_TRUE(dst.index({nidx}).equal(row.expand({5, C})));
   EXPECT_THROW(dst.index_put_({tensor::tensor(std::vector<int64_t>{R}, kInt64)}, row), Error);
+}
+
+TEST(InnerDimPaths, IndexRangeCheckCatchesEitherBoundAtEveryPosition) {
+  // The range check is one unsigned maximum over four interleaved chains and a tail: a bad
+  // value is found in each chain, in the tail, below 0 and at or above the size, for int64 and
+  // int32 indices, and the message names the first bad value.
+  Tensor self = randn({8, 50});
+  for (int64_t n : {int64_t(1), int64_t(7), int64_t(13)})
+    for (int64_t pos = 0; pos < n; ++pos)
+      for (int64_t bad : {int64_t(-1), int64_t(50), std::numeric_limits<int64_t>::min(), int64_t(1) << 40}) {
+        std::vector<int64_t> v(static_cast<size_t>(n), 49);
+        v[static_cast<size_t>(pos)] = bad;
+        Tensor idx = tensor::tensor(v, kInt64);
+        EXPECT_THROW(self.index_select(1, idx), Error) << n << " " << pos << " " << bad;
+        EXPECT_THROW(self.gather(1, idx.expand({8, n}).contiguous()), Error) << n << " " << pos << " " << bad;
+        if (bad >= std::numeric_limits<int32_t>::min() && bad <= std::numeric_limits<int32_t>::max())
+          EXPECT_THROW(self.index_select(1, idx.to(kInt32)), Error) << n << " " << pos << " " << bad;
+      }
+  try {
+    self.index_select(1, tensor::tensor(std::vector<int64_t>{3, 70, -2, 4, 5}, kInt64));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index 70 is out of bounds"), std::string::npos) << e.what();
+  }
+  // Every in-range value passes, up to size - 1.
+  Tensor all = tensor::arange(0, 50, kInt64);
+  EXPECT_TRUE(self.index_select(1, all).equal(self));
 }

@@ -21,7 +21,11 @@ void cat_copy_slab(const Tensor& out, const Tensor& src, int64_t dim, int64_t of
     const int64_t run = n * inner * es, out_row = out.size(dim) * inner * es;
     char* dst = static_cast<char*>(out.data_ptr()) + offset * inner * es;
     const char* s = static_cast<const char*>(src.data_ptr());
-#pragma omp parallel for if (outer * n * inner >= tensor::detail::kGrain && outer > 1 && !omp_in_parallel())
+    if (outer == 1) {  // one run (every cat along dim 0): no parallel region, whose start costs
+      std::memcpy(dst, s, static_cast<size_t>(run));  // more than a small copy
+      return;
+    }
+#pragma omp parallel for if (outer * n * inner >= tensor::detail::kGrain && !omp_in_parallel())
     for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row, s + o * run, static_cast<size_t>(run));
     return;
   }
