@@ -1,12 +1,14 @@
 // The CPU fast paths of issue 22: gather and scatter along the last dim (Note [Inner-dim gather
 // and scatter] in kernels/cpu/IndexKernels.cpp), cat by output rows (Note [Cat by output rows] in
-// kernels/cpu/CatKernels.cpp) and the fused cross_entropy (Note [Fused cross_entropy] in
-// src/nn/Loss.cpp), each against plain reference loops in float64 (sizes above the parallel
-// grain, so the threaded loops run).
+// kernels/cpu/CatKernels.cpp, also of narrow views), index and index_put_ of whole rows (Note
+// [index_put_ by column blocks] in kernels/cpu/IndexKernels.cpp) and the fused cross_entropy
+// (Note [Fused cross_entropy] in src/nn/Loss.cpp), each against plain reference loops in float64
+// (sizes above the parallel grain, so the threaded loops run).
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace tensor;
@@ -180,4 +182,106 @@ TEST(InnerDimPaths, FusedCrossEntropyDoubleBackward) {
   Tensor fd = (grad_at(x.detach() + eps * v) - grad_at(x.detach() - eps * v)) / (2 * eps);
   auto a = values(hv), b = values(fd);
   for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-7) << i;
+}
+
+TEST(InnerDimPaths, CatOfNarrowViewsMatchesLoops) {
+  // Narrow views along the cat dim are made of rows (Note [Cat by output rows]): roll's pieces.
+  manual_seed(4);
+  const int64_t A = 3, B = 50, C = 90, D = 7;  // A * B * C * D > the parallel grain
+  Tensor base = randn({A, B, C, D});
+  for (int64_t dim : {1, 2, 3}) {
+    const int64_t n = base.size(dim);
+    Tensor p0 = base.narrow(dim, 5, n - 5), p1 = base.narrow(dim, 0, 5), p2 = base.narrow(dim, 1, 2);
+    Tensor out = cat({p0, p1, p2}, dim);
+    std::vector<Tensor> parts = {p0, p1, p2};
+    int64_t off = 0;
+    for (const Tensor& p : parts) {
+      EXPECT_TRUE(out.narrow(dim, off, p.size(dim)).equal(p)) << "dim " << dim << " offset " << off;
+      off += p.size(dim);
+    }
+    ASSERT_EQ(off, out.size(dim));
+  }
+  // Element by element for one case: a slice of both the outer dims and the cat dim.
+  Tensor v = base.narrow(0, 1, 2).narrow(2, 10, 30);  // outer dims [2, 50] one stride apart
+  Tensor w = base.narrow(0, 0, 2).narrow(2, 0, 4);
+  auto o = values(cat({v, w}, 2)), vv = values(v), wv = values(w);
+  for (int64_t a = 0; a < 2 * B; ++a)
+    for (int64_t j = 0; j < 34; ++j)
+      for (int64_t d = 0; d < D; ++d)
+        ASSERT_EQ(o[(a * 34 + j) * D + d], j < 30 ? vv[(a * 30 + j) * D + d] : wv[(a * 4 + j - 30) * D + d]);
+  // Outer dims that are not one stride apart (a permutation, a step) take the copy path.
+  Tensor t = base.transpose(0, 1).narrow(2, 0, 9), s = base.slice(1, 0, B, 2).narrow(2, 0, 9);
+  Tensor ct = cat({t, t}, 2), cs = cat({s, s.narrow(2, 0, 3)}, 2);
+  EXPECT_TRUE(ct.narrow(2, 0, 9).equal(t) && ct.narrow(2, 9, 9).equal(t));
+  EXPECT_TRUE(cs.narrow(2, 0, 9).equal(s) && cs.narrow(2, 9, 3).equal(s.narrow(2, 0, 3)));
+  // roll along the last dim of a large tensor: its two pieces go through the same loop.
+  Tensor r = randn({300, 257});
+  auto rv = values(r), rr = values(r.roll({-40}, {1}));
+  for (int64_t i = 0; i < 300; ++i)
+    for (int64_t j = 0; j < 257; ++j) ASSERT_EQ(rr[i * 257 + j], rv[i * 257 + (j + 40) % 257]);
+}
+
+TEST(InnerDimPaths, IndexAndIndexPutOfRowsMatchLoops) {
+  // x[idx] and x[idx] = y with whole rows (Note [index_put_ by column blocks]): repeated indices
+  // keep the serial order (the last write wins), also with the columns split across threads.
+  manual_seed(5);
+  const int64_t R = 300, C = 257, K = 400;  // K * C > the parallel grain; C not a multiple of 16
+  Tensor idx = randint(0, R, {K});
+  for (ScalarType dt : {kFloat32, kFloat64, kInt16}) {
+    Tensor x = (randn({R, C}) * 100).to(dt), y = (randn({K, C}) * 100).to(dt);
+    auto xv = values(x), yv = values(y);
+    auto iv = ints(idx);
+    auto got = values(x.index({idx}));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t c = 0; c < C; ++c) ASSERT_EQ(got[k * C + c], xv[iv[k] * C + c]) << k << " " << c;
+    Tensor z = x.clone();
+    z.index_put_({idx}, y);
+    std::vector<double> want = xv;
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t c = 0; c < C; ++c) want[iv[k] * C + c] = yv[k * C + c];
+    auto zv = values(z);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(zv[i], want[i]) << i;
+  }
+  // A value row broadcast to every index, negative indices, and a column slice as dst.
+  Tensor big = randn({R, C + 9});
+  Tensor dst = big.narrow(1, 4, C);
+  Tensor row = randn({1, C});
+  Tensor nidx = tensor::tensor(std::vector<int64_t>{-1, 0, 5, -1, 299}, kInt64);
+  Tensor before = big.clone();
+  dst.index_put_({nidx}, row);
+  auto bv = values(before), av = values(big), rowv = values(row);
+  for (int64_t i = 0; i < R; ++i)
+    for (int64_t c = 0; c < C + 9; ++c) {
+      const bool hit = (i == 0 || i == 5 || i == 299) && c >= 4 && c < 4 + C;
+      ASSERT_EQ(av[i * (C + 9) + c], hit ? rowv[c - 4] : bv[i * (C + 9) + c]) << i << " " << c;
+    }
+  EXPECT_TRUE(dst.index({nidx}).equal(row.expand({5, C})));
+  EXPECT_THROW(dst.index_put_({tensor::tensor(std::vector<int64_t>{R}, kInt64)}, row), Error);
+}
+
+TEST(InnerDimPaths, IndexRangeCheckCatchesEitherBoundAtEveryPosition) {
+  // The range check is one unsigned maximum over four interleaved chains and a tail: a bad
+  // value is found in each chain, in the tail, below 0 and at or above the size, for int64 and
+  // int32 indices, and the message names the first bad value.
+  Tensor self = randn({8, 50});
+  for (int64_t n : {int64_t(1), int64_t(7), int64_t(13)})
+    for (int64_t pos = 0; pos < n; ++pos)
+      for (int64_t bad : {int64_t(-1), int64_t(50), std::numeric_limits<int64_t>::min(), int64_t(1) << 40}) {
+        std::vector<int64_t> v(static_cast<size_t>(n), 49);
+        v[static_cast<size_t>(pos)] = bad;
+        Tensor idx = tensor::tensor(v, kInt64);
+        EXPECT_THROW(self.index_select(1, idx), Error) << n << " " << pos << " " << bad;
+        EXPECT_THROW(self.gather(1, idx.expand({8, n}).contiguous()), Error) << n << " " << pos << " " << bad;
+        if (bad >= std::numeric_limits<int32_t>::min() && bad <= std::numeric_limits<int32_t>::max())
+          EXPECT_THROW(self.index_select(1, idx.to(kInt32)), Error) << n << " " << pos << " " << bad;
+      }
+  try {
+    self.index_select(1, tensor::tensor(std::vector<int64_t>{3, 70, -2, 4, 5}, kInt64));
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("index 70 is out of bounds"), std::string::npos) << e.what();
+  }
+  // Every in-range value passes, up to size - 1.
+  Tensor all = tensor::arange(0, 50, kInt64);
+  EXPECT_TRUE(self.index_select(1, all).equal(self));
 }

@@ -725,6 +725,36 @@ TEST(SafetensorsChecksums, EveryFlippedDataByteIsRefusedNamingTheTensor) {
   EXPECT_TRUE(find(loaded, "weight").equal(tensor::arange(6, kFloat32)));
 }
 
+TEST(SafetensorsChecksums, TensorsOfManyReadChunksLoadAndAFlipInAnyChunkIsRefused) {
+  // Tensors larger than one read chunk (1 MB, Note [Parallel checkpoint reads] in
+  // src/io/Safetensors.cpp), of sizes that are no multiple of it: their chunks are read and
+  // checksummed on several threads and the CRCs combined.
+  std::string path = temp_path("chunks.safetensors");
+  manual_seed(7);
+  const int64_t n = (int64_t(5) << 20) / 8 + 13;  // 2.5 MB + 52 bytes of float32
+  Tensor big = randn({n});
+  io::save({{"big", big}}, path);
+  const std::string good = read_bytes(path);
+  const uint64_t header = 8 + static_cast<uint64_t>(static_cast<unsigned char>(good[0])) +
+                          256 * static_cast<uint64_t>(static_cast<unsigned char>(good[1]));
+  ASSERT_EQ(good.size(), header + 4 * static_cast<uint64_t>(n));
+  EXPECT_TRUE(find(io::load(path), "big").equal(big));
+  for (uint64_t at : {uint64_t(3), (uint64_t(1) << 20) - 1, uint64_t(1) << 20, (uint64_t(3) << 19) + 7,
+                      4 * static_cast<uint64_t>(n) - 1}) {
+    std::string bad = good;
+    bad[header + at] ^= 0x10;
+    write_bytes(path, bad);
+    expect_error([&] { io::load(path); }, {"is corrupt", "'big'", "does not match its checksum"});
+  }
+  // Several tensors, each of several chunks: every one loads with its own values.
+  Tensor a = randn({3, 100000}), b = randn({70000}).to(kFloat64), c = randint(0, 100, {300000}, kInt64);
+  io::save({{"a", a}, {"b", b}, {"c", c}}, path);
+  auto loaded = io::load(path);
+  EXPECT_TRUE(find(loaded, "a").equal(a));
+  EXPECT_TRUE(find(loaded, "b").equal(b));
+  EXPECT_TRUE(find(loaded, "c").equal(c));
+}
+
 TEST(SafetensorsChecksums, TheChecksumKeyIsReserved) {
   std::string path = temp_path("reserved.safetensors");
   expect_error([&] { io::save({{"x", tensor::ones({1})}}, path, {{"__crc32__", "0"}}); }, {"__crc32__", "reserved"});

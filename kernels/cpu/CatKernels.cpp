@@ -21,7 +21,11 @@ void cat_copy_slab(const Tensor& out, const Tensor& src, int64_t dim, int64_t of
     const int64_t run = n * inner * es, out_row = out.size(dim) * inner * es;
     char* dst = static_cast<char*>(out.data_ptr()) + offset * inner * es;
     const char* s = static_cast<const char*>(src.data_ptr());
-#pragma omp parallel for if (outer * n * inner >= tensor::detail::kGrain && outer > 1 && !omp_in_parallel())
+    if (outer == 1) {  // one run (every cat along dim 0): no parallel region, whose start costs
+      std::memcpy(dst, s, static_cast<size_t>(run));  // more than a small copy
+      return;
+    }
+#pragma omp parallel for if (outer * n * inner >= tensor::detail::kGrain && !omp_in_parallel())
     for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row, s + o * run, static_cast<size_t>(run));
     return;
   }
@@ -36,6 +40,34 @@ void cat_copy_slab(const Tensor& out, const Tensor& src, int64_t dim, int64_t of
 // there are inputs. Along an inner dim the output is instead written row by row: each thread
 // takes whole output rows and fills each from every input in turn, one sequential write
 // stream per thread.
+// An input need not be contiguous, only made of rows: its dims from `dim` on contiguous among
+// themselves (one run of size(dim) * inner elements) and its outer dims one stride apart. So
+// the narrow views of a contiguous tensor qualify, which is how roll (Note [Rearranging ops by
+// composition]) reaches this loop rather than the strided copy.
+namespace {
+/// The byte distance between consecutive rows of `t` (its outer dims, flattened) when `t` is
+/// made of rows as the Note above says, else -1.
+int64_t row_stride_bytes(const Tensor& t, int64_t dim) {
+  int64_t expect = 1;
+  for (int64_t d = t.dim() - 1; d >= dim; --d) {
+    if (t.size(d) != 1 && t.stride(d) != expect) return -1;
+    expect *= t.size(d);
+  }
+  int64_t row = -1;  // the stride of the innermost outer dim of size > 1
+  for (int64_t d = dim - 1; d >= 0; --d) {
+    if (t.size(d) == 1) continue;
+    if (row < 0) {
+      row = t.stride(d);
+      expect = row * t.size(d);
+    } else {
+      if (t.stride(d) != expect) return -1;
+      expect *= t.size(d);
+    }
+  }
+  return (row < 0 ? 0 : row) * t.element_size();
+}
+}  // namespace
+
 bool cat_rows(const Tensor& out, TensorList tensors, int64_t dim) {
   if (dim <= 0 || tensors.size() < 2 || tensors.size() > 64) return false;
   const int64_t es = out.element_size();
@@ -43,11 +75,13 @@ bool cat_rows(const Tensor& out, TensorList tensors, int64_t dim) {
   for (int64_t d = 0; d < dim; ++d) outer *= out.size(d);
   for (int64_t d = dim + 1; d < out.dim(); ++d) inner *= out.size(d);
   const char* src[64];
-  int64_t run[64];
+  int64_t run[64], step[64];
   size_t n = 0;
   for (const Tensor& t : tensors) {
     if (t.numel() == 0) continue;
-    if (!t.is_contiguous() || t.dtype() != out.dtype() || t.is_conj()) return false;
+    if (t.dtype() != out.dtype() || t.is_conj()) return false;
+    step[n] = row_stride_bytes(t, dim);
+    if (step[n] < 0) return false;
     src[n] = static_cast<const char*>(t.data_ptr());
     run[n++] = t.size(dim) * inner * es;
   }
@@ -57,7 +91,7 @@ bool cat_rows(const Tensor& out, TensorList tensors, int64_t dim) {
   for (int64_t o = 0; o < outer; ++o) {
     char* d = dst + o * out_row;
     for (size_t i = 0; i < n; ++i) {
-      std::memcpy(d, src[i] + o * run[i], static_cast<size_t>(run[i]));
+      std::memcpy(d, src[i] + o * step[i], static_cast<size_t>(run[i]));
       d += run[i];
     }
   }

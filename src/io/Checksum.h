@@ -31,6 +31,11 @@ inline uint32_t crc32_of(const void* data, uint64_t n) {
   return static_cast<uint32_t>(::crc32_z(c, static_cast<const Bytef*>(data), static_cast<z_size_t>(n)));
 }
 
+/// The CRC-32 of a then b, from a's CRC, b's CRC and b's length (zlib's crc32_combine).
+inline uint32_t crc32_combine(uint32_t crc_a, uint32_t crc_b, uint64_t bytes_b) {
+  return static_cast<uint32_t>(::crc32_combine(crc_a, crc_b, static_cast<z_off_t>(bytes_b)));
+}
+
 /// The 8 lowercase hex digits of a checksum.
 inline std::string crc_hex(uint32_t c) {
   static const char* digits = "0123456789abcdef";
