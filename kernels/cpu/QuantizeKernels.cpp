@@ -38,15 +38,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 // Whether this target has real vectors (else the plain loops run: see the Note).
 constexpr bool kVectors = HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128;
 
-template <class T>
-inline T quantize_scalar(float x, float inv, int64_t zp) {
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  double r = static_cast<double>(std::nearbyint(x * inv)) + static_cast<double>(zp);
-  if (!(r >= lo)) r = lo;  // also NaN
-  if (r > hi) r = hi;
-  return static_cast<T>(r);
-}
 
 template <class T>
 void QuantizeT(const float* HWY_RESTRICT src, T* HWY_RESTRICT dst, int64_t n, float inv, int64_t zp) {
@@ -64,7 +55,7 @@ void QuantizeT(const float* HWY_RESTRICT src, T* HWY_RESTRICT dst, int64_t n, fl
     const auto c = hn::IfThenElse(hn::IsNaN(r), vlo, hn::Min(hn::Max(r, vlo), vhi));
     hn::StoreU(hn::DemoteTo(dq, hn::Add(hn::ConvertTo(di, c), vzp)), dq, dst + i);
   }
-  for (; i < n; ++i) dst[i] = quantize_scalar<T>(src[i], inv, zp);
+  for (; i < n; ++i) dst[i] = ::tensor::cpu::quantize_value<T>(src[i], inv, zp);
 }
 
 void QuantizeImpl(const float* src, void* dst, bool is_signed, int64_t n, float inv, int64_t zp) {

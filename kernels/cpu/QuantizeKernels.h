@@ -4,9 +4,23 @@
 // callers split large tensors across threads.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace tensor::cpu {
+
+/// The scalar definition the vector loops match: clamp(nearbyint(x * inv_scale) + zero_point)
+/// into T's range, the product in float32, ties to even, NaN -> the lowest value.
+template <class T>
+inline T quantize_value(float x, float inv_scale, int64_t zero_point) {
+  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
+  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
+  double r = static_cast<double>(std::nearbyint(x * inv_scale)) + static_cast<double>(zero_point);
+  if (!(r >= lo)) r = lo;  // also NaN
+  if (r > hi) r = hi;
+  return static_cast<T>(r);
+}
 
 /// dst[i] = clamp(nearbyint(src[i] * inv_scale) + zero_point) into int8 (is_signed) or uint8;
 /// the product in float32, ties to even, NaN -> the lowest value.

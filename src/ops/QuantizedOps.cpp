@@ -39,15 +39,6 @@ void visit_qint(ScalarType t, F&& f) {
   }
 }
 
-template <class T>
-inline T quantize_one(float x, float inv_scale, int64_t zero_point) {
-  constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-  constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-  double r = static_cast<double>(std::nearbyint(x * inv_scale)) + static_cast<double>(zero_point);
-  if (!(r >= lo)) r = lo;  // also NaN
-  if (r > hi) r = hi;
-  return static_cast<T>(r);
-}
 
 // Runs f(begin, length) over [0, n) in chunks, on OpenMP's threads when there are several.
 constexpr int64_t kChunk = 65536;
@@ -100,7 +91,7 @@ void quantize_into(const Tensor& out, const Tensor& x) {
         if constexpr (vec) {
           cpu::quantize_q8(src + b, dst + b, is_signed, len, inv, zp);
         } else {
-          for (int64_t i = b; i < b + len; ++i) dst[i] = quantize_one<T>(src[i], inv, zp);
+          for (int64_t i = b; i < b + len; ++i) dst[i] = cpu::quantize_value<T>(src[i], inv, zp);
         }
       });
       return;
@@ -115,7 +106,7 @@ void quantize_into(const Tensor& out, const Tensor& x) {
       if (long_rows)
         cpu::quantize_q8(src + i0, dst + i0, is_signed, l.inner, inv, zp);
       else
-        for (int64_t i = i0; i < i0 + l.inner; ++i) dst[i] = quantize_one<T>(src[i], inv, zp);
+        for (int64_t i = i0; i < i0 + l.inner; ++i) dst[i] = cpu::quantize_value<T>(src[i], inv, zp);
     }
   });
 }
