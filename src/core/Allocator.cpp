@@ -32,6 +32,14 @@ namespace tensor {
 // 64-byte aligned for AVX-512 loads. Blocks of 2 MB and more are 2 MB aligned and advised as
 // transparent huge pages: a strided walk over a big tensor (transpose, reductions over dim 0)
 // then misses the TLB once per 2 MB instead of once per 4 KB, and first touch faults 512x less.
+//
+// Note [Reuse the warmest block]
+// A request takes the block of its class freed last, not the one freed first. multimap keeps
+// equal keys in insertion order, and find() used to return the oldest: once a long program
+// (the whole benchmark suite) had left several free blocks of one class, a loop that frees and
+// reallocates its output cycled through all of them, each cold in the cache, where the block
+// it had just freed was still in L3. repeat 1024x2048 x2 (24 MB moved per call, under the
+// 32 MB L3) read 51 GB/s after ~100 other cases and 90+ GB/s alone; LIFO gives the warm one.
 namespace {
 constexpr size_t kAlign = 64;
 constexpr size_t kMinCached = size_t(1) << 20;
@@ -203,8 +211,9 @@ class CPUCachingAllocator final : public Allocator {
     void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(sz));
     {
       std::lock_guard<std::mutex> g(mu_);
-      auto it = free_.find(sz);
-      if (it != free_.end()) {
+      // The most recently freed block of the class (Note [Reuse the warmest block]).
+      auto it = free_.upper_bound(sz);
+      if (it != free_.begin() && (--it)->first == sz) {
         void* p = it->second;
         free_.erase(it);
         cached_bytes_ -= sz;
