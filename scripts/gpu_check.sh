@@ -215,7 +215,7 @@ PY
 
 # The CMake package of each find_package() in cmake/Dependencies.cmake and tests/, as
 # -D<Package>_DIR=<its folder in the prefix>, so that find_package() takes the prefix's copy
-# before any other; zlib and OpenCL (found by modules) by their files.
+# before any other; zlib, libdeflate and OpenCL (found by modules or find_library) by their files.
 prefix_cmake_args() {
   local name cfg
   for name in dnnl hwy fmt GTest nlohmann_json Gloo; do
@@ -226,6 +226,7 @@ prefix_cmake_args() {
   local lib=$prefix/usr/lib/x86_64-linux-gnu
   printf '%s\n' "-DZLIB_INCLUDE_DIR=$prefix/usr/include" "-DZLIB_LIBRARY=$lib/libz.so" \
     "-DOpenCL_INCLUDE_DIR=$prefix/usr/include" "-DOpenCL_LIBRARY=$lib/libOpenCL.so" \
+    "-DTENSOR_LIBDEFLATE=$lib/libdeflate.so" "-DTENSOR_LIBDEFLATE_INCLUDE=$prefix/usr/include" \
     "-DCMAKE_PREFIX_PATH=$prefix/usr"
 }
 
@@ -244,7 +245,7 @@ configure() {
   # Where each dependency came from: every one must be in the prefix.
   echo "--- dependencies found"
   local bad=0 key val
-  for key in dnnl_DIR hwy_DIR fmt_DIR GTest_DIR nlohmann_json_DIR Gloo_DIR ZLIB_INCLUDE_DIR ZLIB_LIBRARY OpenCL_INCLUDE_DIR OpenCL_LIBRARY; do
+  for key in dnnl_DIR hwy_DIR fmt_DIR GTest_DIR nlohmann_json_DIR Gloo_DIR ZLIB_INCLUDE_DIR ZLIB_LIBRARY TENSOR_LIBDEFLATE TENSOR_LIBDEFLATE_INCLUDE OpenCL_INCLUDE_DIR OpenCL_LIBRARY; do
     val=$(grep -E "^$key(:[A-Z]+)?=" "$build/CMakeCache.txt" | head -1 | cut -d= -f2-)
     if [[ $val == "$prefix"/* ]]; then echo "prefix  $key=$val"; else echo "OUTSIDE $key=$val"; bad=1; fi
   done

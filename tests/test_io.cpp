@@ -725,6 +725,20 @@ TEST(SafetensorsChecksums, EveryFlippedDataByteIsRefusedNamingTheTensor) {
   EXPECT_TRUE(find(loaded, "weight").equal(tensor::arange(6, kFloat32)));
 }
 
+// Note [Fast CRC-32]: the stored checksum is zlib's and zip's CRC-32 whatever computes it. Its
+// standard check value: CRC-32("123456789") = 0xcbf43926; of no bytes, 0.
+TEST(SafetensorsChecksums, TheChecksumIsTheStandardCrc32) {
+  std::string path = temp_path("crc.safetensors");
+  const std::string text = "123456789";
+  Tensor bytes = tensor::empty({9}, kUInt8);
+  std::memcpy(bytes.data_ptr(), text.data(), 9);
+  io::save({{"digits", bytes}, {"none", tensor::empty({0}, kUInt8)}}, path);
+  const std::string file = read_bytes(path);
+  // Data order is by alignment then name: digits, then none.
+  EXPECT_NE(file.find("\"__crc32__\":\"cbf43926,00000000\""), std::string::npos) << file.substr(0, 200);
+  EXPECT_TRUE(find(io::load(path), "digits").equal(bytes));
+}
+
 TEST(SafetensorsChecksums, TensorsOfManyReadChunksLoadAndAFlipInAnyChunkIsRefused) {
   // Tensors larger than one read chunk (1 MB, Note [Parallel checkpoint reads] in
   // src/io/Safetensors.cpp), of sizes that are no multiple of it: their chunks are read and

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "src/core/Check.h"
+#include "src/io/Checksum.h"
 
 namespace tensor::io::detail {
 namespace {
@@ -155,12 +156,7 @@ std::string_view zip_read(const unsigned char* data, size_t size, const ZipEntry
       r.fail(fmt::format("deflated entry '{}' does not inflate to its declared {} bytes", e.name, e.size));
     bytes = scratch;
   }
-  uLong crc = 0;
-  for (uint64_t off = 0; off < bytes.size(); off += 1u << 30) {
-    uInt n = static_cast<uInt>(std::min<uint64_t>(bytes.size() - off, 1u << 30));
-    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + off), n);
-  }
-  if (crc != e.crc32) r.fail(fmt::format("entry '{}' fails its CRC-32 check", e.name));
+  if (crc32_of(bytes.data(), bytes.size()) != e.crc32) r.fail(fmt::format("entry '{}' fails its CRC-32 check", e.name));
   return bytes;
 }
 
