@@ -2,7 +2,7 @@
 # Installs everything libtensor needs on a fresh Debian 12 machine (run as root).
 # The CUDA toolkit is used when present (/usr/local/cuda); it is not installed here.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build ccache git pkg-config
+pkgs=(build-essential cmake ninja-build ccache git pkg-config lld
       libdnnl-dev ocl-icd-opencl-dev libfmt-dev libgtest-dev libgmock-dev libhwy-dev nlohmann-json3-dev zlib1g-dev libdeflate-dev libgloo-dev
       python3
       dataset-fashion-mnist)
