@@ -475,6 +475,34 @@ TEST(PoolNorm, LayerNormMatchesReference) {
         }
 }
 
+TEST(PoolNorm, SmallFloat32LayerNormMatchesReference) {
+  // Float32 under the parallel grain takes the Highway row loop (Note [Small layer_norm]):
+  // rows shorter than a vector, ragged ones, one over the summation block (1024), a mean far
+  // from zero relative to the spread, and the saved mean and variance (read by the backward,
+  // checked through the gradient against float64 autograd).
+  manual_seed(16);
+  struct C {
+    int64_t rows, cols;
+    double offset, scale;
+  };
+  for (const C& c : {C{64, 64, 0, 1}, C{5, 7, 0, 1}, C{3, 1500, 0, 1}, C{4, 100, 50, 0.5}, C{2, 33, -300, 2}})
+    for (bool affine : {true, false}) {
+      const std::string what = "layer_norm [" + std::to_string(c.rows) + ", " + std::to_string(c.cols) + "] offset " +
+                               std::to_string(c.offset) + (affine ? " affine" : "");
+      Tensor x = (randn({c.rows, c.cols}, kFloat64) * c.scale + c.offset).to(kFloat32);
+      Tensor w = affine ? randn({c.cols}) : Tensor(), b = affine ? randn({c.cols}) : Tensor();
+      Tensor xg = x.detach().requires_grad_(true);
+      Tensor y = layer_norm(xg, {c.cols}, w, b, 1e-5);
+      expect_close(vals(y), ref_layer_norm(x, 1, w, b, 1e-5).out, 1e-5, 1e-5, what);
+      Tensor g = randn({c.rows, c.cols});
+      y.backward(g);
+      Tensor x64 = x.to(kFloat64).requires_grad_(true);
+      layer_norm(x64, {c.cols}, affine ? w.to(kFloat64) : Tensor(), affine ? b.to(kFloat64) : Tensor(), 1e-5)
+          .backward(g.to(kFloat64));
+      expect_close(vals(xg.grad()), vals(x64.grad()), 2e-4, 2e-4, what + " grad");
+    }
+}
+
 TEST(PoolNorm, GroupNormMatchesReference) {
   manual_seed(7);
   struct C {
