@@ -523,6 +523,38 @@ TEST(PoolNorm, GroupNormMatchesReference) {
         }
 }
 
+TEST(PoolNorm, Float32GroupNormAndBatchNormGradientsMatchFloat64) {
+  // The float32 loops' row sums and affine passes (cpu::rows, Note [Blocked float32 sums]):
+  // planes shorter than a vector, ragged ones, ones over the summation block (1024), against
+  // the float64 loops (gradchecked in test_pool_norm_gradcheck.cpp).
+  manual_seed(17);
+  struct C {
+    std::vector<int64_t> shape;
+    int64_t groups;
+  };
+  for (const C& c : {C{{3, 4, 5}, 2}, C{{8, 64, 7, 7}, 32}, C{{2, 6, 33, 35}, 3}})
+    for (bool group : {true, false}) {
+      const std::string what = std::string(group ? "group_norm " : "batch_norm ") + std::to_string(c.shape[2]);
+      const int64_t ch = c.shape[1];
+      Tensor x = randn(c.shape) * 2 + 0.5, g = randn(c.shape);
+      Tensor w = randn({ch}) + 1, b = randn({ch});
+      auto run = [&](ScalarType dt) {
+        Tensor xi = x.to(dt).detach().requires_grad_(true), wi = w.to(dt).detach().requires_grad_(true);
+        Tensor bi = b.to(dt).detach().requires_grad_(true);
+        Tensor y = group ? group_norm(xi, c.groups, wi, bi, 1e-5)
+                         : batch_norm(xi, wi, bi, std::nullopt, std::nullopt, /*training=*/true, 0.1, 1e-5);
+        y.backward(g.to(dt));
+        return std::vector<Tensor>{y.detach(), xi.grad(), wi.grad(), bi.grad()};
+      };
+      const std::vector<Tensor> f32 = run(kFloat32), f64 = run(kFloat64);
+      const char* names[] = {" out", " grad_input", " grad_weight", " grad_bias"};
+      for (size_t i = 0; i < 4; ++i) {
+        const double tol = i < 2 ? 1e-4 : 1e-4 * std::sqrt(static_cast<double>(x.numel() / ch));
+        expect_close(vals(f32[i]), vals(f64[i]), tol, 1e-4, what + names[i]);
+      }
+    }
+}
+
 TEST(PoolNorm, Float16UsesTheLoops) {
   manual_seed(8);
   Tensor x = randn({2, 3, 6, 6});

@@ -59,73 +59,15 @@ struct Partials {
 // Note [Blocked float32 sums]
 // A `double` simd reduction over float32 converts every element (cvtps2pd) and chains every
 // add on one SSE2 accumulator of 2 doubles: on baseline x86-64 it ran at about 2 cycles per
-// element, and group_norm and global average pooling were compute bound on it. These sums keep
-// 16 float lanes (4 independent SSE2 accumulators) over blocks of kBlock elements, so each lane
-// adds at most kBlock / 16 floats, and fold every block into a double: the error stays within
-// a few float32 ulps of the block sum, far below the float32 tolerance, at about 4x the speed.
-constexpr int64_t kLanes = 16, kBlock = 512;
-
-/// Sum of the 16 lanes: pairwise in float (vector adds), the last 4 in double.
-inline double fold(float* a) {
-  for (int64_t j = 0; j < 8; ++j) a[j] += a[j + 8];
-  for (int64_t j = 0; j < 4; ++j) a[j] += a[j + 4];
-  return (static_cast<double>(a[0]) + a[1]) + (static_cast<double>(a[2]) + a[3]);
-}
-
-/// sum of x[i] over n float32 values, in double.
-inline double sum_f32(const float* x, int64_t n) {
-  double s = 0;
-  int64_t i = 0;
-  for (; i + kLanes <= n;) {
-    float acc[kLanes] = {};
-    const int64_t end = i + std::min(kBlock, (n - i) / kLanes * kLanes);
-    for (; i < end; i += kLanes)
-      for (int64_t j = 0; j < kLanes; ++j) acc[j] += x[i + j];
-    s += fold(acc);
-  }
-  for (; i < n; ++i) s += x[i];
-  return s;
-}
-
-/// sums of d and d * d, d = x[i] - m, over n float32 values, in double.
-inline void sum_dev_f32(const float* x, int64_t n, float m, double& sd, double& sq) {
-  double s = 0, q = 0;
-  int64_t i = 0;
-  for (; i + kLanes <= n;) {
-    float a[kLanes] = {}, b[kLanes] = {};
-    const int64_t end = i + std::min(kBlock, (n - i) / kLanes * kLanes);
-    for (; i < end; i += kLanes)
-      for (int64_t j = 0; j < kLanes; ++j) {
-        const float d = x[i + j] - m;
-        a[j] += d;
-        b[j] += d * d;
-      }
-    s += fold(a), q += fold(b);
-  }
-  for (; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - m;
-    s += d, q += d * d;
-  }
-  sd = s, sq = q;
-}
-
-/// sums of g[i] * x[i] and g[i] over n float32 values, in double.
-inline void sum_gx_f32(const float* g, const float* x, int64_t n, double& sgx, double& sg) {
-  double s = 0, q = 0;
-  int64_t i = 0;
-  for (; i + kLanes <= n;) {
-    float a[kLanes] = {}, b[kLanes] = {};
-    const int64_t end = i + std::min(kBlock, (n - i) / kLanes * kLanes);
-    for (; i < end; i += kLanes)
-      for (int64_t j = 0; j < kLanes; ++j) {
-        a[j] += g[i + j] * x[i + j];
-        b[j] += g[i + j];
-      }
-    s += fold(a), q += fold(b);
-  }
-  for (; i < n; ++i) s += static_cast<double>(g[i]) * x[i], q += g[i];
-  sgx = s, sg = q;
-}
+// element, and group_norm and global average pooling were compute bound on it. The float32
+// sums below keep float vector accumulators over blocks of 1024 elements and fold every block
+// into a double (Note [Cascade summation]): the error stays within a few float32 ulps of the
+// block sum, far below the float32 tolerance. They and the float32 affine passes are
+// Highway loops (cpu::rows in kernels/cpu/Reduce.h), compiled for the CPU's widest ISA: this
+// file is built for the baseline, whose SSE2 loops were the hottest code of group_norm.
+using rows::sum_f32;
+using rows::sum_dev_f32;
+using rows::sum_gx_f32;
 
 // Note [Average pooling divisors]
 // libtorch clips each window to the padded input [-pad, size + pad) first; count_include_pad
@@ -615,13 +557,11 @@ void moments(const T* x, int64_t n, double& mean, double& var) {
   var = q / static_cast<double>(n);
 }
 
-/// out = x * scale + shift over one row; float32 stays in float so the loop vectorizes.
+/// out = x * scale + shift over one row; float32 stays in float (rows::affine_f32).
 template <class T>
 inline void affine_row(const T* x, T* out, int64_t n, double scale, double shift) {
   if constexpr (std::is_same_v<T, float>) {
-    const float fs = static_cast<float>(scale), fb = static_cast<float>(shift);
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * fs + fb;
+    rows::affine_f32(x, out, n, static_cast<float>(scale), static_cast<float>(shift));
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(x[i]) * scale + shift);
   }
@@ -631,9 +571,7 @@ inline void affine_row(const T* x, T* out, int64_t n, double scale, double shift
 template <class T>
 inline void axpbypc_row(const T* g, const T* x, T* out, int64_t n, double a, double b, double e) {
   if constexpr (std::is_same_v<T, float>) {
-    const float fa = static_cast<float>(a), fb = static_cast<float>(b), fe = static_cast<float>(e);
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) out[i] = fa * g[i] + fb * x[i] + fe;
+    rows::axpbypc_f32(g, x, out, n, static_cast<float>(a), static_cast<float>(b), static_cast<float>(e));
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = st<T>(a * ld(g[i]) + b * ld(x[i]) + e);
   }

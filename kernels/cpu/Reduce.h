@@ -43,4 +43,20 @@ double log_softmax_at(const double* x, int64_t n, int64_t t);
 void layer_norm_row(const float* x, float* y, int64_t n, const float* w, const float* b, double eps, double& mean,
                     double& var);
 
+/// float32 row loops of the normalization and pooling loops (kernels/cpu/PoolNormKernels.cpp,
+/// built for the baseline ISA), vectorized for the CPU's widest: sums accumulate in float
+/// vectors over blocks of 1024 elements, added into double (Note [Cascade summation]).
+namespace rows {
+/// The sum of x[0, n).
+double sum_f32(const float* x, int64_t n);
+/// The sums of d and d * d, d = x - m.
+void sum_dev_f32(const float* x, int64_t n, float m, double& sd, double& sq);
+/// The sums of g * x and of g.
+void sum_gx_f32(const float* g, const float* x, int64_t n, double& sgx, double& sg);
+/// y = x * scale + shift.
+void affine_f32(const float* x, float* y, int64_t n, float scale, float shift);
+/// y = a * g + b * x + e.
+void axpbypc_f32(const float* g, const float* x, float* y, int64_t n, float a, float b, float e);
+}  // namespace rows
+
 }  // namespace tensor::cpu

@@ -54,6 +54,10 @@ struct ReducePrims {
   void (*col_sumsq_f32)(float*, const float*, int64_t);
   void (*col_sumsq_f64)(double*, const double*, int64_t);
   void (*layer_norm_row_f32)(const float*, float*, int64_t, const float*, const float*, double, double*, double*);
+  void (*sum_dev_f32)(const float*, int64_t, float, double*, double*);
+  void (*sum_gx_f32)(const float*, const float*, int64_t, double*, double*);
+  void (*affine_f32)(const float*, float*, int64_t, float, float);
+  void (*axpbypc_f32)(const float*, const float*, float*, int64_t, float, float, float);
 };
 }  // namespace tensor::cpu
 #endif
@@ -160,6 +164,61 @@ void SumDevRunF32(const float* HWY_RESTRICT p, int64_t n, float m, double& sd, d
     }
     sd += static_cast<double>(s), sq += static_cast<double>(q);
   }
+}
+
+void SumDevF32(const float* HWY_RESTRICT p, int64_t n, float m, double* sd, double* sq) {
+  SumDevRunF32(p, n, m, *sd, *sq);
+}
+
+// Sums of g * x and of g over float32 rows (a normalization backward's), blocked as SumRun.
+void SumGxF32(const float* HWY_RESTRICT g, const float* HWY_RESTRICT x, int64_t n, double* sgx, double* sg) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  double tgx = 0, tg = 0;
+  int64_t i = 0;
+  while (i < n) {
+    const int64_t e = std::min(n, i + kSumBlock);
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), b0 = hn::Zero(d), b1 = hn::Zero(d);
+    for (; i + 2 * N <= e; i += 2 * N) {
+      const auto g0 = hn::LoadU(d, g + i), g1 = hn::LoadU(d, g + i + N);
+      a0 = hn::MulAdd(g0, hn::LoadU(d, x + i), a0);
+      a1 = hn::MulAdd(g1, hn::LoadU(d, x + i + N), a1);
+      b0 = hn::Add(b0, g0);
+      b1 = hn::Add(b1, g1);
+    }
+    for (; i + N <= e; i += N) {
+      const auto g0 = hn::LoadU(d, g + i);
+      a0 = hn::MulAdd(g0, hn::LoadU(d, x + i), a0);
+      b0 = hn::Add(b0, g0);
+    }
+    float a = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
+    float b = hn::GetLane(hn::SumOfLanes(d, hn::Add(b0, b1)));
+    for (; i < e; ++i) a += g[i] * x[i], b += g[i];
+    tgx += static_cast<double>(a), tg += static_cast<double>(b);
+  }
+  *sgx = tgx, *sg = tg;
+}
+
+// y = x * scale + shift over a float32 row.
+void AffineF32(const float* HWY_RESTRICT x, float* HWY_RESTRICT y, int64_t n, float scale, float shift) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vs = hn::Set(d, scale), vb = hn::Set(d, shift);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(hn::MulAdd(hn::LoadU(d, x + i), vs, vb), d, y + i);
+  for (; i < n; ++i) y[i] = x[i] * scale + shift;
+}
+
+// y = a * g + b * x + e over float32 rows.
+void AxpbypcF32(const float* HWY_RESTRICT g, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, int64_t n, float a,
+                float b, float e) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto va = hn::Set(d, a), vb = hn::Set(d, b), ve = hn::Set(d, e);
+  int64_t i = 0;
+  for (; i + N <= n; i += N)
+    hn::StoreU(hn::MulAdd(va, hn::LoadU(d, g + i), hn::MulAdd(vb, hn::LoadU(d, x + i), ve)), d, y + i);
+  for (; i < n; ++i) y[i] = a * g[i] + b * x[i] + e;
 }
 
 // One float32 layer_norm row (Note [Small layer_norm] in src/cpu/PoolNormKernel.cpp): the
@@ -447,7 +506,7 @@ const ReducePrims* GetReducePrims() {
       &ColArg<double, int64_t, true>, &ColArg<double, int64_t, false>,
       &ProdRun<float>, &ProdRun<double>,
       &SumSqRun<float>, &SumSqRun<double>, &ColSumSq<float>, &ColSumSq<double>,
-      &LayerNormRowF32};
+      &LayerNormRowF32, &SumDevF32, &SumGxF32, &AffineF32, &AxpbypcF32};
   return &kPrims;
 }
 
@@ -1316,6 +1375,20 @@ void layer_norm_row(const float* x, float* y, int64_t n, const float* w, const f
                     double& var) {
   prims().layer_norm_row_f32(x, y, n, w, b, eps, &mean, &var);
 }
+
+namespace rows {
+double sum_f32(const float* x, int64_t n) { return prims().sum_f32(x, n); }
+void sum_dev_f32(const float* x, int64_t n, float m, double& sd, double& sq) { prims().sum_dev_f32(x, n, m, &sd, &sq); }
+void sum_gx_f32(const float* g, const float* x, int64_t n, double& sgx, double& sg) {
+  prims().sum_gx_f32(g, x, n, &sgx, &sg);
+}
+void affine_f32(const float* x, float* y, int64_t n, float scale, float shift) {
+  prims().affine_f32(x, y, n, scale, shift);
+}
+void axpbypc_f32(const float* g, const float* x, float* y, int64_t n, float a, float b, float e) {
+  prims().axpbypc_f32(g, x, y, n, a, b, e);
+}
+}  // namespace rows
 
 }  // namespace tensor::cpu
 #endif  // HWY_ONCE
