@@ -324,16 +324,16 @@ void adaptive_avg_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out) {
     const int64_t P = p.planes(), in_plane = p.ih * p.iw, out_plane = p.oh * p.ow;
     if (out_plane == 1) {  // global pooling: one contiguous sum per plane
       parallel_range(P, threads_for(P * in_plane), [&](int64_t pl0, int64_t pl1) {
-        for (int64_t pl = pl0; pl < pl1; ++pl) {
-          const T* xp = xd + pl * in_plane;
-          double s = 0;
-          if constexpr (std::is_same_v<T, float>) {
-            s = sum_f32(xp, in_plane);  // Note [Blocked float32 sums]
-          } else {
+        if constexpr (std::is_same_v<T, float>) {
+          rows::row_means_f32(xd + pl0 * in_plane, pl1 - pl0, in_plane, od + pl0);  // Note [Blocked float32 sums]
+        } else {
+          for (int64_t pl = pl0; pl < pl1; ++pl) {
+            const T* xp = xd + pl * in_plane;
+            double s = 0;
 #pragma omp simd reduction(+ : s)
             for (int64_t i = 0; i < in_plane; ++i) s += ld(xp[i]);
+            od[pl] = st<T>(s / static_cast<double>(in_plane));
           }
-          od[pl] = st<T>(s / static_cast<double>(in_plane));
         }
       });
       return;

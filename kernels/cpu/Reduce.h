@@ -57,6 +57,9 @@ void sum_gx_f32(const float* g, const float* x, int64_t n, double& sgx, double& 
 void affine_f32(const float* x, float* y, int64_t n, float scale, float shift);
 /// y = a * g + b * x + e.
 void axpbypc_f32(const float* g, const float* x, float* y, int64_t n, float a, float b, float e);
+/// out[r] = the mean of row r of the contiguous [rows, n] block x (n >= 1), for short rows
+/// (global pooling's planes) without a call per row.
+void row_means_f32(const float* x, int64_t rows, int64_t n, float* out);
 }  // namespace rows
 
 }  // namespace tensor::cpu

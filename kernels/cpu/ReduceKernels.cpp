@@ -58,6 +58,7 @@ struct ReducePrims {
   void (*sum_gx_f32)(const float*, const float*, int64_t, double*, double*);
   void (*affine_f32)(const float*, float*, int64_t, float, float);
   void (*axpbypc_f32)(const float*, const float*, float*, int64_t, float, float, float);
+  void (*row_means_f32)(const float*, int64_t, int64_t, float*);
 };
 }  // namespace tensor::cpu
 #endif
@@ -219,6 +220,37 @@ void AxpbypcF32(const float* HWY_RESTRICT g, const float* HWY_RESTRICT x, float*
   for (; i + N <= n; i += N)
     hn::StoreU(hn::MulAdd(va, hn::LoadU(d, g + i), hn::MulAdd(vb, hn::LoadU(d, x + i), ve)), d, y + i);
   for (; i < n; ++i) y[i] = a * g[i] + b * x[i] + e;
+}
+
+// out[r] = mean of row r of a contiguous [rows, n] float32 block. Rows of up to four vectors
+// (global pooling's 7 x 7 planes) are summed inline, the last partial vector masked from a
+// full load where the block has that many elements left (the next row's, ignored), so that a
+// short row costs a handful of instructions rather than a call of SumRun; longer rows take
+// SumRun.
+void RowMeansF32(const float* HWY_RESTRICT x, int64_t rows, int64_t n, float* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const double dn = static_cast<double>(n);
+  if (n > 4 * N) {
+    for (int64_t r = 0; r < rows; ++r) out[r] = static_cast<float>(SumRun<float>(x + r * n, n) / dn);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = x + r * n;
+    auto acc = hn::Zero(d);
+    int64_t i = 0;
+    for (; i + N <= n; i += N) acc = hn::Add(acc, hn::LoadU(d, p + i));
+    float tail = 0;
+    if (i < n) {
+      if ((rows - r) * n - i >= N) {
+        acc = hn::Add(acc, hn::IfThenElseZero(hn::FirstN(d, static_cast<size_t>(n - i)), hn::LoadU(d, p + i)));
+      } else {
+        for (; i < n; ++i) tail += p[i];
+      }
+    }
+    const float s = hn::GetLane(hn::SumOfLanes(d, acc)) + tail;
+    out[r] = static_cast<float>(static_cast<double>(s) / dn);
+  }
 }
 
 // One float32 layer_norm row (Note [Small layer_norm] in src/cpu/PoolNormKernel.cpp): the
@@ -506,7 +538,7 @@ const ReducePrims* GetReducePrims() {
       &ColArg<double, int64_t, true>, &ColArg<double, int64_t, false>,
       &ProdRun<float>, &ProdRun<double>,
       &SumSqRun<float>, &SumSqRun<double>, &ColSumSq<float>, &ColSumSq<double>,
-      &LayerNormRowF32, &SumDevF32, &SumGxF32, &AffineF32, &AxpbypcF32};
+      &LayerNormRowF32, &SumDevF32, &SumGxF32, &AffineF32, &AxpbypcF32, &RowMeansF32};
   return &kPrims;
 }
 
@@ -1388,6 +1420,7 @@ void affine_f32(const float* x, float* y, int64_t n, float scale, float shift) {
 void axpbypc_f32(const float* g, const float* x, float* y, int64_t n, float a, float b, float e) {
   prims().axpbypc_f32(g, x, y, n, a, b, e);
 }
+void row_means_f32(const float* x, int64_t rows, int64_t n, float* out) { prims().row_means_f32(x, rows, n, out); }
 }  // namespace rows
 
 }  // namespace tensor::cpu
