@@ -11,6 +11,8 @@
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
+#include <omp.h>
+
 #include <cmath>
 #include <string>
 #include <vector>
@@ -189,6 +191,34 @@ TEST(FusedLosses, CrossEntropyMatchesReferenceAndComposite) {
         }
       },
       Error);
+}
+
+TEST(FusedLosses, ReducedLossesInsideAnOpenMPTeam) {
+  // Under the grain a fused loss sums its rows in one chunk, inline: called from thread 1 of a
+  // user's OpenMP team, it must still fill its single partial sum (it once indexed the
+  // partials by the thread's number).
+  namespace F = tensor::nn::functional;
+  manual_seed(9);
+  Tensor x = randn({6, 5}), t = tensor::tensor({int64_t{0}, int64_t{4}, int64_t{2}, int64_t{1}, int64_t{3}, int64_t{0}});
+  const auto sum = F::CrossEntropyFuncOptions().reduction(tensor::kSum);
+  const double want_ce = F::cross_entropy(x, t, sum).item<double>();
+  const double want_mm = tensor::multi_margin_loss(x, t, 1, 1.0, {}, Reduction::Sum).item<double>();
+  ASSERT_GT(want_ce, 0.0);
+  ASSERT_GT(want_mm, 0.0);
+  double got_ce[2] = {0, 0}, got_mm[2] = {0, 0};
+  int team = 0;
+#pragma omp parallel num_threads(2)
+  {
+    const int id = omp_get_thread_num();
+    if (id == 0) team = omp_get_num_threads();
+    got_ce[id] = F::cross_entropy(x, t, sum).item<double>();
+    got_mm[id] = tensor::multi_margin_loss(x, t, 1, 1.0, {}, Reduction::Sum).item<double>();
+  }
+  ASSERT_EQ(team, 2);
+  for (int id = 0; id < 2; ++id) {
+    EXPECT_DOUBLE_EQ(got_ce[id], want_ce) << "thread " << id;
+    EXPECT_DOUBLE_EQ(got_mm[id], want_mm) << "thread " << id;
+  }
 }
 
 TEST(FusedLosses, HuberLossMatchesReferenceAndComposite) {

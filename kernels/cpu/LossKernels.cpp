@@ -308,7 +308,8 @@ bool cross_entropy_forward(const Tensor& input, const Tensor& target, const Tens
     detail::parallel_range(N, nt, [&](int64_t b, int64_t e) {
       double s = 0;
       for (int64_t n = b; n < e; ++n) s += static_cast<double>(row(n));
-      part[static_cast<size_t>(omp_get_thread_num())] = s;
+      // One chunk runs inline, perhaps on a thread of an outer team (whose number may be > 0).
+      part[static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0)] = s;
     });
     double sum = 0, wsum = 0;
     for (double v : part) sum += v;
@@ -389,7 +390,8 @@ bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_
     detail::parallel_range(N, nt, [&](int64_t b, int64_t e) {
       double s = 0;
       for (int64_t r = b; r < e; ++r) s += static_cast<double>(row(r));
-      part[static_cast<size_t>(omp_get_thread_num())] = s;
+      // One chunk runs inline, perhaps on a thread of an outer team (whose number may be > 0).
+      part[static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0)] = s;
     });
     double sum = 0;
     for (double v : part) sum += v;
