@@ -1,14 +1,17 @@
 // The fused CPU losses (Note [Fused CPU losses] in kernels/cpu/LossKernels.h): nll_loss,
-// huber_loss and multi_margin_loss run as one kernel where nothing records a gradient. Their
-// values are checked against PyTorch's (tests/reference/torch_nn_port_ref.h, the inputs of
-// tests/test_port_nn.cpp), against float64 loops written here from the losses' definitions,
-// and against the composite path (taken for a weight that requires grad; for huber_loss, with a
-// broadcast target) on sizes that split over threads; invalid targets still raise the
-// composite's errors. With autograd each is a Function whose backward is one pass (Notes [Huber
-// loss Function], [nll_loss Function], [Multi-margin loss Function]): gradchecked,
-// gradgradchecked, and its gradient checked against float64 loops and the composite's.
+// cross_entropy, huber_loss and multi_margin_loss run as one kernel where nothing records a
+// gradient. Their values are checked against PyTorch's (tests/reference/torch_nn_port_ref.h,
+// the inputs of tests/test_port_nn.cpp), against float64 loops written here from the losses'
+// definitions, and against the composite path (taken for a weight that requires grad; for
+// huber_loss, with a broadcast target; for cross_entropy, with an input that requires grad) on
+// sizes that split over threads; invalid targets still raise the composite's errors. With
+// autograd each is a Function whose backward is one pass (Notes [Huber loss Function],
+// [nll_loss Function], [Multi-margin loss Function]): gradchecked, gradgradchecked, and its
+// gradient checked against float64 loops and the composite's.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
+
+#include <omp.h>
 
 #include <cmath>
 #include <string>
@@ -121,6 +124,101 @@ TEST(FusedLosses, NllLossMatchesReferenceAndComposite) {
         }
       },
       Error);
+}
+
+TEST(FusedLosses, CrossEntropyMatchesReferenceAndComposite) {
+  namespace F = tensor::nn::functional;
+  manual_seed(8);
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    // [N, C] over the threading grain, then rows shorter than a vector and a ragged width; the
+    // big one comes transposed (not contiguous).
+    for (auto [N, C] : {std::pair<int64_t, int64_t>{3000, 40}, {64, 10}, {5, 37}}) {
+      Tensor x = (randn({C, N}, dt) * 3).t();
+      Tensor t = randint(0, C, {N}, kInt64);
+      t.index_put_({tensor::arange(0, N, 7)}, tensor::tensor({int64_t{-1}}));  // ignored rows
+      Tensor w = rand({C}, dt) + 0.5;
+      const Tensor x64 = x.to(kFloat64).contiguous(), w64 = w.to(kFloat64).contiguous();
+      const std::vector<double> xv = vals(x64);
+      const double tol = dt == kFloat32 ? 2e-6 : 1e-12;
+      for (bool weighted : {false, true})
+        for (int64_t r : kReductions) {
+          const std::string what = std::string("cross_entropy ") + to_string(dt) + " " + std::to_string(N) + "x" +
+                                   std::to_string(C) + (weighted ? " weighted " : " ") + std::to_string(r);
+          auto opts = F::CrossEntropyFuncOptions().ignore_index(-1);
+          if (weighted) opts = opts.weight(w);
+          if (r == Reduction::None) opts = opts.reduction(tensor::kNone);
+          if (r == Reduction::Sum) opts = opts.reduction(tensor::kSum);
+          // -w_c (x_c - logsumexp(x)) per row, in double.
+          std::vector<double> per;
+          double wsum = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const int64_t c = t[n].item<int64_t>();
+            const double* row = xv.data() + n * C;
+            double m = row[0], s = 0;
+            for (int64_t k = 1; k < C; ++k) m = std::max(m, row[k]);
+            for (int64_t k = 0; k < C; ++k) s += std::exp(row[k] - m);
+            const double wn = c == -1 ? 0.0 : weighted ? w64[c].item<double>() : 1.0;
+            per.push_back(c == -1 ? 0.0 : -(row[c] - m - std::log(s)) * wn);
+            wsum += wn;
+          }
+          Tensor got = F::cross_entropy(x, t, opts);
+          EXPECT_FALSE(got.requires_grad()) << what;
+          expect_values(got, reduce_ref(per, r, wsum), tol, what);
+          // The composite (Note [Fused cross_entropy]'s Function): the input requires grad.
+          expect_values(got, vals(composite(x, [&](const Tensor& xi) { return F::cross_entropy(xi, t, opts); })), tol,
+                        what + " vs composite");
+        }
+    }
+  }
+  // Every target ignored: the mean is 0 / 0 = NaN, as libtorch.
+  Tensor all_ignored = F::cross_entropy(zeros({2, 3}), tensor::tensor({int64_t{-100}, int64_t{-100}}));
+  EXPECT_TRUE(std::isnan(all_ignored.item<double>()));
+  // A NaN logit makes its row's loss NaN, and only that row's.
+  Tensor xn = zeros({2, 3});
+  xn.index_put_({0, 2}, std::nan(""));
+  Tensor per_row = F::cross_entropy(xn, tensor::tensor({int64_t{0}, int64_t{1}}),
+                                    F::CrossEntropyFuncOptions().reduction(tensor::kNone));
+  EXPECT_TRUE(std::isnan(per_row[0].item<double>()));
+  EXPECT_NEAR(per_row[1].item<double>(), std::log(3.0), 1e-6);
+  // An out-of-range target raises the composite's message.
+  EXPECT_THROW(
+      {
+        try {
+          F::cross_entropy(zeros({2, 3}), tensor::tensor({int64_t{1}, int64_t{3}}));
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("out of bounds"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+}
+
+TEST(FusedLosses, ReducedLossesInsideAnOpenMPTeam) {
+  // Under the grain a fused loss sums its rows in one chunk, inline: called from thread 1 of a
+  // user's OpenMP team, it must still fill its single partial sum (it once indexed the
+  // partials by the thread's number).
+  namespace F = tensor::nn::functional;
+  manual_seed(9);
+  Tensor x = randn({6, 5}), t = tensor::tensor({int64_t{0}, int64_t{4}, int64_t{2}, int64_t{1}, int64_t{3}, int64_t{0}});
+  const auto sum = F::CrossEntropyFuncOptions().reduction(tensor::kSum);
+  const double want_ce = F::cross_entropy(x, t, sum).item<double>();
+  const double want_mm = tensor::multi_margin_loss(x, t, 1, 1.0, {}, Reduction::Sum).item<double>();
+  ASSERT_GT(want_ce, 0.0);
+  ASSERT_GT(want_mm, 0.0);
+  double got_ce[2] = {0, 0}, got_mm[2] = {0, 0};
+  int team = 0;
+#pragma omp parallel num_threads(2)
+  {
+    const int id = omp_get_thread_num();
+    if (id == 0) team = omp_get_num_threads();
+    got_ce[id] = F::cross_entropy(x, t, sum).item<double>();
+    got_mm[id] = tensor::multi_margin_loss(x, t, 1, 1.0, {}, Reduction::Sum).item<double>();
+  }
+  ASSERT_EQ(team, 2);
+  for (int id = 0; id < 2; ++id) {
+    EXPECT_DOUBLE_EQ(got_ce[id], want_ce) << "thread " << id;
+    EXPECT_DOUBLE_EQ(got_mm[id], want_mm) << "thread " << id;
+  }
 }
 
 TEST(FusedLosses, HuberLossMatchesReferenceAndComposite) {

@@ -475,6 +475,34 @@ TEST(PoolNorm, LayerNormMatchesReference) {
         }
 }
 
+TEST(PoolNorm, SmallFloat32LayerNormMatchesReference) {
+  // Float32 under the parallel grain takes the Highway row loop (Note [Small layer_norm]):
+  // rows shorter than a vector, ragged ones, one over the summation block (1024), a mean far
+  // from zero relative to the spread, and the saved mean and variance (read by the backward,
+  // checked through the gradient against float64 autograd).
+  manual_seed(16);
+  struct C {
+    int64_t rows, cols;
+    double offset, scale;
+  };
+  for (const C& c : {C{64, 64, 0, 1}, C{5, 7, 0, 1}, C{3, 1500, 0, 1}, C{4, 100, 50, 0.5}, C{2, 33, -300, 2}})
+    for (bool affine : {true, false}) {
+      const std::string what = "layer_norm [" + std::to_string(c.rows) + ", " + std::to_string(c.cols) + "] offset " +
+                               std::to_string(c.offset) + (affine ? " affine" : "");
+      Tensor x = (randn({c.rows, c.cols}, kFloat64) * c.scale + c.offset).to(kFloat32);
+      Tensor w = affine ? randn({c.cols}) : Tensor(), b = affine ? randn({c.cols}) : Tensor();
+      Tensor xg = x.detach().requires_grad_(true);
+      Tensor y = layer_norm(xg, {c.cols}, w, b, 1e-5);
+      expect_close(vals(y), ref_layer_norm(x, 1, w, b, 1e-5).out, 1e-5, 1e-5, what);
+      Tensor g = randn({c.rows, c.cols});
+      y.backward(g);
+      Tensor x64 = x.to(kFloat64).requires_grad_(true);
+      layer_norm(x64, {c.cols}, affine ? w.to(kFloat64) : Tensor(), affine ? b.to(kFloat64) : Tensor(), 1e-5)
+          .backward(g.to(kFloat64));
+      expect_close(vals(xg.grad()), vals(x64.grad()), 2e-4, 2e-4, what + " grad");
+    }
+}
+
 TEST(PoolNorm, GroupNormMatchesReference) {
   manual_seed(7);
   struct C {
@@ -493,6 +521,38 @@ TEST(PoolNorm, GroupNormMatchesReference) {
           const Tol t = tol_for(dt);
           expect_close(vals(y), ref_group_norm(x, c.groups, w, b, 1e-5).out, t.atol * 4, t.rtol, what);
         }
+}
+
+TEST(PoolNorm, Float32GroupNormAndBatchNormGradientsMatchFloat64) {
+  // The float32 loops' row sums and affine passes (cpu::rows, Note [Blocked float32 sums]):
+  // planes shorter than a vector, ragged ones, ones over the summation block (1024), against
+  // the float64 loops (gradchecked in test_pool_norm_gradcheck.cpp).
+  manual_seed(17);
+  struct C {
+    std::vector<int64_t> shape;
+    int64_t groups;
+  };
+  for (const C& c : {C{{3, 4, 5}, 2}, C{{8, 64, 7, 7}, 32}, C{{2, 6, 33, 35}, 3}})
+    for (bool group : {true, false}) {
+      const std::string what = std::string(group ? "group_norm " : "batch_norm ") + std::to_string(c.shape[2]);
+      const int64_t ch = c.shape[1];
+      Tensor x = randn(c.shape) * 2 + 0.5, g = randn(c.shape);
+      Tensor w = randn({ch}) + 1, b = randn({ch});
+      auto run = [&](ScalarType dt) {
+        Tensor xi = x.to(dt).detach().requires_grad_(true), wi = w.to(dt).detach().requires_grad_(true);
+        Tensor bi = b.to(dt).detach().requires_grad_(true);
+        Tensor y = group ? group_norm(xi, c.groups, wi, bi, 1e-5)
+                         : batch_norm(xi, wi, bi, std::nullopt, std::nullopt, /*training=*/true, 0.1, 1e-5);
+        y.backward(g.to(dt));
+        return std::vector<Tensor>{y.detach(), xi.grad(), wi.grad(), bi.grad()};
+      };
+      const std::vector<Tensor> f32 = run(kFloat32), f64 = run(kFloat64);
+      const char* names[] = {" out", " grad_input", " grad_weight", " grad_bias"};
+      for (size_t i = 0; i < 4; ++i) {
+        const double tol = i < 2 ? 1e-4 : 1e-4 * std::sqrt(static_cast<double>(x.numel() / ch));
+        expect_close(vals(f32[i]), vals(f64[i]), tol, 1e-4, what + names[i]);
+      }
+    }
 }
 
 TEST(PoolNorm, Float16UsesTheLoops) {

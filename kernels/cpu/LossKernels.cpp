@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/Reduce.h"
 #include "src/core/Check.h"
 #include "src/core/Parallel.h"
 
@@ -277,6 +278,50 @@ bool nll_loss_forward(const Tensor& input, const Tensor& target, const Tensor& w
   return true;
 }
 
+bool cross_entropy_forward(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                           int64_t ignore_index, const Tensor& out) {
+  const int64_t N = target.numel(), C = input.numel() / std::max<int64_t>(N, 1);
+  const int64_t* t = target.data_ptr<int64_t>();
+  for (int64_t n = 0; n < N; ++n)
+    if (t[n] != ignore_index && (t[n] < 0 || t[n] >= C)) return false;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* x = input.data_ptr<T>();
+    const T* w = weight.defined() ? weight.data_ptr<T>() : nullptr;
+    auto wt = [&](int64_t n) { return t[n] == ignore_index ? T(0) : w ? w[t[n]] : T(1); };
+    // The composite's -(log_softmax(x)[n, safe_n] * w_n): an ignored row reads class 0 (times
+    // weight 0, so a row whose entry is infinite or NaN gives NaN there too, as the composite).
+    auto row = [&](int64_t n) {
+      return -(log_softmax_at(x + n * C, C, t[n] == ignore_index ? 0 : t[n]) * wt(n));
+    };
+    // exp costs about as much as a few memory passes: threads start at a quarter of the grain,
+    // as for softmax.
+    const int nt = detail::threads_for(N * C * 4);
+    if (reduction == 0) {
+      T* o = out.data_ptr<T>();
+      detail::parallel_range(N, nt, [&](int64_t b, int64_t e) {
+        for (int64_t n = b; n < e; ++n) o[n] = row(n);
+      });
+      return;
+    }
+    std::vector<double> part(static_cast<size_t>(std::max(nt, 1)), 0.0);
+    detail::parallel_range(N, nt, [&](int64_t b, int64_t e) {
+      double s = 0;
+      for (int64_t n = b; n < e; ++n) s += static_cast<double>(row(n));
+      // One chunk runs inline, perhaps on a thread of an outer team (whose number may be > 0).
+      part[static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0)] = s;
+    });
+    double sum = 0, wsum = 0;
+    for (double v : part) sum += v;
+    for (int64_t n = 0; n < N; ++n) wsum += static_cast<double>(wt(n));
+    // All targets ignored: 0 / 0 = NaN, as the composite and libtorch.
+    store_reduced<T>(out, sum, wsum, reduction);
+  };
+  if (input.dtype() == kFloat32) run(float{});
+  else run(double{});
+  return true;
+}
+
 void huber_loss_forward(const Tensor& input, const Tensor& target, double delta, int64_t reduction,
                         const Tensor& out, bool smooth_l1) {
   const int64_t n = input.numel();
@@ -345,7 +390,8 @@ bool multi_margin_loss_forward(const Tensor& input, const Tensor& target, int64_
     detail::parallel_range(N, nt, [&](int64_t b, int64_t e) {
       double s = 0;
       for (int64_t r = b; r < e; ++r) s += static_cast<double>(row(r));
-      part[static_cast<size_t>(omp_get_thread_num())] = s;
+      // One chunk runs inline, perhaps on a thread of an outer team (whose number may be > 0).
+      part[static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0)] = s;
     });
     double sum = 0;
     for (double v : part) sum += v;

@@ -15,13 +15,22 @@
 #include "src/core/DtypeVisit.h"
 #include "src/core/Parallel.h"
 #include "kernels/cpu/PoolNormKernels.h"
+#include "kernels/cpu/Reduce.h"
 
 namespace tensor::cpu {
 namespace loops {
 namespace {
 
 using tensor::detail::kGrain;
+using tensor::detail::parallel_range;
 using tensor::detail::threads_for;
+
+// Note [One-thread parallel regions]
+// The loops over planes, channels and rows run through parallel_range rather than
+// `#pragma omp parallel for num_threads(threads_for(...))`: with one thread (every input under
+// the grain) libgomp still enters a parallel region, and each region costs a futex system call
+// (0.9 us on an idle 2-vCPU machine, several under load; layer_norm on [64, 64] spent more
+// there than in its arithmetic). parallel_range runs a one-thread range inline.
 
 template <class T> using stat_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 template <class T> inline double ld(T v) { return static_cast<double>(static_cast<opmath_t<T>>(v)); }
@@ -50,73 +59,15 @@ struct Partials {
 // Note [Blocked float32 sums]
 // A `double` simd reduction over float32 converts every element (cvtps2pd) and chains every
 // add on one SSE2 accumulator of 2 doubles: on baseline x86-64 it ran at about 2 cycles per
-// element, and group_norm and global average pooling were compute bound on it. These sums keep
-// 16 float lanes (4 independent SSE2 accumulators) over blocks of kBlock elements, so each lane
-// adds at most kBlock / 16 floats, and fold every block into a double: the error stays within
-// a few float32 ulps of the block sum, far below the float32 tolerance, at about 4x the speed.
-constexpr int64_t kLanes = 16, kBlock = 512;
-
-/// Sum of the 16 lanes: pairwise in float (vector adds), the last 4 in double.
-inline double fold(float* a) {
-  for (int64_t j = 0; j < 8; ++j) a[j] += a[j + 8];
-  for (int64_t j = 0; j < 4; ++j) a[j] += a[j + 4];
-  return (static_cast<double>(a[0]) + a[1]) + (static_cast<double>(a[2]) + a[3]);
-}
-
-/// sum of x[i] over n float32 values, in double.
-inline double sum_f32(const float* x, int64_t n) {
-  double s = 0;
-  int64_t i = 0;
-  for (; i + kLanes <= n;) {
-    float acc[kLanes] = {};
-    const int64_t end = i + std::min(kBlock, (n - i) / kLanes * kLanes);
-    for (; i < end; i += kLanes)
-      for (int64_t j = 0; j < kLanes; ++j) acc[j] += x[i + j];
-    s += fold(acc);
-  }
-  for (; i < n; ++i) s += x[i];
-  return s;
-}
-
-/// sums of d and d * d, d = x[i] - m, over n float32 values, in double.
-inline void sum_dev_f32(const float* x, int64_t n, float m, double& sd, double& sq) {
-  double s = 0, q = 0;
-  int64_t i = 0;
-  for (; i + kLanes <= n;) {
-    float a[kLanes] = {}, b[kLanes] = {};
-    const int64_t end = i + std::min(kBlock, (n - i) / kLanes * kLanes);
-    for (; i < end; i += kLanes)
-      for (int64_t j = 0; j < kLanes; ++j) {
-        const float d = x[i + j] - m;
-        a[j] += d;
-        b[j] += d * d;
-      }
-    s += fold(a), q += fold(b);
-  }
-  for (; i < n; ++i) {
-    const double d = static_cast<double>(x[i]) - m;
-    s += d, q += d * d;
-  }
-  sd = s, sq = q;
-}
-
-/// sums of g[i] * x[i] and g[i] over n float32 values, in double.
-inline void sum_gx_f32(const float* g, const float* x, int64_t n, double& sgx, double& sg) {
-  double s = 0, q = 0;
-  int64_t i = 0;
-  for (; i + kLanes <= n;) {
-    float a[kLanes] = {}, b[kLanes] = {};
-    const int64_t end = i + std::min(kBlock, (n - i) / kLanes * kLanes);
-    for (; i < end; i += kLanes)
-      for (int64_t j = 0; j < kLanes; ++j) {
-        a[j] += g[i + j] * x[i + j];
-        b[j] += g[i + j];
-      }
-    s += fold(a), q += fold(b);
-  }
-  for (; i < n; ++i) s += static_cast<double>(g[i]) * x[i], q += g[i];
-  sgx = s, sg = q;
-}
+// element, and group_norm and global average pooling were compute bound on it. The float32
+// sums below keep float vector accumulators over blocks of 1024 elements and fold every block
+// into a double (Note [Cascade summation]): the error stays within a few float32 ulps of the
+// block sum, far below the float32 tolerance. They and the float32 affine passes are
+// Highway loops (cpu::rows in kernels/cpu/Reduce.h), compiled for the CPU's widest ISA: this
+// file is built for the baseline, whose SSE2 loops were the hottest code of group_norm.
+using rows::sum_f32;
+using rows::sum_dev_f32;
+using rows::sum_gx_f32;
 
 // Note [Average pooling divisors]
 // libtorch clips each window to the padded input [-pad, size + pad) first; count_include_pad
@@ -181,47 +132,48 @@ template <int KH, int KW, class T>
 void max_pool2d_fixed(const T* xd, T* od, int64_t* id, const Pool2d& p) {
   const int64_t P = p.planes(), in_plane = p.ih * p.iw, out_plane = p.oh * p.ow;
   const int64_t iw = p.iw, ow = p.ow, sh = p.sh, sw = p.sw;
-#pragma omp parallel for num_threads(threads_for(P * out_plane * KH * KW))
-  for (int64_t pl = 0; pl < P; ++pl) {
-    const T* xp = xd + pl * in_plane;
-    for (int64_t oy = 0; oy < p.oh; ++oy) {
-      const int64_t rbase = oy * sh * iw;
-      T* orow = od + pl * out_plane + oy * ow;
-      int64_t* irow = id ? id + pl * out_plane + oy * ow : nullptr;
-      if (irow) {
+  parallel_range(P, threads_for(P * out_plane * KH * KW), [&](int64_t pl0, int64_t pl1) {
+    for (int64_t pl = pl0; pl < pl1; ++pl) {
+      const T* xp = xd + pl * in_plane;
+      for (int64_t oy = 0; oy < p.oh; ++oy) {
+        const int64_t rbase = oy * sh * iw;
+        T* orow = od + pl * out_plane + oy * ow;
+        int64_t* irow = id ? id + pl * out_plane + oy * ow : nullptr;
+        if (irow) {
 #pragma omp simd
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t b0 = rbase + ox * sw;
-          T best = xp[b0];
-          int64_t bi = b0;
-          for (int ky = 0; ky < KH; ++ky)
-            for (int kx = 0; kx < KW; ++kx) {
-              if (ky == 0 && kx == 0) continue;
-              const int64_t i = b0 + ky * iw + kx;
-              const T v = xp[i];
-              const int64_t take = static_cast<int64_t>((v > best) | (v != v));
-              best = select(take, v, best);
-              bi ^= (bi ^ i) & -take;
-            }
-          orow[ox] = best;
-          irow[ox] = bi;
-        }
-      } else {
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t b0 = rbase + ox * sw;
+            T best = xp[b0];
+            int64_t bi = b0;
+            for (int ky = 0; ky < KH; ++ky)
+              for (int kx = 0; kx < KW; ++kx) {
+                if (ky == 0 && kx == 0) continue;
+                const int64_t i = b0 + ky * iw + kx;
+                const T v = xp[i];
+                const int64_t take = static_cast<int64_t>((v > best) | (v != v));
+                best = select(take, v, best);
+                bi ^= (bi ^ i) & -take;
+              }
+            orow[ox] = best;
+            irow[ox] = bi;
+          }
+        } else {
 #pragma omp simd
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t b0 = rbase + ox * sw;
-          T best = xp[b0];
-          for (int ky = 0; ky < KH; ++ky)
-            for (int kx = 0; kx < KW; ++kx) {
-              if (ky == 0 && kx == 0) continue;
-              const T v = xp[b0 + ky * iw + kx];
-              best = select(static_cast<int64_t>((v > best) | (v != v)), v, best);
-            }
-          orow[ox] = best;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t b0 = rbase + ox * sw;
+            T best = xp[b0];
+            for (int ky = 0; ky < KH; ++ky)
+              for (int kx = 0; kx < KW; ++kx) {
+                if (ky == 0 && kx == 0) continue;
+                const T v = xp[b0 + ky * iw + kx];
+                best = select(static_cast<int64_t>((v > best) | (v != v)), v, best);
+              }
+            orow[ox] = best;
+          }
         }
       }
     }
-  }
+  });
 }
 
 template <class T>
@@ -245,44 +197,45 @@ void max_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out, const Tenso
       if (max_pool2d_fast(xd, od, id, p)) return;
     }
     const int64_t P = p.planes(), in_plane = p.ih * p.iw, out_plane = p.oh * p.ow;
-#pragma omp parallel for num_threads(threads_for(P * out_plane * p.kh * p.kw))
-    for (int64_t pl = 0; pl < P; ++pl) {
-      const T* xp = xd + pl * in_plane;
-      for (int64_t oy = 0; oy < p.oh; ++oy) {
-        const int64_t h0 = oy * p.sh - p.ph;
-        int64_t ky0, ky1;
-        tap_range(h0, p.kh, p.dh, p.ih, ky0, ky1);
-        for (int64_t ox = 0; ox < p.ow; ++ox) {
-          const int64_t w0 = ox * p.sw - p.pw;
-          int64_t kx0, kx1;
-          tap_range(w0, p.kw, p.dw, p.iw, kx0, kx1);
-          const int64_t o = pl * out_plane + oy * p.ow + ox;
-          if (ky0 >= ky1 || kx0 >= kx1) {
-            // Dilated taps can all miss a tiny input: -inf and no index (backward skips it).
-            if (od) od[o] = convert<T>(-std::numeric_limits<O>::infinity());
-            if (id) id[o] = -1;
-            continue;
-          }
-          // libtorch's rule: the first maximum wins, and any NaN (the last one) wins.
-          int64_t bi = (h0 + ky0 * p.dh) * p.iw + w0 + kx0 * p.dw;
-          O best = static_cast<O>(xp[bi]);
-          for (int64_t ky = ky0; ky < ky1; ++ky) {
-            const int64_t row = (h0 + ky * p.dh) * p.iw;
-            for (int64_t kx = kx0; kx < kx1; ++kx) {
-              const int64_t i = row + w0 + kx * p.dw;
-              const O v = static_cast<O>(xp[i]);
-              // Branch-free select: on random data a branch mispredicts about half the time
-              // (3.0 ms -> 1.9 ms on (64, 32, 28, 28), 2x2).
-              const int64_t take = static_cast<int64_t>((v > best) | (v != v));
-              bi ^= (bi ^ i) & -take;
-              best = static_cast<O>(xp[bi]);
+    parallel_range(P, threads_for(P * out_plane * p.kh * p.kw), [&](int64_t pl0, int64_t pl1) {
+      for (int64_t pl = pl0; pl < pl1; ++pl) {
+        const T* xp = xd + pl * in_plane;
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t h0 = oy * p.sh - p.ph;
+          int64_t ky0, ky1;
+          tap_range(h0, p.kh, p.dh, p.ih, ky0, ky1);
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t w0 = ox * p.sw - p.pw;
+            int64_t kx0, kx1;
+            tap_range(w0, p.kw, p.dw, p.iw, kx0, kx1);
+            const int64_t o = pl * out_plane + oy * p.ow + ox;
+            if (ky0 >= ky1 || kx0 >= kx1) {
+              // Dilated taps can all miss a tiny input: -inf and no index (backward skips it).
+              if (od) od[o] = convert<T>(-std::numeric_limits<O>::infinity());
+              if (id) id[o] = -1;
+              continue;
             }
+            // libtorch's rule: the first maximum wins, and any NaN (the last one) wins.
+            int64_t bi = (h0 + ky0 * p.dh) * p.iw + w0 + kx0 * p.dw;
+            O best = static_cast<O>(xp[bi]);
+            for (int64_t ky = ky0; ky < ky1; ++ky) {
+              const int64_t row = (h0 + ky * p.dh) * p.iw;
+              for (int64_t kx = kx0; kx < kx1; ++kx) {
+                const int64_t i = row + w0 + kx * p.dw;
+                const O v = static_cast<O>(xp[i]);
+                // Branch-free select: on random data a branch mispredicts about half the time
+                // (3.0 ms -> 1.9 ms on (64, 32, 28, 28), 2x2).
+                const int64_t take = static_cast<int64_t>((v > best) | (v != v));
+                bi ^= (bi ^ i) & -take;
+                best = static_cast<O>(xp[bi]);
+              }
+            }
+            if (od) od[o] = xp[bi];
+            if (id) id[o] = bi;
           }
-          if (od) od[o] = xp[bi];
-          if (id) id[o] = bi;
         }
       }
-    }
+    });
   });
 }
 
@@ -294,23 +247,24 @@ void max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Po
     const int64_t* id = indices.data_ptr<int64_t>();
     T* gi = grad_in.data_ptr<T>();
     const int64_t P = p.planes(), in_plane = p.ih * p.iw, out_plane = p.oh * p.ow;
-#pragma omp parallel for num_threads(threads_for(P * (in_plane + out_plane)))
-    for (int64_t pl = 0; pl < P; ++pl) {
-      T* gp = gi + pl * in_plane;
-      const T* gq = g + pl * out_plane;
-      const int64_t* iq = id + pl * out_plane;
-      // Overlapping windows may send several gradients to one input: accumulate in opmath.
-      if constexpr (std::is_same_v<T, O>) {
-        std::fill(gp, gp + in_plane, T(0));
-        for (int64_t o = 0; o < out_plane; ++o)
-          if (iq[o] >= 0) gp[iq[o]] += gq[o];
-      } else {
-        std::vector<O> acc(static_cast<size_t>(in_plane), O(0));
-        for (int64_t o = 0; o < out_plane; ++o)
-          if (iq[o] >= 0) acc[static_cast<size_t>(iq[o])] += static_cast<O>(gq[o]);
-        for (int64_t i = 0; i < in_plane; ++i) gp[i] = convert<T>(acc[static_cast<size_t>(i)]);
+    parallel_range(P, threads_for(P * (in_plane + out_plane)), [&](int64_t pl0, int64_t pl1) {
+      for (int64_t pl = pl0; pl < pl1; ++pl) {
+        T* gp = gi + pl * in_plane;
+        const T* gq = g + pl * out_plane;
+        const int64_t* iq = id + pl * out_plane;
+        // Overlapping windows may send several gradients to one input: accumulate in opmath.
+        if constexpr (std::is_same_v<T, O>) {
+          std::fill(gp, gp + in_plane, T(0));
+          for (int64_t o = 0; o < out_plane; ++o)
+            if (iq[o] >= 0) gp[iq[o]] += gq[o];
+        } else {
+          std::vector<O> acc(static_cast<size_t>(in_plane), O(0));
+          for (int64_t o = 0; o < out_plane; ++o)
+            if (iq[o] >= 0) acc[static_cast<size_t>(iq[o])] += static_cast<O>(gq[o]);
+          for (int64_t i = 0; i < in_plane; ++i) gp[i] = convert<T>(acc[static_cast<size_t>(i)]);
+        }
       }
-    }
+    });
   });
 }
 
@@ -320,20 +274,21 @@ void avg_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out) {
     const T* xd = x.data_ptr<T>();
     T* od = out.data_ptr<T>();
     const int64_t P = p.planes(), in_plane = p.ih * p.iw, out_plane = p.oh * p.ow;
-#pragma omp parallel for num_threads(threads_for(P * out_plane * p.kh * p.kw))
-    for (int64_t pl = 0; pl < P; ++pl) {
-      const T* xp = xd + pl * in_plane;
-      for (int64_t oy = 0; oy < p.oh; ++oy) {
-        for (int64_t ox = 0; ox < p.ow; ++ox) {
-          const Window w = avg_window(p, oy, ox);
-          double s = 0;
-          for (int64_t iy = w.h0; iy < w.h1; ++iy)
-            for (int64_t ix = w.w0; ix < w.w1; ++ix) s += ld(xp[iy * p.iw + ix]);
-          // An empty window (all padding) gives 0, as libtorch.
-          od[pl * out_plane + oy * p.ow + ox] = st<T>(w.h0 >= w.h1 || w.w0 >= w.w1 ? 0.0 : s / w.divisor);
+    parallel_range(P, threads_for(P * out_plane * p.kh * p.kw), [&](int64_t pl0, int64_t pl1) {
+      for (int64_t pl = pl0; pl < pl1; ++pl) {
+        const T* xp = xd + pl * in_plane;
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const Window w = avg_window(p, oy, ox);
+            double s = 0;
+            for (int64_t iy = w.h0; iy < w.h1; ++iy)
+              for (int64_t ix = w.w0; ix < w.w1; ++ix) s += ld(xp[iy * p.iw + ix]);
+            // An empty window (all padding) gives 0, as libtorch.
+            od[pl * out_plane + oy * p.ow + ox] = st<T>(w.h0 >= w.h1 || w.w0 >= w.w1 ? 0.0 : s / w.divisor);
+          }
         }
       }
-    }
+    });
   });
 }
 
@@ -343,20 +298,21 @@ void avg_pool2d_backward(const Tensor& grad_out, const Pool2d& p, const Tensor& 
     const T* g = grad_out.data_ptr<T>();
     T* gi = grad_in.data_ptr<T>();
     const int64_t P = p.planes(), in_plane = p.ih * p.iw, out_plane = p.oh * p.ow;
-#pragma omp parallel for num_threads(threads_for(P * out_plane * p.kh * p.kw))
-    for (int64_t pl = 0; pl < P; ++pl) {
-      std::vector<double> acc(static_cast<size_t>(in_plane), 0.0);
-      for (int64_t oy = 0; oy < p.oh; ++oy) {
-        for (int64_t ox = 0; ox < p.ow; ++ox) {
-          const Window w = avg_window(p, oy, ox);
-          const double v = ld(g[pl * out_plane + oy * p.ow + ox]) / static_cast<double>(w.divisor);
-          for (int64_t iy = w.h0; iy < w.h1; ++iy)
-            for (int64_t ix = w.w0; ix < w.w1; ++ix) acc[iy * p.iw + ix] += v;
+    parallel_range(P, threads_for(P * out_plane * p.kh * p.kw), [&](int64_t pl0, int64_t pl1) {
+      for (int64_t pl = pl0; pl < pl1; ++pl) {
+        std::vector<double> acc(static_cast<size_t>(in_plane), 0.0);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const Window w = avg_window(p, oy, ox);
+            const double v = ld(g[pl * out_plane + oy * p.ow + ox]) / static_cast<double>(w.divisor);
+            for (int64_t iy = w.h0; iy < w.h1; ++iy)
+              for (int64_t ix = w.w0; ix < w.w1; ++ix) acc[iy * p.iw + ix] += v;
+          }
         }
+        T* gp = gi + pl * in_plane;
+        for (int64_t i = 0; i < in_plane; ++i) gp[i] = st<T>(acc[i]);
       }
-      T* gp = gi + pl * in_plane;
-      for (int64_t i = 0; i < in_plane; ++i) gp[i] = st<T>(acc[i]);
-    }
+    });
   });
 }
 
@@ -367,37 +323,39 @@ void adaptive_avg_pool2d(const Tensor& x, const Pool2d& p, const Tensor& out) {
     T* od = out.data_ptr<T>();
     const int64_t P = p.planes(), in_plane = p.ih * p.iw, out_plane = p.oh * p.ow;
     if (out_plane == 1) {  // global pooling: one contiguous sum per plane
-#pragma omp parallel for num_threads(threads_for(P * in_plane))
-      for (int64_t pl = 0; pl < P; ++pl) {
-        const T* xp = xd + pl * in_plane;
-        double s = 0;
+      parallel_range(P, threads_for(P * in_plane), [&](int64_t pl0, int64_t pl1) {
         if constexpr (std::is_same_v<T, float>) {
-          s = sum_f32(xp, in_plane);  // Note [Blocked float32 sums]
+          rows::row_means_f32(xd + pl0 * in_plane, pl1 - pl0, in_plane, od + pl0);  // Note [Blocked float32 sums]
         } else {
+          for (int64_t pl = pl0; pl < pl1; ++pl) {
+            const T* xp = xd + pl * in_plane;
+            double s = 0;
 #pragma omp simd reduction(+ : s)
-          for (int64_t i = 0; i < in_plane; ++i) s += ld(xp[i]);
+            for (int64_t i = 0; i < in_plane; ++i) s += ld(xp[i]);
+            od[pl] = st<T>(s / static_cast<double>(in_plane));
+          }
         }
-        od[pl] = st<T>(s / static_cast<double>(in_plane));
-      }
+      });
       return;
     }
-#pragma omp parallel for num_threads(threads_for(P * in_plane))
-    for (int64_t pl = 0; pl < P; ++pl) {
-      const T* xp = xd + pl * in_plane;
-      for (int64_t oy = 0; oy < p.oh; ++oy) {
-        const int64_t h0 = ada_start(oy, p.oh, p.ih), h1 = ada_end(oy, p.oh, p.ih);
-        for (int64_t ox = 0; ox < p.ow; ++ox) {
-          const int64_t w0 = ada_start(ox, p.ow, p.iw), w1 = ada_end(ox, p.ow, p.iw);
-          double s = 0;
-          for (int64_t iy = h0; iy < h1; ++iy) {
-            const T* row = xp + iy * p.iw;
+    parallel_range(P, threads_for(P * in_plane), [&](int64_t pl0, int64_t pl1) {
+      for (int64_t pl = pl0; pl < pl1; ++pl) {
+        const T* xp = xd + pl * in_plane;
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t h0 = ada_start(oy, p.oh, p.ih), h1 = ada_end(oy, p.oh, p.ih);
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t w0 = ada_start(ox, p.ow, p.iw), w1 = ada_end(ox, p.ow, p.iw);
+            double s = 0;
+            for (int64_t iy = h0; iy < h1; ++iy) {
+              const T* row = xp + iy * p.iw;
 #pragma omp simd reduction(+ : s)
-            for (int64_t ix = w0; ix < w1; ++ix) s += ld(row[ix]);
+              for (int64_t ix = w0; ix < w1; ++ix) s += ld(row[ix]);
+            }
+            od[pl * out_plane + oy * p.ow + ox] = st<T>(s / static_cast<double>((h1 - h0) * (w1 - w0)));
           }
-          od[pl * out_plane + oy * p.ow + ox] = st<T>(s / static_cast<double>((h1 - h0) * (w1 - w0)));
         }
       }
-    }
+    });
   });
 }
 
@@ -407,21 +365,22 @@ void adaptive_avg_pool2d_backward(const Tensor& grad_out, const Pool2d& p, const
     const T* g = grad_out.data_ptr<T>();
     T* gi = grad_in.data_ptr<T>();
     const int64_t P = p.planes(), in_plane = p.ih * p.iw, out_plane = p.oh * p.ow;
-#pragma omp parallel for num_threads(threads_for(P * in_plane))
-    for (int64_t pl = 0; pl < P; ++pl) {
-      std::vector<double> acc(static_cast<size_t>(in_plane), 0.0);
-      for (int64_t oy = 0; oy < p.oh; ++oy) {
-        const int64_t h0 = ada_start(oy, p.oh, p.ih), h1 = ada_end(oy, p.oh, p.ih);
-        for (int64_t ox = 0; ox < p.ow; ++ox) {
-          const int64_t w0 = ada_start(ox, p.ow, p.iw), w1 = ada_end(ox, p.ow, p.iw);
-          const double v = ld(g[pl * out_plane + oy * p.ow + ox]) / static_cast<double>((h1 - h0) * (w1 - w0));
-          for (int64_t iy = h0; iy < h1; ++iy)
-            for (int64_t ix = w0; ix < w1; ++ix) acc[iy * p.iw + ix] += v;
+    parallel_range(P, threads_for(P * in_plane), [&](int64_t pl0, int64_t pl1) {
+      for (int64_t pl = pl0; pl < pl1; ++pl) {
+        std::vector<double> acc(static_cast<size_t>(in_plane), 0.0);
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t h0 = ada_start(oy, p.oh, p.ih), h1 = ada_end(oy, p.oh, p.ih);
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t w0 = ada_start(ox, p.ow, p.iw), w1 = ada_end(ox, p.ow, p.iw);
+            const double v = ld(g[pl * out_plane + oy * p.ow + ox]) / static_cast<double>((h1 - h0) * (w1 - w0));
+            for (int64_t iy = h0; iy < h1; ++iy)
+              for (int64_t ix = w0; ix < w1; ++ix) acc[iy * p.iw + ix] += v;
+          }
         }
+        T* gp = gi + pl * in_plane;
+        for (int64_t i = 0; i < in_plane; ++i) gp[i] = st<T>(acc[i]);
       }
-      T* gp = gi + pl * in_plane;
-      for (int64_t i = 0; i < in_plane; ++i) gp[i] = st<T>(acc[i]);
-    }
+    });
   });
 }
 
@@ -434,35 +393,36 @@ template <int K, class T>
 void max_pool3d_fixed(const T* xd, T* od, int64_t* id, const Pool3d& p) {
   const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane();
   const int64_t iw = p.iw, hw = p.ih * p.iw, ow = p.ow, sw = p.sw;
-#pragma omp parallel for num_threads(threads_for(P * out_plane * K * K * K))
-  for (int64_t pl = 0; pl < P; ++pl) {
-    const T* xp = xd + pl * in_plane;
-    for (int64_t oz = 0; oz < p.od; ++oz)
-      for (int64_t oy = 0; oy < p.oh; ++oy) {
-        const int64_t base = oz * p.sd * hw + oy * p.sh * iw;
-        const int64_t o0 = pl * out_plane + (oz * p.oh + oy) * ow;
-        T* orow = od + o0;
-        int64_t* irow = id + o0;
+  parallel_range(P, threads_for(P * out_plane * K * K * K), [&](int64_t pl0, int64_t pl1) {
+    for (int64_t pl = pl0; pl < pl1; ++pl) {
+      const T* xp = xd + pl * in_plane;
+      for (int64_t oz = 0; oz < p.od; ++oz)
+        for (int64_t oy = 0; oy < p.oh; ++oy) {
+          const int64_t base = oz * p.sd * hw + oy * p.sh * iw;
+          const int64_t o0 = pl * out_plane + (oz * p.oh + oy) * ow;
+          T* orow = od + o0;
+          int64_t* irow = id + o0;
 #pragma omp simd
-        for (int64_t ox = 0; ox < ow; ++ox) {
-          const int64_t b0 = base + ox * sw;
-          T best = xp[b0];
-          int64_t bi = b0;
-          for (int kz = 0; kz < K; ++kz)
-            for (int ky = 0; ky < K; ++ky)
-              for (int kx = 0; kx < K; ++kx) {
-                if (kz == 0 && ky == 0 && kx == 0) continue;
-                const int64_t i = b0 + kz * hw + ky * iw + kx;
-                const T v = xp[i];
-                const int64_t take = static_cast<int64_t>((v > best) | (v != v));
-                best = select(take, v, best);
-                bi ^= (bi ^ i) & -take;
-              }
-          orow[ox] = best;
-          irow[ox] = bi;
+          for (int64_t ox = 0; ox < ow; ++ox) {
+            const int64_t b0 = base + ox * sw;
+            T best = xp[b0];
+            int64_t bi = b0;
+            for (int kz = 0; kz < K; ++kz)
+              for (int ky = 0; ky < K; ++ky)
+                for (int kx = 0; kx < K; ++kx) {
+                  if (kz == 0 && ky == 0 && kx == 0) continue;
+                  const int64_t i = b0 + kz * hw + ky * iw + kx;
+                  const T v = xp[i];
+                  const int64_t take = static_cast<int64_t>((v > best) | (v != v));
+                  best = select(take, v, best);
+                  bi ^= (bi ^ i) & -take;
+                }
+            orow[ox] = best;
+            irow[ox] = bi;
+          }
         }
-      }
-  }
+    }
+  });
 }
 
 template <class T>
@@ -487,45 +447,46 @@ void max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, const Tenso
       if (max_pool3d_fast(xd, od, id, p)) return;
     }
     const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane(), hw = p.ih * p.iw;
-#pragma omp parallel for num_threads(threads_for(P * out_plane * p.kd * p.kh * p.kw))
-    for (int64_t pl = 0; pl < P; ++pl) {
-      const T* xp = xd + pl * in_plane;
-      for (int64_t oz = 0; oz < p.od; ++oz) {
-        const int64_t d0 = oz * p.sd - p.pd;
-        int64_t kz0, kz1;
-        tap_range(d0, p.kd, p.dd, p.id, kz0, kz1);
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-          const int64_t h0 = oy * p.sh - p.ph;
-          int64_t ky0, ky1;
-          tap_range(h0, p.kh, p.dh, p.ih, ky0, ky1);
-          for (int64_t ox = 0; ox < p.ow; ++ox) {
-            const int64_t w0 = ox * p.sw - p.pw;
-            int64_t kx0, kx1;
-            tap_range(w0, p.kw, p.dw, p.iw, kx0, kx1);
-            const int64_t o = pl * out_plane + (oz * p.oh + oy) * p.ow + ox;
-            if (kz0 >= kz1 || ky0 >= ky1 || kx0 >= kx1) {
-              // Dilated taps can all miss a tiny input: -inf and no index (backward skips it).
-              od[o] = convert<T>(-std::numeric_limits<O>::infinity());
-              id[o] = -1;
-              continue;
-            }
-            int64_t bi = (d0 + kz0 * p.dd) * hw + (h0 + ky0 * p.dh) * p.iw + w0 + kx0 * p.dw;
-            O best = static_cast<O>(xp[bi]);
-            for (int64_t kz = kz0; kz < kz1; ++kz)
-              for (int64_t ky = ky0; ky < ky1; ++ky) {
-                const int64_t row = (d0 + kz * p.dd) * hw + (h0 + ky * p.dh) * p.iw + w0;
-                for (int64_t kx = kx0; kx < kx1; ++kx) {
-                  const int64_t i = row + kx * p.dw;
-                  const O v = static_cast<O>(xp[i]);
-                  if (v > best || v != v) best = v, bi = i;
-                }
+    parallel_range(P, threads_for(P * out_plane * p.kd * p.kh * p.kw), [&](int64_t pl0, int64_t pl1) {
+      for (int64_t pl = pl0; pl < pl1; ++pl) {
+        const T* xp = xd + pl * in_plane;
+        for (int64_t oz = 0; oz < p.od; ++oz) {
+          const int64_t d0 = oz * p.sd - p.pd;
+          int64_t kz0, kz1;
+          tap_range(d0, p.kd, p.dd, p.id, kz0, kz1);
+          for (int64_t oy = 0; oy < p.oh; ++oy) {
+            const int64_t h0 = oy * p.sh - p.ph;
+            int64_t ky0, ky1;
+            tap_range(h0, p.kh, p.dh, p.ih, ky0, ky1);
+            for (int64_t ox = 0; ox < p.ow; ++ox) {
+              const int64_t w0 = ox * p.sw - p.pw;
+              int64_t kx0, kx1;
+              tap_range(w0, p.kw, p.dw, p.iw, kx0, kx1);
+              const int64_t o = pl * out_plane + (oz * p.oh + oy) * p.ow + ox;
+              if (kz0 >= kz1 || ky0 >= ky1 || kx0 >= kx1) {
+                // Dilated taps can all miss a tiny input: -inf and no index (backward skips it).
+                od[o] = convert<T>(-std::numeric_limits<O>::infinity());
+                id[o] = -1;
+                continue;
               }
-            od[o] = xp[bi];
-            id[o] = bi;
+              int64_t bi = (d0 + kz0 * p.dd) * hw + (h0 + ky0 * p.dh) * p.iw + w0 + kx0 * p.dw;
+              O best = static_cast<O>(xp[bi]);
+              for (int64_t kz = kz0; kz < kz1; ++kz)
+                for (int64_t ky = ky0; ky < ky1; ++ky) {
+                  const int64_t row = (d0 + kz * p.dd) * hw + (h0 + ky * p.dh) * p.iw + w0;
+                  for (int64_t kx = kx0; kx < kx1; ++kx) {
+                    const int64_t i = row + kx * p.dw;
+                    const O v = static_cast<O>(xp[i]);
+                    if (v > best || v != v) best = v, bi = i;
+                  }
+                }
+              od[o] = xp[bi];
+              id[o] = bi;
+            }
           }
         }
       }
-    }
+    });
   });
 }
 
@@ -537,31 +498,32 @@ void adaptive_max_pool3d(const Tensor& x, const Pool3d& p, const Tensor& out, co
     T* od = out.data_ptr<T>();
     int64_t* id = indices.data_ptr<int64_t>();
     const int64_t P = p.planes(), in_plane = p.in_plane(), out_plane = p.out_plane(), hw = p.ih * p.iw;
-#pragma omp parallel for num_threads(threads_for(P * in_plane))
-    for (int64_t pl = 0; pl < P; ++pl) {
-      const T* xp = xd + pl * in_plane;
-      for (int64_t oz = 0; oz < p.od; ++oz) {
-        const int64_t z0 = ada_start(oz, p.od, p.id), z1 = ada_end(oz, p.od, p.id);
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-          const int64_t y0 = ada_start(oy, p.oh, p.ih), y1 = ada_end(oy, p.oh, p.ih);
-          for (int64_t ox = 0; ox < p.ow; ++ox) {
-            const int64_t x0 = ada_start(ox, p.ow, p.iw), x1 = ada_end(ox, p.ow, p.iw);
-            int64_t bi = z0 * hw + y0 * p.iw + x0;  // adaptive windows are never empty
-            O best = static_cast<O>(xp[bi]);
-            for (int64_t iz = z0; iz < z1; ++iz)
-              for (int64_t iy = y0; iy < y1; ++iy)
-                for (int64_t ix = x0; ix < x1; ++ix) {
-                  const int64_t i = iz * hw + iy * p.iw + ix;
-                  const O v = static_cast<O>(xp[i]);
-                  if (v > best || v != v) best = v, bi = i;
-                }
-            const int64_t o = pl * out_plane + (oz * p.oh + oy) * p.ow + ox;
-            od[o] = xp[bi];
-            id[o] = bi;
+    parallel_range(P, threads_for(P * in_plane), [&](int64_t pl0, int64_t pl1) {
+      for (int64_t pl = pl0; pl < pl1; ++pl) {
+        const T* xp = xd + pl * in_plane;
+        for (int64_t oz = 0; oz < p.od; ++oz) {
+          const int64_t z0 = ada_start(oz, p.od, p.id), z1 = ada_end(oz, p.od, p.id);
+          for (int64_t oy = 0; oy < p.oh; ++oy) {
+            const int64_t y0 = ada_start(oy, p.oh, p.ih), y1 = ada_end(oy, p.oh, p.ih);
+            for (int64_t ox = 0; ox < p.ow; ++ox) {
+              const int64_t x0 = ada_start(ox, p.ow, p.iw), x1 = ada_end(ox, p.ow, p.iw);
+              int64_t bi = z0 * hw + y0 * p.iw + x0;  // adaptive windows are never empty
+              O best = static_cast<O>(xp[bi]);
+              for (int64_t iz = z0; iz < z1; ++iz)
+                for (int64_t iy = y0; iy < y1; ++iy)
+                  for (int64_t ix = x0; ix < x1; ++ix) {
+                    const int64_t i = iz * hw + iy * p.iw + ix;
+                    const O v = static_cast<O>(xp[i]);
+                    if (v > best || v != v) best = v, bi = i;
+                  }
+              const int64_t o = pl * out_plane + (oz * p.oh + oy) * p.ow + ox;
+              od[o] = xp[bi];
+              id[o] = bi;
+            }
           }
         }
       }
-    }
+    });
   });
 }
 
@@ -595,13 +557,11 @@ void moments(const T* x, int64_t n, double& mean, double& var) {
   var = q / static_cast<double>(n);
 }
 
-/// out = x * scale + shift over one row; float32 stays in float so the loop vectorizes.
+/// out = x * scale + shift over one row; float32 stays in float (rows::affine_f32).
 template <class T>
 inline void affine_row(const T* x, T* out, int64_t n, double scale, double shift) {
   if constexpr (std::is_same_v<T, float>) {
-    const float fs = static_cast<float>(scale), fb = static_cast<float>(shift);
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) out[i] = x[i] * fs + fb;
+    rows::affine_f32(x, out, n, static_cast<float>(scale), static_cast<float>(shift));
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = st<T>(ld(x[i]) * scale + shift);
   }
@@ -611,9 +571,7 @@ inline void affine_row(const T* x, T* out, int64_t n, double scale, double shift
 template <class T>
 inline void axpbypc_row(const T* g, const T* x, T* out, int64_t n, double a, double b, double e) {
   if constexpr (std::is_same_v<T, float>) {
-    const float fa = static_cast<float>(a), fb = static_cast<float>(b), fe = static_cast<float>(e);
-#pragma omp simd
-    for (int64_t i = 0; i < n; ++i) out[i] = fa * g[i] + fb * x[i] + fe;
+    rows::axpbypc_f32(g, x, out, n, static_cast<float>(a), static_cast<float>(b), static_cast<float>(e));
   } else {
     for (int64_t i = 0; i < n; ++i) out[i] = st<T>(a * ld(g[i]) + b * ld(x[i]) + e);
   }
@@ -643,58 +601,59 @@ void batch_norm(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor&
     S* md = mean.data_ptr<S>();
     S* vd = var.data_ptr<S>();
     const int nt = threads_for(x.numel());
-#pragma omp parallel for num_threads(nt)
-    for (int64_t c = 0; c < d.c; ++c) {
-      double m, v;
-      if (compute_stats && std::is_same_v<T, float>) {
-        // float32 is a fast path (Note [batch_norm kernels]): one pass of double sums.
-        double s = 0, q = 0;
-        for (int64_t n = 0; n < d.n; ++n) {
-          const T* row = xd + (n * d.c + c) * d.s;
+    parallel_range(d.c, nt, [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        double m, v;
+        if (compute_stats && std::is_same_v<T, float>) {
+          // float32 is a fast path (Note [batch_norm kernels]): one pass of double sums.
+          double s = 0, q = 0;
+          for (int64_t n = 0; n < d.n; ++n) {
+            const T* row = xd + (n * d.c + c) * d.s;
 #pragma omp simd reduction(+ : s, q)
-          for (int64_t i = 0; i < d.s; ++i) {
-            const double e = ld(row[i]);
-            s += e;
-            q += e * e;
+            for (int64_t i = 0; i < d.s; ++i) {
+              const double e = ld(row[i]);
+              s += e;
+              q += e * e;
+            }
           }
-        }
-        const double cnt = static_cast<double>(d.n * d.s);
-        m = s / cnt;
-        v = std::max(q / cnt - m * m, 0.0);
-        md[c] = static_cast<S>(m);
-        vd[c] = static_cast<S>(v);
-      } else if (compute_stats) {
-        double s = 0;
-        for (int64_t n = 0; n < d.n; ++n) {
-          const T* row = xd + (n * d.c + c) * d.s;
+          const double cnt = static_cast<double>(d.n * d.s);
+          m = s / cnt;
+          v = std::max(q / cnt - m * m, 0.0);
+          md[c] = static_cast<S>(m);
+          vd[c] = static_cast<S>(v);
+        } else if (compute_stats) {
+          double s = 0;
+          for (int64_t n = 0; n < d.n; ++n) {
+            const T* row = xd + (n * d.c + c) * d.s;
 #pragma omp simd reduction(+ : s)
-          for (int64_t i = 0; i < d.s; ++i) s += ld(row[i]);
+            for (int64_t i = 0; i < d.s; ++i) s += ld(row[i]);
+          }
+          m = s / static_cast<double>(d.n * d.s);
+          double q = 0;
+          for (int64_t n = 0; n < d.n; ++n) {
+            const T* row = xd + (n * d.c + c) * d.s;
+#pragma omp simd reduction(+ : q)
+            for (int64_t i = 0; i < d.s; ++i) {
+              const double e = ld(row[i]) - m;
+              q += e * e;
+            }
+          }
+          v = q / static_cast<double>(d.n * d.s);
+          md[c] = static_cast<S>(m);
+          vd[c] = static_cast<S>(v);
+        } else {
+          m = md[c];
+          v = vd[c];
         }
-        m = s / static_cast<double>(d.n * d.s);
-        double q = 0;
+        const double scale = (wd ? static_cast<double>(wd[c]) : 1.0) / std::sqrt(v + eps);
+        const double shift = (bd ? static_cast<double>(bd[c]) : 0.0) - m * scale;
         for (int64_t n = 0; n < d.n; ++n) {
           const T* row = xd + (n * d.c + c) * d.s;
-#pragma omp simd reduction(+ : q)
-          for (int64_t i = 0; i < d.s; ++i) {
-            const double e = ld(row[i]) - m;
-            q += e * e;
-          }
+          T* orow = od + (n * d.c + c) * d.s;
+          affine_row(row, orow, d.s, scale, shift);
         }
-        v = q / static_cast<double>(d.n * d.s);
-        md[c] = static_cast<S>(m);
-        vd[c] = static_cast<S>(v);
-      } else {
-        m = md[c];
-        v = vd[c];
       }
-      const double scale = (wd ? static_cast<double>(wd[c]) : 1.0) / std::sqrt(v + eps);
-      const double shift = (bd ? static_cast<double>(bd[c]) : 0.0) - m * scale;
-      for (int64_t n = 0; n < d.n; ++n) {
-        const T* row = xd + (n * d.c + c) * d.s;
-        T* orow = od + (n * d.c + c) * d.s;
-        affine_row(row, orow, d.s, scale, shift);
-      }
-    }
+    });
   });
 }
 
@@ -713,36 +672,37 @@ void batch_norm_backward(const Tensor& g, const Tensor& x, const Tensor& w, cons
     S* gwd = opt_mut<S>(gw);
     S* gbd = opt_mut<S>(gb);
     const double count = static_cast<double>(d.n * d.s);
-#pragma omp parallel for num_threads(threads_for(x.numel()))
-    for (int64_t c = 0; c < d.c; ++c) {
-      const double m = md[c], invstd = 1.0 / std::sqrt(static_cast<double>(vd[c]) + eps);
-      double sg = 0, sgx = 0;  // sum of g, sum of g * (x - mean)
-      for (int64_t n = 0; n < d.n; ++n) {
-        const T* xr = xd + (n * d.c + c) * d.s;
-        const T* gr = gd + (n * d.c + c) * d.s;
+    parallel_range(d.c, threads_for(x.numel()), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        const double m = md[c], invstd = 1.0 / std::sqrt(static_cast<double>(vd[c]) + eps);
+        double sg = 0, sgx = 0;  // sum of g, sum of g * (x - mean)
+        for (int64_t n = 0; n < d.n; ++n) {
+          const T* xr = xd + (n * d.c + c) * d.s;
+          const T* gr = gd + (n * d.c + c) * d.s;
 #pragma omp simd reduction(+ : sg, sgx)
-        for (int64_t i = 0; i < d.s; ++i) {
-          const double gv = ld(gr[i]);
-          sg += gv;
-          sgx += gv * (ld(xr[i]) - m);
+          for (int64_t i = 0; i < d.s; ++i) {
+            const double gv = ld(gr[i]);
+            sg += gv;
+            sgx += gv * (ld(xr[i]) - m);
+          }
+        }
+        if (gwd) gwd[c] = static_cast<S>(sgx * invstd);
+        if (gbd) gbd[c] = static_cast<S>(sg);
+        if (!gxd) continue;
+        const double k = (wd ? static_cast<double>(wd[c]) : 1.0) * invstd;
+        // gx = w * invstd * (g - mean(g) - xhat * mean(g * xhat)) with batch statistics.
+        const double mg = training ? sg / count : 0.0;
+        const double mgx = training ? sgx * invstd * invstd / count : 0.0;  // mean(g * xhat) * invstd
+        // As a * g + bx * x + e, one fused pass.
+        const double a = k, bx = -k * mgx, e = k * (m * mgx - mg);
+        for (int64_t n = 0; n < d.n; ++n) {
+          const T* xr = xd + (n * d.c + c) * d.s;
+          const T* gr = gd + (n * d.c + c) * d.s;
+          T* out = gxd + (n * d.c + c) * d.s;
+          axpbypc_row(gr, xr, out, d.s, a, bx, e);
         }
       }
-      if (gwd) gwd[c] = static_cast<S>(sgx * invstd);
-      if (gbd) gbd[c] = static_cast<S>(sg);
-      if (!gxd) continue;
-      const double k = (wd ? static_cast<double>(wd[c]) : 1.0) * invstd;
-      // gx = w * invstd * (g - mean(g) - xhat * mean(g * xhat)) with batch statistics.
-      const double mg = training ? sg / count : 0.0;
-      const double mgx = training ? sgx * invstd * invstd / count : 0.0;  // mean(g * xhat) * invstd
-      // As a * g + bx * x + e, one fused pass.
-      const double a = k, bx = -k * mgx, e = k * (m * mgx - mg);
-      for (int64_t n = 0; n < d.n; ++n) {
-        const T* xr = xd + (n * d.c + c) * d.s;
-        const T* gr = gd + (n * d.c + c) * d.s;
-        T* out = gxd + (n * d.c + c) * d.s;
-        axpbypc_row(gr, xr, out, d.s, a, bx, e);
-      }
-    }
+    });
   });
 }
 
@@ -757,20 +717,28 @@ void layer_norm(const Tensor& x, int64_t rows, int64_t cols, const Tensor& w, co
     const S* bd = opt_ptr<S>(b);
     S* md = mean.data_ptr<S>();
     S* vd = var.data_ptr<S>();
-#pragma omp parallel for num_threads(threads_for(rows * cols))
-    for (int64_t r = 0; r < rows; ++r) {
-      const T* xr = xd + r * cols;
-      double m, v;
-      moments(xr, cols, m, v);
-      md[r] = static_cast<S>(m);
-      vd[r] = static_cast<S>(v);
-      const double rstd = 1.0 / std::sqrt(v + eps);
-      T* orow = od + r * cols;
-      for (int64_t j = 0; j < cols; ++j) {
-        const double y = (ld(xr[j]) - m) * rstd;
-        orow[j] = st<T>(y * (wd ? static_cast<double>(wd[j]) : 1.0) + (bd ? static_cast<double>(bd[j]) : 0.0));
+    parallel_range(rows, threads_for(rows * cols), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const T* xr = xd + r * cols;
+        T* orow = od + r * cols;
+        double m, v;
+        if constexpr (std::is_same_v<T, float>) {
+          // The same moments, and the affine pass in float (as oneDNN), in Highway's widest ISA.
+          cpu::layer_norm_row(xr, orow, cols, wd, bd, eps, m, v);
+          md[r] = static_cast<S>(m);
+          vd[r] = static_cast<S>(v);
+          continue;
+        }
+        moments(xr, cols, m, v);
+        md[r] = static_cast<S>(m);
+        vd[r] = static_cast<S>(v);
+        const double rstd = 1.0 / std::sqrt(v + eps);
+        for (int64_t j = 0; j < cols; ++j) {
+          const double y = (ld(xr[j]) - m) * rstd;
+          orow[j] = st<T>(y * (wd ? static_cast<double>(wd[j]) : 1.0) + (bd ? static_cast<double>(bd[j]) : 0.0));
+        }
       }
-    }
+    });
   });
 }
 
@@ -838,24 +806,25 @@ void group_norm(const Tensor& x, int64_t groups, const Tensor& w, const Tensor& 
     const S* bd = opt_ptr<S>(b);
     S* md = mean.data_ptr<S>();
     S* vd = var.data_ptr<S>();
-#pragma omp parallel for num_threads(threads_for(x.numel()))
-    for (int64_t ng = 0; ng < d.n * groups; ++ng) {
-      const T* xg = xd + ng * len;
-      double m, v;
-      moments(xg, len, m, v);
-      md[ng] = static_cast<S>(m);
-      vd[ng] = static_cast<S>(v);
-      const double rstd = 1.0 / std::sqrt(v + eps);
-      const int64_t c0 = (ng % groups) * cpg;
-      for (int64_t k = 0; k < cpg; ++k) {
-        const int64_t c = c0 + k;
-        const double scale = (wd ? static_cast<double>(wd[c]) : 1.0) * rstd;
-        const double shift = (bd ? static_cast<double>(bd[c]) : 0.0) - m * scale;
-        const T* xr = xg + k * d.s;
-        T* orow = od + ng * len + k * d.s;
-        affine_row(xr, orow, d.s, scale, shift);
+    parallel_range(d.n * groups, threads_for(x.numel()), [&](int64_t ng0, int64_t ng1) {
+      for (int64_t ng = ng0; ng < ng1; ++ng) {
+        const T* xg = xd + ng * len;
+        double m, v;
+        moments(xg, len, m, v);
+        md[ng] = static_cast<S>(m);
+        vd[ng] = static_cast<S>(v);
+        const double rstd = 1.0 / std::sqrt(v + eps);
+        const int64_t c0 = (ng % groups) * cpg;
+        for (int64_t k = 0; k < cpg; ++k) {
+          const int64_t c = c0 + k;
+          const double scale = (wd ? static_cast<double>(wd[c]) : 1.0) * rstd;
+          const double shift = (bd ? static_cast<double>(bd[c]) : 0.0) - m * scale;
+          const T* xr = xg + k * d.s;
+          T* orow = od + ng * len + k * d.s;
+          affine_row(xr, orow, d.s, scale, shift);
+        }
       }
-    }
+    });
   });
 }
 
@@ -876,49 +845,51 @@ void group_norm_backward(const Tensor& g, const Tensor& x, int64_t groups, const
     // Pass 1: per (n, c) sums of g and g * x (libtorch's ds, db).
     std::vector<double> ds(static_cast<size_t>(d.n * d.c)), db(static_cast<size_t>(d.n * d.c));
     const int nt = threads_for(x.numel());
-#pragma omp parallel for num_threads(nt)
-    for (int64_t nc = 0; nc < d.n * d.c; ++nc) {
-      const T* xr = xd + nc * d.s;
-      const T* gr = gd + nc * d.s;
-      double a = 0, bsum = 0;
-      if constexpr (std::is_same_v<T, float>) {
-        sum_gx_f32(gr, xr, d.s, a, bsum);  // Note [Blocked float32 sums]
-      } else {
+    parallel_range(d.n * d.c, nt, [&](int64_t nc0, int64_t nc1) {
+      for (int64_t nc = nc0; nc < nc1; ++nc) {
+        const T* xr = xd + nc * d.s;
+        const T* gr = gd + nc * d.s;
+        double a = 0, bsum = 0;
+        if constexpr (std::is_same_v<T, float>) {
+          sum_gx_f32(gr, xr, d.s, a, bsum);  // Note [Blocked float32 sums]
+        } else {
 #pragma omp simd reduction(+ : a, bsum)
-        for (int64_t i = 0; i < d.s; ++i) {
-          const double gv = ld(gr[i]);
-          a += gv * ld(xr[i]);
-          bsum += gv;
+          for (int64_t i = 0; i < d.s; ++i) {
+            const double gv = ld(gr[i]);
+            a += gv * ld(xr[i]);
+            bsum += gv;
+          }
         }
+        ds[static_cast<size_t>(nc)] = a;
+        db[static_cast<size_t>(nc)] = bsum;
       }
-      ds[static_cast<size_t>(nc)] = a;
-      db[static_cast<size_t>(nc)] = bsum;
-    }
+    });
     // Pass 2: gx = rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)) per group.
     if (gxd) {
-#pragma omp parallel for num_threads(nt)
-      for (int64_t ng = 0; ng < d.n * groups; ++ng) {
-        const int64_t n = ng / groups, c0 = (ng % groups) * cpg;
-        const double m = md[ng], rstd = 1.0 / std::sqrt(static_cast<double>(vd[ng]) + eps);
-        double s1 = 0, s2 = 0;  // sum of g * w, sum of g * w * (x - m)
-        for (int64_t k = 0; k < cpg; ++k) {
-          const size_t i = static_cast<size_t>(n * d.c + c0 + k);
-          const double wc = wd ? static_cast<double>(wd[c0 + k]) : 1.0;
-          s1 += wc * db[i];
-          s2 += wc * (ds[i] - m * db[i]);
+      parallel_range(d.n * groups, nt, [&](int64_t ng0, int64_t ng1) {
+        for (int64_t ng = ng0; ng < ng1; ++ng) {
+          const int64_t n = ng / groups, c0 = (ng % groups) * cpg;
+          const double m = md[ng], rstd = 1.0 / std::sqrt(static_cast<double>(vd[ng]) + eps);
+          double s1 = 0, s2 = 0;  // sum of g * w, sum of g * w * (x - m)
+          for (int64_t k = 0; k < cpg; ++k) {
+            const size_t i = static_cast<size_t>(n * d.c + c0 + k);
+            const double wc = wd ? static_cast<double>(wd[c0 + k]) : 1.0;
+            s1 += wc * db[i];
+            s2 += wc * (ds[i] - m * db[i]);
+          }
+          const double m1 = s1 / len, m2 = s2 * rstd * rstd / len;
+          for (int64_t k = 0; k < cpg; ++k) {
+            const int64_t c = c0 + k;
+            const double wc = wd ? static_cast<double>(wd[c]) : 1.0;
+            const T* xr = xd + (n * d.c + c) * d.s;
+            const T* gr = gd + (n * d.c + c) * d.s;
+            T* out = gxd + (n * d.c + c) * d.s;
+            // rstd * (g * w - m1 - (x - m) * rstd * rstd * s2 / len), as a * g + b * x + e.
+            const double a = rstd * wc, bx = -rstd * m2, e = rstd * (m * m2 - m1);
+            axpbypc_row(gr, xr, out, d.s, a, bx, e);
+          }
         }
-        const double m1 = s1 / len, m2 = s2 * rstd * rstd / len;
-        for (int64_t k = 0; k < cpg; ++k) {
-          const int64_t c = c0 + k;
-          const double wc = wd ? static_cast<double>(wd[c]) : 1.0;
-          const T* xr = xd + (n * d.c + c) * d.s;
-          const T* gr = gd + (n * d.c + c) * d.s;
-          T* out = gxd + (n * d.c + c) * d.s;
-          // rstd * (g * w - m1 - (x - m) * rstd * rstd * s2 / len), as a * g + b * x + e.
-          const double a = rstd * wc, bx = -rstd * m2, e = rstd * (m * m2 - m1);
-          axpbypc_row(gr, xr, out, d.s, a, bx, e);
-        }
-      }
+      });
     }
     S* gwd = opt_mut<S>(gw);
     S* gbd = opt_mut<S>(gb);

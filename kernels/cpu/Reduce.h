@@ -31,4 +31,35 @@ void cumulative_kernel(bool is_prod, const Tensor& in, int64_t dim, const Tensor
 /// CPU's SoftmaxKernel: softmax (or log_softmax) along `dim`.
 void softmax_kernel(const Tensor& in, int64_t dim, bool log, const Tensor& out);
 
+/// Entry t of the log_softmax of the contiguous row x[0, n) (0 <= t < n), the value
+/// softmax_kernel's log_softmax writes there, without writing the row (the fused cross_entropy
+/// of Note [Fused CPU losses] in kernels/cpu/LossKernels.h).
+float log_softmax_at(const float* x, int64_t n, int64_t t);
+double log_softmax_at(const double* x, int64_t n, int64_t t);
+
+/// One float32 layer_norm row of n values (n >= 1): mean and biased var of x, then
+/// y = (x - mean) / sqrt(var + eps) * w + b, w and b optional (null). Vectorized for the CPU's
+/// widest ISA (the plain loops of kernels/cpu/PoolNormKernels.cpp are built for the baseline).
+void layer_norm_row(const float* x, float* y, int64_t n, const float* w, const float* b, double eps, double& mean,
+                    double& var);
+
+/// float32 row loops of the normalization and pooling loops (kernels/cpu/PoolNormKernels.cpp,
+/// built for the baseline ISA), vectorized for the CPU's widest: sums accumulate in float
+/// vectors over blocks of 1024 elements, added into double (Note [Cascade summation]).
+namespace rows {
+/// The sum of x[0, n).
+double sum_f32(const float* x, int64_t n);
+/// The sums of d and d * d, d = x - m.
+void sum_dev_f32(const float* x, int64_t n, float m, double& sd, double& sq);
+/// The sums of g * x and of g.
+void sum_gx_f32(const float* g, const float* x, int64_t n, double& sgx, double& sg);
+/// y = x * scale + shift.
+void affine_f32(const float* x, float* y, int64_t n, float scale, float shift);
+/// y = a * g + b * x + e.
+void axpbypc_f32(const float* g, const float* x, float* y, int64_t n, float a, float b, float e);
+/// out[r] = the mean of row r of the contiguous [rows, n] block x (n >= 1), for short rows
+/// (global pooling's planes) without a call per row.
+void row_means_f32(const float* x, int64_t rows, int64_t n, float* out);
+}  // namespace rows
+
 }  // namespace tensor::cpu

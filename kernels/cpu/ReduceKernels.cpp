@@ -37,6 +37,8 @@ struct ReducePrims {
   void (*log_softmax_f32)(const float*, float*, int64_t);
   void (*softmax_f64)(const double*, double*, int64_t);
   void (*log_softmax_f64)(const double*, double*, int64_t);
+  float (*log_softmax_at_f32)(const float*, int64_t, int64_t);
+  double (*log_softmax_at_f64)(const double*, int64_t, int64_t);
   void (*exp_sub_sum_f32)(const float*, const float*, float*, float*, int64_t);
   void (*exp_sub_sum_f64)(const double*, const double*, double*, double*, int64_t);
   int64_t (*find_f32)(const float*, int64_t, float);
@@ -51,6 +53,12 @@ struct ReducePrims {
   double (*sumsq_f64)(const double*, int64_t);
   void (*col_sumsq_f32)(float*, const float*, int64_t);
   void (*col_sumsq_f64)(double*, const double*, int64_t);
+  void (*layer_norm_row_f32)(const float*, float*, int64_t, const float*, const float*, double, double*, double*);
+  void (*sum_dev_f32)(const float*, int64_t, float, double*, double*);
+  void (*sum_gx_f32)(const float*, const float*, int64_t, double*, double*);
+  void (*affine_f32)(const float*, float*, int64_t, float, float);
+  void (*axpbypc_f32)(const float*, const float*, float*, int64_t, float, float, float);
+  void (*row_means_f32)(const float*, int64_t, int64_t, float*);
 };
 }  // namespace tensor::cpu
 #endif
@@ -125,6 +133,158 @@ double SumSqRun(const T* HWY_RESTRICT p, int64_t n) {
     total += static_cast<double>(s);
   }
   return total;
+}
+
+// Sums of d and d * d, d = x - m, over a float32 row, blocked as SumRun.
+void SumDevRunF32(const float* HWY_RESTRICT p, int64_t n, float m, double& sd, double& sq) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vm = hn::Set(d, m);
+  sd = 0, sq = 0;
+  int64_t i = 0;
+  while (i < n) {
+    const int64_t e = std::min(n, i + kSumBlock);
+    auto s0 = hn::Zero(d), s1 = hn::Zero(d), q0 = hn::Zero(d), q1 = hn::Zero(d);
+    for (; i + 2 * N <= e; i += 2 * N) {
+      const auto d0 = hn::Sub(hn::LoadU(d, p + i), vm), d1 = hn::Sub(hn::LoadU(d, p + i + N), vm);
+      s0 = hn::Add(s0, d0);
+      s1 = hn::Add(s1, d1);
+      q0 = hn::MulAdd(d0, d0, q0);
+      q1 = hn::MulAdd(d1, d1, q1);
+    }
+    for (; i + N <= e; i += N) {
+      const auto d0 = hn::Sub(hn::LoadU(d, p + i), vm);
+      s0 = hn::Add(s0, d0);
+      q0 = hn::MulAdd(d0, d0, q0);
+    }
+    float s = hn::GetLane(hn::SumOfLanes(d, hn::Add(s0, s1)));
+    float q = hn::GetLane(hn::SumOfLanes(d, hn::Add(q0, q1)));
+    for (; i < e; ++i) {
+      const float dv = p[i] - m;
+      s += dv, q += dv * dv;
+    }
+    sd += static_cast<double>(s), sq += static_cast<double>(q);
+  }
+}
+
+void SumDevF32(const float* HWY_RESTRICT p, int64_t n, float m, double* sd, double* sq) {
+  SumDevRunF32(p, n, m, *sd, *sq);
+}
+
+// Sums of g * x and of g over float32 rows (a normalization backward's), blocked as SumRun.
+void SumGxF32(const float* HWY_RESTRICT g, const float* HWY_RESTRICT x, int64_t n, double* sgx, double* sg) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  double tgx = 0, tg = 0;
+  int64_t i = 0;
+  while (i < n) {
+    const int64_t e = std::min(n, i + kSumBlock);
+    auto a0 = hn::Zero(d), a1 = hn::Zero(d), b0 = hn::Zero(d), b1 = hn::Zero(d);
+    for (; i + 2 * N <= e; i += 2 * N) {
+      const auto g0 = hn::LoadU(d, g + i), g1 = hn::LoadU(d, g + i + N);
+      a0 = hn::MulAdd(g0, hn::LoadU(d, x + i), a0);
+      a1 = hn::MulAdd(g1, hn::LoadU(d, x + i + N), a1);
+      b0 = hn::Add(b0, g0);
+      b1 = hn::Add(b1, g1);
+    }
+    for (; i + N <= e; i += N) {
+      const auto g0 = hn::LoadU(d, g + i);
+      a0 = hn::MulAdd(g0, hn::LoadU(d, x + i), a0);
+      b0 = hn::Add(b0, g0);
+    }
+    float a = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
+    float b = hn::GetLane(hn::SumOfLanes(d, hn::Add(b0, b1)));
+    for (; i < e; ++i) a += g[i] * x[i], b += g[i];
+    tgx += static_cast<double>(a), tg += static_cast<double>(b);
+  }
+  *sgx = tgx, *sg = tg;
+}
+
+// y = x * scale + shift over a float32 row.
+void AffineF32(const float* HWY_RESTRICT x, float* HWY_RESTRICT y, int64_t n, float scale, float shift) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto vs = hn::Set(d, scale), vb = hn::Set(d, shift);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(hn::MulAdd(hn::LoadU(d, x + i), vs, vb), d, y + i);
+  for (; i < n; ++i) y[i] = x[i] * scale + shift;
+}
+
+// y = a * g + b * x + e over float32 rows.
+void AxpbypcF32(const float* HWY_RESTRICT g, const float* HWY_RESTRICT x, float* HWY_RESTRICT y, int64_t n, float a,
+                float b, float e) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto va = hn::Set(d, a), vb = hn::Set(d, b), ve = hn::Set(d, e);
+  int64_t i = 0;
+  for (; i + N <= n; i += N)
+    hn::StoreU(hn::MulAdd(va, hn::LoadU(d, g + i), hn::MulAdd(vb, hn::LoadU(d, x + i), ve)), d, y + i);
+  for (; i < n; ++i) y[i] = a * g[i] + b * x[i] + e;
+}
+
+// out[r] = mean of row r of a contiguous [rows, n] float32 block. Rows of up to four vectors
+// (global pooling's 7 x 7 planes) are summed inline, the last partial vector masked from a
+// full load where the block has that many elements left (the next row's, ignored), so that a
+// short row costs a handful of instructions rather than a call of SumRun; longer rows take
+// SumRun.
+void RowMeansF32(const float* HWY_RESTRICT x, int64_t rows, int64_t n, float* HWY_RESTRICT out) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const double dn = static_cast<double>(n);
+  if (n > 4 * N) {
+    for (int64_t r = 0; r < rows; ++r) out[r] = static_cast<float>(SumRun<float>(x + r * n, n) / dn);
+    return;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* p = x + r * n;
+    auto acc = hn::Zero(d);
+    int64_t i = 0;
+    for (; i + N <= n; i += N) acc = hn::Add(acc, hn::LoadU(d, p + i));
+    float tail = 0;
+    if (i < n) {
+      if ((rows - r) * n - i >= N) {
+        acc = hn::Add(acc, hn::IfThenElseZero(hn::FirstN(d, static_cast<size_t>(n - i)), hn::LoadU(d, p + i)));
+      } else {
+        for (; i < n; ++i) tail += p[i];
+      }
+    }
+    const float s = hn::GetLane(hn::SumOfLanes(d, acc)) + tail;
+    out[r] = static_cast<float>(static_cast<double>(s) / dn);
+  }
+}
+
+// One float32 layer_norm row (Note [Small layer_norm] in src/cpu/PoolNormKernel.cpp): the
+// moments as the plain loops take them (Note [Blocked float32 sums] in
+// kernels/cpu/PoolNormKernels.cpp: the blocked sum's mean rounded to float, then the deviations
+// from it, whose mean corrects both moments), then y = (x - mean) * rstd, times w, plus b, with
+// the mean subtracted as a float pair (hi + lo) so that a mean far from zero relative to the
+// spread loses no more than the float32 inputs carry.
+void LayerNormRowF32(const float* HWY_RESTRICT x, float* HWY_RESTRICT y, int64_t n, const float* HWY_RESTRICT w,
+                     const float* HWY_RESTRICT b, double eps, double* mean, double* var) {
+  const double dn = static_cast<double>(n);
+  const float m0f = static_cast<float>(SumRun<float>(x, n) / dn);
+  double sd, sq;
+  SumDevRunF32(x, n, m0f, sd, sq);
+  const double e = sd / dn, m = m0f + e, v = std::max(sq / dn - e * e, 0.0);
+  *mean = m, *var = v;
+  const double rstd = 1.0 / std::sqrt(v + eps);
+  const float a = static_cast<float>(rstd), hi = static_cast<float>(m), lo = static_cast<float>(m - hi);
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto va = hn::Set(d, a), vhi = hn::Set(d, hi), vlo = hn::Set(d, lo);
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    auto r = hn::Mul(hn::Sub(hn::Sub(hn::LoadU(d, x + i), vhi), vlo), va);
+    if (w != nullptr) r = hn::Mul(r, hn::LoadU(d, w + i));
+    if (b != nullptr) r = hn::Add(r, hn::LoadU(d, b + i));
+    hn::StoreU(r, d, y + i);
+  }
+  for (; i < n; ++i) {
+    float r = ((x[i] - hi) - lo) * a;
+    if (w != nullptr) r *= w[i];
+    if (b != nullptr) r += b[i];
+    y[i] = r;
+  }
 }
 
 template <class T>
@@ -221,12 +381,11 @@ void ColMinMax(T* HWY_RESTRICT acc, const T* HWY_RESTRICT p, int64_t n) {
   for (; i < n; ++i) acc[i] = math::minmax_propagate_nan<kMax>(acc[i], p[i]);
 }
 
-// One softmax row: max, exp(x - max) summed (stored unless kLog), then scale or shift.
-template <class T, bool kLog>
-void SoftmaxRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
+// The sum of exp(x - m) over a row, each exp stored to y when kStore (y unused otherwise).
+template <class T, bool kStore>
+double ExpSumRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n, T m) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  const T m = MinMaxRun<T, true>(x, n);
   const auto vm = hn::Set(d, m);
   double total = 0;
   int64_t i = 0;
@@ -236,7 +395,7 @@ void SoftmaxRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
     for (; i + 2 * N <= e; i += 2 * N) {
       const auto e0 = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), vm));
       const auto e1 = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i + N), vm));
-      if constexpr (!kLog) {
+      if constexpr (kStore) {
         hn::StoreU(e0, d, y + i);
         hn::StoreU(e1, d, y + i + N);
       }
@@ -245,7 +404,7 @@ void SoftmaxRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
     }
     for (; i + N <= e; i += N) {
       const auto e0 = hn::Exp(d, hn::Sub(hn::LoadU(d, x + i), vm));
-      if constexpr (!kLog) hn::StoreU(e0, d, y + i);
+      if constexpr (kStore) hn::StoreU(e0, d, y + i);
       a0 = hn::Add(a0, e0);
     }
     if (i < e) {
@@ -255,7 +414,7 @@ void SoftmaxRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
       std::fill(pad, pad + N, -std::numeric_limits<T>::infinity());
       std::copy(x + i, x + e, pad);
       const auto e0 = hn::Exp(d, hn::Sub(hn::Load(d, pad), vm));
-      if constexpr (!kLog) {
+      if constexpr (kStore) {
         hn::Store(e0, d, pad);
         std::copy(pad, pad + (e - i), y + i);
       }
@@ -265,7 +424,25 @@ void SoftmaxRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
     const T s = hn::GetLane(hn::SumOfLanes(d, hn::Add(a0, a1)));
     total += static_cast<double>(s);
   }
-  i = 0;
+  return total;
+}
+
+// log(sum of exp(x - m)) in T, as log_softmax subtracts it: float rows take logf (the double
+// log was a fifth of a 10-class log_softmax).
+template <class T>
+T LogOfSum(double total) {
+  return std::is_same_v<T, float> ? std::log(static_cast<float>(total)) : static_cast<T>(std::log(total));
+}
+
+// One softmax row: max, exp(x - max) summed (stored unless kLog), then scale or shift.
+template <class T, bool kLog>
+void SoftmaxRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const T m = MinMaxRun<T, true>(x, n);
+  const auto vm = hn::Set(d, m);
+  const double total = ExpSumRow<T, !kLog>(x, y, n, m);
+  int64_t i = 0;
   if constexpr (!kLog) {
     const T inv = static_cast<T>(1.0 / total);
     const auto vinv = hn::Set(d, inv);
@@ -273,12 +450,20 @@ void SoftmaxRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
     for (; i < n; ++i) y[i] *= inv;
   } else {
     // (x - m) - log(sum), not x - (m + log(sum)): the latter rounds log(sum) at m's magnitude.
-    // float rows take logf: the double log was a fifth of a 10-class log_softmax.
-    const T ls = std::is_same_v<T, float> ? std::log(static_cast<float>(total)) : static_cast<T>(std::log(total));
+    const T ls = LogOfSum<T>(total);
     const auto vl = hn::Set(d, ls);
     for (; i + N <= n; i += N) hn::StoreU(hn::Sub(hn::Sub(hn::LoadU(d, x + i), vm), vl), d, y + i);
     for (; i < n; ++i) y[i] = (x[i] - m) - ls;
   }
+}
+
+// Entry t of a row's log_softmax, the same arithmetic as SoftmaxRow<T, true> without writing
+// the row.
+template <class T>
+T LogSoftmaxAt(const T* HWY_RESTRICT x, int64_t n, int64_t t) {
+  const T m = MinMaxRun<T, true>(x, n);
+  const T ls = LogOfSum<T>(ExpSumRow<T, false>(x, nullptr, n, m));
+  return (x[t] - m) - ls;
 }
 
 // y = exp(x - m) and s += y, elementwise (softmax along an outer dim).
@@ -346,12 +531,14 @@ const ReducePrims* GetReducePrims() {
       &ColSum<float>, &ColSum<double>,
       &ColMinMax<float, true>, &ColMinMax<float, false>, &ColMinMax<double, true>, &ColMinMax<double, false>,
       &SoftmaxRow<float, false>, &SoftmaxRow<float, true>, &SoftmaxRow<double, false>, &SoftmaxRow<double, true>,
+      &LogSoftmaxAt<float>, &LogSoftmaxAt<double>,
       &ExpSubSum<float>, &ExpSubSum<double>,
       &FindFirst<float>, &FindFirst<double>,
       &ColArg<float, int32_t, true>, &ColArg<float, int32_t, false>,
       &ColArg<double, int64_t, true>, &ColArg<double, int64_t, false>,
       &ProdRun<float>, &ProdRun<double>,
-      &SumSqRun<float>, &SumSqRun<double>, &ColSumSq<float>, &ColSumSq<double>};
+      &SumSqRun<float>, &SumSqRun<double>, &ColSumSq<float>, &ColSumSq<double>,
+      &LayerNormRowF32, &SumDevF32, &SumGxF32, &AffineF32, &AxpbypcF32, &RowMeansF32};
   return &kPrims;
 }
 
@@ -1212,6 +1399,29 @@ void softmax_kernel(const Tensor& in, int64_t dim, bool log, const Tensor& out) 
     softmax_impl<T>(static_cast<const T*>(in.data_ptr()), static_cast<T*>(out.data_ptr()), outer, R, inner, log);
   });
 }
+
+float log_softmax_at(const float* x, int64_t n, int64_t t) { return prims().log_softmax_at_f32(x, n, t); }
+double log_softmax_at(const double* x, int64_t n, int64_t t) { return prims().log_softmax_at_f64(x, n, t); }
+
+void layer_norm_row(const float* x, float* y, int64_t n, const float* w, const float* b, double eps, double& mean,
+                    double& var) {
+  prims().layer_norm_row_f32(x, y, n, w, b, eps, &mean, &var);
+}
+
+namespace rows {
+double sum_f32(const float* x, int64_t n) { return prims().sum_f32(x, n); }
+void sum_dev_f32(const float* x, int64_t n, float m, double& sd, double& sq) { prims().sum_dev_f32(x, n, m, &sd, &sq); }
+void sum_gx_f32(const float* g, const float* x, int64_t n, double& sgx, double& sg) {
+  prims().sum_gx_f32(g, x, n, &sgx, &sg);
+}
+void affine_f32(const float* x, float* y, int64_t n, float scale, float shift) {
+  prims().affine_f32(x, y, n, scale, shift);
+}
+void axpbypc_f32(const float* g, const float* x, float* y, int64_t n, float a, float b, float e) {
+  prims().axpbypc_f32(g, x, y, n, a, b, e);
+}
+void row_means_f32(const float* x, int64_t rows, int64_t n, float* out) { prims().row_means_f32(x, rows, n, out); }
+}  // namespace rows
 
 }  // namespace tensor::cpu
 #endif  // HWY_ONCE

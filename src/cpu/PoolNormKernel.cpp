@@ -5,6 +5,7 @@
 // layout follows that choice (Note [Channels-last layout]).
 #include "src/cpu/PoolNorm.h"
 
+#include "src/core/Parallel.h"
 #include "src/cpu/Layout.h"
 #include "src/cpu/OneDNN.h"
 #include "tensor/ops.h"
@@ -257,11 +258,18 @@ Tensor batch_norm_backward_kernel(const Tensor& grad, const Tensor& x, const Ten
   return gx;
 }
 
+// Note [Small layer_norm]
+// oneDNN's layer_norm costs about 3 us a call before any arithmetic (the memory objects, the
+// argument map, the scratchpad, and a parallel region over all threads whatever the size):
+// on [64, 64] float32 it took 5-6 us single-threaded and far more with two threads on a busy
+// machine, torch 2.15's own kernel 3.8 us. Float32 inputs under the parallel grain take the
+// plain row loop instead (blocked float sums, a vectorized float affine pass, one thread).
 void layer_norm_kernel(const Tensor& x, int64_t rows, int64_t cols, const Tensor& w, const Tensor& b, double eps,
                        const Tensor& out, const Tensor& mean, const Tensor& var) {
   const ScalarType st = mean.scalar_type();
   Tensor xc = x.contiguous(), wf = param_as(w, st), bf = param_as(b, st);
-  if (dnn::supports(x.scalar_type())) dnn::layer_norm(xc, rows, cols, wf, bf, eps, out, mean, var);
+  const bool small = x.scalar_type() == kFloat32 && x.numel() < detail::kGrain;
+  if (dnn::supports(x.scalar_type()) && !small) dnn::layer_norm(xc, rows, cols, wf, bf, eps, out, mean, var);
   else loops::layer_norm(xc, rows, cols, wf, bf, eps, out, mean, var);
 }
 

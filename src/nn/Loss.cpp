@@ -274,6 +274,13 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
     }
   }
 
+  if (ls == 0) {
+    // One kernel where nothing records (Note [Fused CPU losses]); else the Function or the
+    // composite.
+    Tensor fused = ops::fused_cross_entropy(input, target, weight, static_cast<int64_t>(r.kind()),
+                                            options.ignore_index());
+    if (fused.defined()) return fused;
+  }
   ClassTargets ct = class_targets(op, input, target, weight, options.ignore_index());
   if (ls == 0 && input.dim() == 2 && !(weight.defined() && weight.requires_grad()))
     return CrossEntropyFunction::apply(input, ct.w, ct.safe, static_cast<int64_t>(r.kind()));

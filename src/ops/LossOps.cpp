@@ -161,6 +161,21 @@ Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& w
   return out;
 }
 
+Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                           int64_t ignore_index) {
+  if (!fused_loss_applies({&input, &weight}) || !valid_reduction(reduction) || input.dim() != 2 ||
+      !target.defined() || !target.is_cpu() || target.dtype() != kInt64 || target.dim() != 1 ||
+      target.size(0) != input.size(0) || input.numel() == 0 ||
+      (weight.defined() && (weight.dim() != 1 || weight.numel() != input.size(1))))
+    return Tensor();
+  Tensor out = empty(reduction == Reduction::None ? std::vector<int64_t>{input.size(0)} : std::vector<int64_t>{},
+                     input.options());
+  const Tensor w = weight.defined() ? weight.contiguous() : weight;
+  if (!cpu::cross_entropy_forward(input.contiguous(), target.contiguous(), w, reduction, ignore_index, out))
+    return Tensor();
+  return out;
+}
+
 Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta,
                         bool smooth_l1) {
   if (!fused_loss_applies({&input, &target}) || !valid_reduction(reduction) || input.sizes() != target.sizes() ||

@@ -45,6 +45,9 @@ LossOpDefs& loss_ops();
 /// fused_huber_loss with smooth_l1 is smooth_l1_loss with beta = delta (> 0).
 Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
                       int64_t ignore_index);
+/// fused_cross_entropy is cross_entropy with class-index targets and no label smoothing.
+Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                           int64_t ignore_index);
 Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta,
                         bool smooth_l1 = false);
 Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, double margin,
