@@ -260,11 +260,13 @@ TEST(InnerDimPaths, IndexAndIndexPutOfRowsMatchLoops) {
 }
 
 TEST(InnerDimPaths, IndexRangeCheckCatchesEitherBoundAtEveryPosition) {
-  // The range check is one unsigned maximum over four interleaved chains and a tail: a bad
-  // value is found in each chain, in the tail, below 0 and at or above the size, for int64 and
-  // int32 indices, and the message names the first bad value.
+  // The range check is one unsigned vector maximum over four interleaved accumulators, then
+  // single vectors, then a scalar tail: lengths up to 150 reach each part for int64 and int32
+  // lanes of every vector width (4 x 16 int32 lanes at most), and a bad value is found at every
+  // position, below 0 and at or above the size, for int64 and int32 indices; the message names
+  // the first bad value.
   Tensor self = randn({8, 50});
-  for (int64_t n : {int64_t(1), int64_t(7), int64_t(13)})
+  for (int64_t n : {int64_t(1), int64_t(7), int64_t(13), int64_t(40), int64_t(150)})
     for (int64_t pos = 0; pos < n; ++pos)
       for (int64_t bad : {int64_t(-1), int64_t(50), std::numeric_limits<int64_t>::min(), int64_t(1) << 40}) {
         std::vector<int64_t> v(static_cast<size_t>(n), 49);
@@ -284,4 +286,11 @@ TEST(InnerDimPaths, IndexRangeCheckCatchesEitherBoundAtEveryPosition) {
   // Every in-range value passes, up to size - 1.
   Tensor all = tensor::arange(0, 50, kInt64);
   EXPECT_TRUE(self.index_select(1, all).equal(self));
+  EXPECT_TRUE(self.index_select(1, all.to(kInt32)).equal(self));
+  // Along a dim longer than INT32_MAX (an expanded view, no memory) every non-negative int32
+  // index is in range and only a negative one is refused.
+  Tensor wide = tensor::arange(0, 1, kFloat).expand({int64_t(1) << 32});
+  Tensor picked = wide.index_select(0, tensor::tensor(std::vector<int64_t>{0, 5, INT32_MAX}, kInt64).to(kInt32));
+  EXPECT_TRUE(picked.equal(zeros({3})));
+  EXPECT_THROW(wide.index_select(0, tensor::tensor(std::vector<int64_t>{0, -1, 3}, kInt64).to(kInt32)), Error);
 }
