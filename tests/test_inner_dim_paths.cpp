@@ -221,6 +221,36 @@ TEST(InnerDimPaths, CatOfNarrowViewsMatchesLoops) {
     for (int64_t j = 0; j < 257; ++j) ASSERT_EQ(rr[i * 257 + j], rv[i * 257 + (j + 40) % 257]);
 }
 
+TEST(InnerDimPaths, CatRowCopiesOfEveryLengthMatchLoops) {
+  // Each output row of cat along an inner dim is filled by vector copies (Note [Row copies by
+  // vectors]): below one vector, whole groups of four, single vectors and an overlapping last
+  // vector. Byte runs of every length from 1 to 300 (past four 64-byte vectors) and at every
+  // alignment of source and destination, checked byte by byte, including that the copy of one
+  // piece leaves its neighbours in the row intact.
+  manual_seed(6);
+  const int64_t R = 5, W = 311;
+  Tensor base = randint(0, 256, {R, W}, kUInt8);
+  auto bv = values(base);
+  for (int64_t len = 1; len <= 300; ++len) {
+    const int64_t start = (len * 7) % (W - len + 1);  // varies the source alignment
+    const int64_t head = len % 5;                      // varies the destination alignment
+    Tensor p0 = base.narrow(1, W - head, head), p1 = base.narrow(1, start, len);
+    Tensor out = cat({p0, p1, p0}, 1);
+    ASSERT_EQ(out.size(1), 2 * head + len);
+    auto ov = values(out);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < 2 * head + len; ++j) {
+        const int64_t col = j < head ? W - head + j : j < head + len ? start + j - head : W - head + j - head - len;
+        ASSERT_EQ(ov[r * (2 * head + len) + j], bv[r * W + col]) << "len " << len << " row " << r << " col " << j;
+      }
+  }
+  // float rows, above the parallel grain, split across threads.
+  Tensor f = randn({512, 131});
+  auto fv = values(f), rv = values(f.roll({3}, {1}));
+  for (int64_t i = 0; i < 512; ++i)
+    for (int64_t j = 0; j < 131; ++j) ASSERT_EQ(rv[i * 131 + j], fv[i * 131 + (j + 128) % 131]);
+}
+
 TEST(InnerDimPaths, IndexAndIndexPutOfRowsMatchLoops) {
   // x[idx] and x[idx] = y with whole rows (Note [index_put_ by column blocks]): repeated indices
   // keep the serial order (the last write wins), also with the columns split across threads.
