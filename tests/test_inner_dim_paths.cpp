@@ -51,6 +51,34 @@ TEST(InnerDimPaths, GatherLastDimMatchesLoops) {
   EXPECT_THROW(self.gather(1, full({8, 2}, int64_t{-1}, kInt64)), Error);
 }
 
+TEST(InnerDimPaths, GatherAndScatterOfSelfAboveOneMegabyteMatchLoops) {
+  // Above 1 MB self is taken to come from memory and its next row is prefetched (Note [Row
+  // prefetch only from memory]); the tests above stay below. Same values either way.
+  manual_seed(7);
+  const int64_t R = 40, S = 8000, K = 500;  // 1.28 MB of float32
+  Tensor self = randn({R, S});
+  ASSERT_GT(self.numel() * self.element_size(), int64_t(1) << 20);
+  Tensor idx = randint(0, S, {R, K});
+  Tensor src = randn({R, K});
+  auto sv = values(self), srcv = values(src);
+  auto ix = ints(idx);
+  auto g = values(self.gather(1, idx));
+  auto sc = values(self.clone().scatter_(1, idx, src));
+  auto sa = values(self.clone().scatter_add_(1, idx, src));
+  std::vector<double> want_s = sv, want_a = sv;
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t j = 0; j < K; ++j) {
+      const int64_t c = ix[r * K + j];
+      ASSERT_EQ(g[r * K + j], sv[r * S + c]) << r << " " << j;
+      want_s[r * S + c] = srcv[r * K + j];  // the last write of a repeated index wins
+      want_a[r * S + c] += srcv[r * K + j];
+    }
+  for (size_t i = 0; i < sv.size(); ++i) {
+    ASSERT_EQ(sc[i], want_s[i]) << i;
+    ASSERT_NEAR(sa[i], want_a[i], 1e-5 * (1 + std::abs(want_a[i]))) << i;
+  }
+}
+
 TEST(InnerDimPaths, ScatterLastDimKeepsLastWriteAndAdds) {
   manual_seed(2);
   const int64_t R = 300, S = 64, K = 200;  // K > S: every row repeats indices
@@ -221,6 +249,36 @@ TEST(InnerDimPaths, CatOfNarrowViewsMatchesLoops) {
     for (int64_t j = 0; j < 257; ++j) ASSERT_EQ(rr[i * 257 + j], rv[i * 257 + (j + 40) % 257]);
 }
 
+TEST(InnerDimPaths, CatRowCopiesOfEveryLengthMatchLoops) {
+  // Each output row of cat along an inner dim is filled by vector copies (Note [Row copies by
+  // vectors]): below one vector, whole groups of four, single vectors and an overlapping last
+  // vector. Byte runs of every length from 1 to 300 (past four 64-byte vectors) and at every
+  // alignment of source and destination, checked byte by byte, including that the copy of one
+  // piece leaves its neighbours in the row intact.
+  manual_seed(6);
+  const int64_t R = 5, W = 311;
+  Tensor base = randint(0, 256, {R, W}, kUInt8);
+  auto bv = values(base);
+  for (int64_t len = 1; len <= 300; ++len) {
+    const int64_t start = (len * 7) % (W - len + 1);  // varies the source alignment
+    const int64_t head = len % 5;                      // varies the destination alignment
+    Tensor p0 = base.narrow(1, W - head, head), p1 = base.narrow(1, start, len);
+    Tensor out = cat({p0, p1, p0}, 1);
+    ASSERT_EQ(out.size(1), 2 * head + len);
+    auto ov = values(out);
+    for (int64_t r = 0; r < R; ++r)
+      for (int64_t j = 0; j < 2 * head + len; ++j) {
+        const int64_t col = j < head ? W - head + j : j < head + len ? start + j - head : W - head + j - head - len;
+        ASSERT_EQ(ov[r * (2 * head + len) + j], bv[r * W + col]) << "len " << len << " row " << r << " col " << j;
+      }
+  }
+  // float rows, above the parallel grain, split across threads.
+  Tensor f = randn({512, 131});
+  auto fv = values(f), rv = values(f.roll({3}, {1}));
+  for (int64_t i = 0; i < 512; ++i)
+    for (int64_t j = 0; j < 131; ++j) ASSERT_EQ(rv[i * 131 + j], fv[i * 131 + (j + 128) % 131]);
+}
+
 TEST(InnerDimPaths, IndexAndIndexPutOfRowsMatchLoops) {
   // x[idx] and x[idx] = y with whole rows (Note [index_put_ by column blocks]): repeated indices
   // keep the serial order (the last write wins), also with the columns split across threads.
@@ -260,11 +318,13 @@ TEST(InnerDimPaths, IndexAndIndexPutOfRowsMatchLoops) {
 }
 
 TEST(InnerDimPaths, IndexRangeCheckCatchesEitherBoundAtEveryPosition) {
-  // The range check is one unsigned maximum over four interleaved chains and a tail: a bad
-  // value is found in each chain, in the tail, below 0 and at or above the size, for int64 and
-  // int32 indices, and the message names the first bad value.
+  // The range check is one unsigned vector maximum over four interleaved accumulators, then
+  // single vectors, then a scalar tail: lengths up to 150 reach each part for int64 and int32
+  // lanes of every vector width (4 x 16 int32 lanes at most), and a bad value is found at every
+  // position, below 0 and at or above the size, for int64 and int32 indices; the message names
+  // the first bad value.
   Tensor self = randn({8, 50});
-  for (int64_t n : {int64_t(1), int64_t(7), int64_t(13)})
+  for (int64_t n : {int64_t(1), int64_t(7), int64_t(13), int64_t(40), int64_t(150)})
     for (int64_t pos = 0; pos < n; ++pos)
       for (int64_t bad : {int64_t(-1), int64_t(50), std::numeric_limits<int64_t>::min(), int64_t(1) << 40}) {
         std::vector<int64_t> v(static_cast<size_t>(n), 49);
@@ -284,4 +344,11 @@ TEST(InnerDimPaths, IndexRangeCheckCatchesEitherBoundAtEveryPosition) {
   // Every in-range value passes, up to size - 1.
   Tensor all = tensor::arange(0, 50, kInt64);
   EXPECT_TRUE(self.index_select(1, all).equal(self));
+  EXPECT_TRUE(self.index_select(1, all.to(kInt32)).equal(self));
+  // Along a dim longer than INT32_MAX (an expanded view, no memory) every non-negative int32
+  // index is in range and only a negative one is refused.
+  Tensor wide = tensor::arange(0, 1, kFloat).expand({int64_t(1) << 32});
+  Tensor picked = wide.index_select(0, tensor::tensor(std::vector<int64_t>{0, 5, INT32_MAX}, kInt64).to(kInt32));
+  EXPECT_TRUE(picked.equal(zeros({3})));
+  EXPECT_THROW(wide.index_select(0, tensor::tensor(std::vector<int64_t>{0, -1, 3}, kInt64).to(kInt32)), Error);
 }

@@ -355,6 +355,17 @@ TEST(Flip, LargeParallel) {
               "large transposed");
 }
 
+TEST(Flip, LastDimOfEveryLength) {
+  // Along the last dim 4- and 8-byte elements are reversed by whole vectors (up to 16 lanes),
+  // then one at a time: every row length from 1 to 70 reaches both parts and every remainder.
+  for (ScalarType dt : {kFloat32, kInt64})
+    for (int64_t n = 1; n <= 70; ++n) {
+      Tensor a = random_tensor({3, n}, 23).to(dt);
+      expect_same(a.flip({1}), reference(a, {3, n}, [n](const Index& i) { return Index{i[0], n - 1 - i[1]}; }), dt,
+                  "flip length " + std::to_string(n));
+    }
+}
+
 TEST(Flip, Grad) {
   for (auto& [lay, a] : layouts({3, 4}, 19, kFloat64)) {
     check_grads("flip " + lay, [](const Tensor& x) { return x.flip({0}); }, a);
