@@ -39,10 +39,14 @@ HWY_INLINE auto scalar_fn(T a, T b) {
 // (tests/test_vec_math_ulp.cpp; the C library's powf rounds correctly, torch's Sleef pow is
 // within 1 ulp). Lanes with a <= 0 or a non-finite operand, where pow's special rules apply,
 // take the scalar formula.
+// xlogy (a * log(b), 0 where a is 0) ran the scalar formula, a C library log per element (4K
+// floats took 24 us, torch 2.15's scalar loop 13 us); it is a times Highway's Log (the one
+// tensor::log runs) on rows whose b lanes are all positive and finite, else the scalar formula
+// for that vector (b <= 0, inf or NaN, where log's special values and the NaN rule apply).
 template <BinaryOp Op, class T>
 constexpr bool kVecBinary = Op == BinaryOp::Fmod || Op == BinaryOp::Remainder || Op == BinaryOp::DivFloor ||
                             Op == BinaryOp::DivTrunc || Op == BinaryOp::Atan2 || Op == BinaryOp::Hypot ||
-                            Op == BinaryOp::Logaddexp ||
+                            Op == BinaryOp::Logaddexp || Op == BinaryOp::Xlogy ||
                             (Op == BinaryOp::Pow && std::is_same_v<T, float> && HWY_TARGET != HWY_SCALAR);
 
 template <BinaryOp Op, class D, class V>
@@ -82,6 +86,8 @@ HWY_INLINE V vec_binary_op(D d, V a, V b) {
     fl = hn::IfThenElse(hn::Gt(hn::Sub(div, fl), hn::Set(d, T(0.5))), hn::Add(fl, one), fl);
     // A zero quotient takes the sign of a / b: the xor of the operands' sign bits.
     return hn::IfThenElse(hn::Ne(div, zero), fl, hn::CopySign(zero, hn::Xor(a, b)));
+  } else if constexpr (Op == BinaryOp::Xlogy) {
+    return hn::IfThenElse(hn::Eq(a, zero), zero, hn::Mul(a, hn::Log(d, b)));
   } else if constexpr (Op == BinaryOp::Atan2) {
     return vecmath::Atan2(d, a, b);
   } else if constexpr (Op == BinaryOp::Hypot) {
@@ -100,6 +106,8 @@ HWY_INLINE hn::Mask<D> vec_binary_needs_scalar(D d, V a, V b) {
     return vecmath::HypotNeedsScalar(d, a, b);
   else if constexpr (Op == BinaryOp::Pow)
     return hn::Not(hn::And(hn::Gt(a, hn::Zero(d)), hn::And(hn::IsFinite(a), hn::IsFinite(b))));
+  else if constexpr (Op == BinaryOp::Xlogy)
+    return hn::Not(hn::And(hn::Gt(b, hn::Zero(d)), hn::IsFinite(b)));
   else
     return hn::FirstN(d, 0);
 }
