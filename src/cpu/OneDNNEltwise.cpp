@@ -26,11 +26,12 @@ namespace tensor::cpu {
 // Sigmoid went back to the Highway loop at every size (2026-11-28, session 13): oneDNN's
 // logistic returns 0 for x below about -87 (its exp flushes where the result would be
 // subnormal) where 1 / (1 + exp(-x)) is 3e-39 to 2e-38 down to -88.7 (torch 2.15's value);
-// at 4K floats oneDNN's call took 6-24 us against the loop's 2-3 us; and with the loop's edge
-// patches cut (Note [Sigmoid and silu edges]) it used about the CPU time of oneDNN's logistic
-// at 16M (7.6 against 7.3 ms, min of 15; docs/benchmarks.md, "Elementwise kernels"). The 16M
-// wall times of the earlier comparison (oneDNN 11-13 ms, loop 21-23 ms, on a box loaded to 3x
-// its cores) did not hold up in CPU time: whole scheduler slices were lost in either.
+// at 4K floats oneDNN's call took 6-24 us against the loop's 2-3 us; at 16M, with the loop's
+// edge patches cut (Note [Sigmoid and silu edges]), the loop uses up to 8% more CPU time than
+// oneDNN's logistic (7.6-7.7 against 7.1-7.3 ms, mins of 9-15 calls; docs/benchmarks.md,
+// "Elementwise kernels"), the price of the correct tail. The 16M wall times of the earlier
+// comparison (oneDNN 11-13 ms, loop 21-23 ms, on a box loaded to 3x its cores) did not hold up
+// in CPU time: whole scheduler slices were lost in either.
 namespace {
 constexpr int64_t kMinElements = 1024;
 }
