@@ -198,3 +198,34 @@ TEST(EltwiseOneDNN, SigmoidKeepsSubnormalTail) {
     }
   }
 }
+
+// silu's tail the same way (Note [Sigmoid and silu edges]): x / (1 + exp(-x)) is a normal float
+// down to -88.72 (-5.3e-37 at -88), which the vector loop flushed to 0 below -80 before; past
+// -88.73 exp(-x) overflows a float and the result is -0, as the scalar x * sigmoid(x).
+TEST(EltwiseOneDNN, SiluKeepsTail) {
+  for (int64_t n : {int64_t(4096), int64_t(1) << 20}) {
+    Tensor x = tensor::linspace(-90.0, -70.0, n, TensorOptions(kFloat32));
+    for (bool strided : {false, true}) {
+      Tensor in = strided ? x.reshape({2, n / 2}).t() : x;
+      Tensor got = silu(in).contiguous().to(kFloat64);
+      Tensor xd = in.contiguous().to(kFloat64);
+      const double* gp = got.data_ptr<double>();
+      const double* xp = xd.data_ptr<double>();
+      int64_t bad = 0, tail = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = xp[i], g = gp[i];
+        if (v < -88.73) {
+          if (g != 0.0 && bad++ < 5) ADD_FAILURE() << "n=" << n << " x=" << v << " got " << g << " want 0";
+          continue;
+        }
+        if (v < -88.70 && g == 0.0) continue;  // exp(-x) overflows a float from 88.7228 on
+        const double want = static_cast<float>(v / (1.0 + std::exp(-v)));
+        if (v <= -80.0) ++tail;
+        if (!(std::abs(g - want) <= 6e-7 * std::abs(want)) && bad++ < 5)
+          ADD_FAILURE() << "n=" << n << " strided=" << strided << " x=" << v << " got " << g << " want " << want;
+      }
+      EXPECT_GT(tail, n / 3);
+      EXPECT_EQ(bad, 0);
+    }
+  }
+}

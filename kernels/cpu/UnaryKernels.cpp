@@ -61,14 +61,15 @@ HWY_INLINE V log_edges(D d, V v, V r, hn::TFromD<D> pole) {
 
 // Note [Sigmoid and silu edges]
 // sigmoid and silu are 1 / (1 + exp(-x)) and x / (1 + exp(-x)) with Highway's Exp called
-// directly: safe_exp's three compare-and-blend patches were a sixth of the loop's instructions
-// (sweep:sigmoid_4K_out 1.12x torch 2.15). Exp itself returns 0 below its lower bound (-104,
-// -1000 for double), also for NaN, and is exact up to where its result overflows to inf, but
-// past about twice that (its exponent split) it is garbage. So sigmoid clamps -x to kExpInfAt,
-// where exp is already inf (the result 0, as 1 / (1 + inf)), and returns NaN lanes as they
-// are; silu needs no clamp (its lanes below -80 are replaced by 0, -inf by NaN) and its NaN
-// lanes come out as NaN / (1 + 0). The tail x in [-88.7, -87] keeps its subnormal sigmoid
-// (tests/test_eltwise_onednn.cpp, at a large size too).
+// directly: safe_exp's three compare-and-blend patches were six of the sigmoid loop's ~43
+// instructions (sweep:sigmoid_4K_out 1.12x torch 2.15). Exp itself returns 0 below its lower
+// bound (-104, -1000 for double), also for NaN, and is exact up to where its result overflows
+// to inf, but past about twice that (its exponent split) it is garbage. So both clamp -x to
+// kExpInfAt, where exp is already inf: sigmoid is then 1 / (1 + inf) = 0 and silu x / inf = -0
+// below -88.72, and silu at -inf is NaN, all as the scalar formulas give; sigmoid returns NaN
+// lanes as they are (silu's numerator carries them). Both keep their tails: sigmoid's
+// subnormal results for x in [-88.7, -87] and silu's normal ones down to -88.7 (-5e-37 at -88;
+// silu flushed everything below -80 to 0 before). Tested in tests/test_eltwise_onednn.cpp.
 template <class T>
 constexpr T kExpInfAt = sizeof(T) == 4 ? T(89) : T(710);
 
@@ -148,15 +149,10 @@ HWY_INLINE bool vec_unary(const T* in, T* out, int64_t n) {
     });
   else if constexpr (Op == UnaryOp::Silu)
     return run([](D d, auto v) {
-      // Note [Sigmoid and silu edges]: the lanes where exp(-x) would need safe_exp's patches
-      // are replaced below (x < -80) or come out right through Exp's own bound (NaN, +inf).
+      // Note [Sigmoid and silu edges]: -x clamped as sigmoid's; x / inf is -0 below -88.72 and
+      // NaN at -inf, as the scalar x * sigmoid(x).
       auto one = hn::Set(d, T(1));
-      auto r = hn::Div(v, hn::Add(one, hn::Exp(d, hn::Neg(v))));
-      // Below -80 (-700) the quotient underflows to -0: 0, as the scalar x * sigmoid(x). At -inf
-      // it is -inf * 0, NaN, as in libtorch and the scalar functor.
-      auto ninf = hn::Set(d, -std::numeric_limits<T>::infinity());
-      r = hn::IfThenElse(hn::Lt(v, hn::Set(d, T(sizeof(T) == 4 ? -80 : -700))), hn::Zero(d), r);
-      return hn::IfThenElse(hn::Eq(v, ninf), hn::Set(d, std::numeric_limits<T>::quiet_NaN()), r);
+      return hn::Div(v, hn::Add(one, hn::Exp(d, hn::Min(hn::Neg(v), hn::Set(d, kExpInfAt<T>)))));
     });
   else if constexpr (Op == UnaryOp::Sqrt) return run([](D, auto v) { return hn::Sqrt(v); });
   else if constexpr (Op == UnaryOp::Rsqrt) return run([](D d, auto v) { return hn::Div(hn::Set(d, T(1)), hn::Sqrt(v)); });
