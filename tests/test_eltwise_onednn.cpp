@@ -126,8 +126,9 @@ TEST(EltwiseOneDNN, GeluTanhWithoutGradMatchesFormula) {
 }
 
 TEST(EltwiseOneDNN, TanhSigmoidFloat32MatchDefinition) {
-  // tanh of contiguous float32 tensors >= 1024 elements and sigmoid of ones >= 64K run
-  // oneDNN's eltwise; against the float64 definitions, plus the limits and nan.
+  // tanh of contiguous float32 tensors >= 1024 elements runs oneDNN's eltwise, sigmoid the
+  // Highway loop at 72K elements (oneDNN's before); against the float64 definitions, plus the
+  // limits and nan.
   manual_seed(15);
   Tensor x = randn({300, 240}) * 6;
   Tensor xd = x.to(kFloat64);
@@ -159,27 +160,72 @@ TEST(EltwiseOneDNN, TanhSigmoidFloat32MatchDefinition) {
   EXPECT_TRUE(y.allclose(tensor::tanh(x)));
 }
 
-// float32 sigmoid below 64K elements runs the Highway loop (Note [oneDNN eltwise]), which keeps
-// the subnormal results of x in [-88.7, -87] that oneDNN's logistic flushes to 0: each against
-// 1 / (1 + exp(-x)) in float64 (rounded to float, within 2 ulp of the subnormal spacing), at
-// 4K elements (which took oneDNN before) and on the moderate values around them.
-TEST(EltwiseOneDNN, SigmoidSmallKeepsSubnormalTail) {
-  const int64_t n = 4096;
-  Tensor x = tensor::linspace(-88.7, -80.0, n, TensorOptions(kFloat32));
-  Tensor got = sigmoid(x).to(kFloat64);
-  Tensor xd = x.to(kFloat64);
-  int64_t bad = 0, tail = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = xd[i].item<double>();
-    const double want = static_cast<float>(1.0 / (1.0 + std::exp(-v)));
-    const double g = got[i].item<double>();
-    if (v <= -87.0) {
-      ++tail;
-      EXPECT_GT(g, 0.0) << "x=" << v;
+// float32 sigmoid runs the Highway loop at every size (Note [oneDNN eltwise], Note [Sigmoid and
+// silu edges]), which keeps the subnormal results of x in [-88.7, -87] that oneDNN's logistic
+// flushes to 0: each against 1 / (1 + exp(-x)) in float64 (rounded to float, within 2 ulp of
+// the subnormal spacing), at 4K elements and at 1M (threaded; it took oneDNN from 64K before),
+// contiguous and strided (the scalar loop). Below -88.73 exp(-x) overflows a float and the
+// result is 0, as torch's.
+TEST(EltwiseOneDNN, SigmoidKeepsSubnormalTail) {
+  for (int64_t n : {int64_t(4096), int64_t(1) << 20}) {
+    Tensor x = tensor::linspace(-90.0, -80.0, n, TensorOptions(kFloat32));
+    for (bool strided : {false, true}) {
+      Tensor in = strided ? x.reshape({2, n / 2}).t() : x;
+      Tensor got = sigmoid(in).contiguous().to(kFloat64);
+      Tensor xd = in.contiguous().to(kFloat64);
+      const double* gp = got.data_ptr<double>();
+      const double* xp = xd.data_ptr<double>();
+      int64_t bad = 0, tail = 0, zero = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = xp[i], g = gp[i];
+        if (v < -88.73) {
+          ++zero;
+          if (g != 0.0 && bad++ < 5) ADD_FAILURE() << "n=" << n << " x=" << v << " got " << g << " want 0";
+          continue;
+        }
+        const double want = static_cast<float>(1.0 / (1.0 + std::exp(-v)));
+        if (v < -88.70 && g == 0.0) continue;  // exp(-x) overflows a float from 88.7228 on
+        if (v <= -87.0) {
+          ++tail;
+          if (!(g > 0.0) && bad++ < 5) ADD_FAILURE() << "n=" << n << " x=" << v << " got 0";
+        }
+        if (!(std::abs(g - want) <= 2 * 0x1p-149 + 4e-7 * want) && bad++ < 5)
+          ADD_FAILURE() << "n=" << n << " strided=" << strided << " x=" << v << " got " << g << " want " << want;
+      }
+      EXPECT_GT(tail, n / 10);
+      EXPECT_GT(zero, n / 10);
+      EXPECT_EQ(bad, 0);
     }
-    if (!(std::abs(g - want) <= 2 * 0x1p-149 + 4e-7 * want) && bad++ < 5)
-      ADD_FAILURE() << "x=" << v << " got " << g << " want " << want;
   }
-  EXPECT_GT(tail, 500);
-  EXPECT_EQ(bad, 0);
+}
+
+// silu's tail the same way (Note [Sigmoid and silu edges]): x / (1 + exp(-x)) is a normal float
+// down to -88.72 (-5.3e-37 at -88), which the vector loop flushed to 0 below -80 before; past
+// -88.73 exp(-x) overflows a float and the result is -0, as the scalar x * sigmoid(x).
+TEST(EltwiseOneDNN, SiluKeepsTail) {
+  for (int64_t n : {int64_t(4096), int64_t(1) << 20}) {
+    Tensor x = tensor::linspace(-90.0, -70.0, n, TensorOptions(kFloat32));
+    for (bool strided : {false, true}) {
+      Tensor in = strided ? x.reshape({2, n / 2}).t() : x;
+      Tensor got = silu(in).contiguous().to(kFloat64);
+      Tensor xd = in.contiguous().to(kFloat64);
+      const double* gp = got.data_ptr<double>();
+      const double* xp = xd.data_ptr<double>();
+      int64_t bad = 0, tail = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const double v = xp[i], g = gp[i];
+        if (v < -88.73) {
+          if (g != 0.0 && bad++ < 5) ADD_FAILURE() << "n=" << n << " x=" << v << " got " << g << " want 0";
+          continue;
+        }
+        if (v < -88.70 && g == 0.0) continue;  // exp(-x) overflows a float from 88.7228 on
+        const double want = static_cast<float>(v / (1.0 + std::exp(-v)));
+        if (v <= -80.0) ++tail;
+        if (!(std::abs(g - want) <= 6e-7 * std::abs(want)) && bad++ < 5)
+          ADD_FAILURE() << "n=" << n << " strided=" << strided << " x=" << v << " got " << g << " want " << want;
+      }
+      EXPECT_GT(tail, n / 3);
+      EXPECT_EQ(bad, 0);
+    }
+  }
 }

@@ -18,21 +18,22 @@ namespace tensor::cpu {
 // On a quieter box (streaming add 29.5 GB/s, same probe, medians of 5) oneDNN also beat the
 // Highway loops for tanh (16M: 8.01 -> 4.29 ms; 256K: 64.0 -> 41.1 us) and sigmoid (6.99 ->
 // 4.21 ms; 55.7 -> 45.9 us); exp (4.31 / 4.12 ms, 44.1 / 32.7 us) and relu (tie) stay.
-// So GELU, tanh and sigmoid move to oneDNN; the Highway loops stay for the others. The tanh approximation
-// (nn::functional::gelu, approximate="tanh") is 8 composed ops so that autograd sees it; with
-// no gradient to record it runs oneDNN's gelu_tanh instead (16M: 218 ms composed, 24 ms).
-// Below kMinElements (a guess, not measured: the call's fixed cost is a cache lookup, two
-// memory objects and an OpenMP region, ~2 us) the loops stay. For sigmoid the threshold is
-// measured (2026-11-28, loaded 2-core box, /tmp/sgt.cpp, medians of 7, fresh / out=): at 4K
-// floats oneDNN took 6-24 us, the Highway loop 2-3 us (sweep:sigmoid_4K_out read 1.97x torch
-// 2.15 in the quiet run); at 16M oneDNN 11-13 ms, the loop 21-23 ms; at 64K and 256K the runs
-// overlapped. So sigmoid moves to oneDNN from 64K elements. Below that the loop also keeps
-// sigmoid's tail: oneDNN's logistic returns 0 for x below about -87 (its exp flushes where
-// the result would be subnormal) where 1 / (1 + exp(-x)) is 3e-39 to 2e-38 down to -88.7
-// (torch 2.15's value; both return 0 below that).
+// So GELU, tanh and sigmoid moved to oneDNN; the Highway loops stay for the others. The tanh
+// approximation (nn::functional::gelu, approximate="tanh") is 8 composed ops so that autograd
+// sees it; with no gradient to record it runs oneDNN's gelu_tanh instead (16M: 218 ms composed,
+// 24 ms). Below kMinElements (a guess, not measured: the call's fixed cost is a cache lookup,
+// two memory objects and an OpenMP region, ~2 us) the loops stay.
+// Sigmoid went back to the Highway loop at every size (2026-11-28, session 13): oneDNN's
+// logistic returns 0 for x below about -87 (its exp flushes where the result would be
+// subnormal) where 1 / (1 + exp(-x)) is 3e-39 to 2e-38 down to -88.7 (torch 2.15's value);
+// at 4K floats oneDNN's call took 6-24 us against the loop's 2-3 us; at 16M, with the loop's
+// edge patches cut (Note [Sigmoid and silu edges]), the loop uses up to 8% more CPU time than
+// oneDNN's logistic (7.6-7.7 against 7.1-7.3 ms, mins of 9-15 calls; docs/benchmarks.md,
+// "Elementwise kernels"), the price of the correct tail. The 16M wall times of the earlier
+// comparison (oneDNN 11-13 ms, loop 21-23 ms, on a box loaded to 3x its cores) did not hold up
+// in CPU time: whole scheduler slices were lost in either.
 namespace {
 constexpr int64_t kMinElements = 1024;
-constexpr int64_t kMinSigmoidElements = 65536;
 }
 
 namespace {
@@ -59,11 +60,10 @@ bool onednn_unary(const TensorIterator& it, UnaryOp op) {
     case UnaryOp::Gelu: alg = dnnl::algorithm::eltwise_gelu_erf; break;
     case UnaryOp::GeluTanh: alg = dnnl::algorithm::eltwise_gelu_tanh; break;
     case UnaryOp::Tanh: alg = dnnl::algorithm::eltwise_tanh; break;
-    case UnaryOp::Sigmoid: alg = dnnl::algorithm::eltwise_logistic; break;
     default: return false;
   }
   if (!it.device().is_cpu() || it.ntensors() != 2 || it.dtype(0) != kFloat32 || it.dtype(1) != kFloat32) return false;
-  if (it.numel() < (op == UnaryOp::Sigmoid ? kMinSigmoidElements : kMinElements) || !it.is_contiguous()) return false;
+  if (it.numel() < kMinElements || !it.is_contiguous()) return false;
   run_eltwise(alg, it.numel(), it.data(1), it.data(0));
   return true;
 }
