@@ -71,6 +71,34 @@ inline int free_port() {
   return ntohs(a.sin_port);
 }
 
+/// Whether a TCP listener could bind `port` on every address now.
+inline bool port_is_free(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_ANY);
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  ::close(fd);
+  return ok;
+}
+
+/// A port p with p and p + 1 both free, for a multi-node tensorrun job (its launchers meet on
+/// --master-port and its ranks on the next port, Note [tensorrun across nodes]). Taken below the
+/// kernel's ephemeral range (32768 up): free_port()'s pick lies inside it, where p + 1 could be
+/// held by any concurrent test's outgoing connection (a fresh-system run failed so: "cannot
+/// listen on port 51288: Address already in use").
+inline int free_port_pair() {
+  static unsigned seed = static_cast<unsigned>(::getpid()) * 2654435761u ^
+                         static_cast<unsigned>(std::chrono::steady_clock::now().time_since_epoch().count());
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    seed = seed * 1103515245u + 12345u;
+    const int p = 20000 + static_cast<int>((seed >> 8) % 12000);
+    if (port_is_free(p) && port_is_free(p + 1)) return p;
+  }
+  throw std::runtime_error("free_port_pair: no two consecutive free ports in [20000, 32001)");
+}
+
 inline std::string env_or(const char* name, const char* dflt) {
   const char* v = std::getenv(name);
   return v ? v : dflt;

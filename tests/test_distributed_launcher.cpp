@@ -166,7 +166,7 @@ TEST(DistributedLauncher, FailedRanksAreRestartedWhileRestartsAreLeft) {
 
 // Two launchers on loopback stand for two hosts: global ranks, one world, one allreduce.
 TEST(DistributedLauncher, TwoNodeJobRunsOneWorld) {
-  const std::string port = std::to_string(dist_test::free_port());
+  const std::string port = std::to_string(dist_test::free_port_pair());
   ::setenv("TENSOR_DIST_SCENARIO", "launched", 1);
   auto node = [&](int r) {
     return std::async(std::launch::async, [=] {
@@ -192,7 +192,7 @@ TEST(DistributedLauncher, TwoNodeJobRunsOneWorld) {
 // A rank failing on node 1 stops node 0's ranks (which would sleep for 50 s) and restarts both
 // nodes' ranks; the second round succeeds everywhere.
 TEST(DistributedLauncher, TwoNodeJobRestartsEveryNodeAfterOneFails) {
-  const std::string port = std::to_string(dist_test::free_port());
+  const std::string port = std::to_string(dist_test::free_port_pair());
   const std::string prog =
       "sh -c 'echo round=$TENSOR_RESTART_COUNT; if [ $TENSOR_RESTART_COUNT = 0 ]; then if [ $RANK = 1 ]; then exit 5; "
       "fi; exec sleep 50; fi'";
@@ -211,7 +211,7 @@ TEST(DistributedLauncher, TwoNodeJobRestartsEveryNodeAfterOneFails) {
   EXPECT_NE(r1.out.find("[1] round=1\n"), std::string::npos) << r1.out;
   EXPECT_LT(r0.seconds, 30) << "node 0's sleeping rank was not stopped";
   // Without restarts both launchers end with the failure.
-  const std::string port2 = std::to_string(dist_test::free_port());
+  const std::string port2 = std::to_string(dist_test::free_port_pair());
   auto once = [&](int r) {
     return std::async(std::launch::async, [=] {
       return run_cmd("--nnodes 2 --node-rank " + std::to_string(r) + " --rdzv-id job3 --master-port " + port2 + " " + prog);
