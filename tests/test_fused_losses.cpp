@@ -1,13 +1,13 @@
 // The fused CPU losses (Note [Fused CPU losses] in kernels/cpu/LossKernels.h): nll_loss,
-// cross_entropy, huber_loss, multi_margin_loss and binary_cross_entropy_with_logits run as one kernel where nothing records a
-// gradient. Their values are checked against PyTorch's (tests/reference/torch_nn_port_ref.h,
-// the inputs of tests/test_port_nn.cpp), against float64 loops written here from the losses'
-// definitions, and against the composite path (taken for a weight that requires grad; for
-// huber_loss, with a broadcast target; for cross_entropy, with an input that requires grad) on
-// sizes that split over threads; invalid targets still raise the composite's errors. With
-// autograd each is a Function whose backward is one pass (Notes [Huber loss Function],
-// [nll_loss Function], [Multi-margin loss Function]): gradchecked, gradgradchecked, and its
-// gradient checked against float64 loops and the composite's.
+// cross_entropy, huber_loss, multi_margin_loss and binary_cross_entropy_with_logits run as one
+// kernel where nothing records a gradient. Their values are checked against PyTorch's
+// (tests/reference/torch_nn_port_ref.h, the inputs of tests/test_port_nn.cpp), against float64
+// loops written here from the losses' definitions, and against the composite path (taken for a
+// weight that requires grad; for huber_loss, with a broadcast target; for cross_entropy, with
+// an input that requires grad) on sizes that split over threads; invalid targets still raise
+// the composite's errors. With autograd each is a Function whose backward is one pass (Notes
+// [Huber loss Function], [nll_loss Function], [Multi-margin loss Function]): gradchecked,
+// gradgradchecked, and its gradient checked against float64 loops and the composite's.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 

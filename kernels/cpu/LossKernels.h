@@ -21,17 +21,18 @@ void ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor
 
 // Note [Fused CPU losses]
 // nll_loss, cross_entropy, huber_loss (and smooth_l1_loss), multi_margin_loss and
-// binary_cross_entropy_with_logits are composites of public ops in nn (so that their gradients come from the ops' own). Without
-// autograd recording, on CPU float32/float64 inputs, each runs instead as one pass below: the
-// composites ran 9 to 16 dispatched ops, each with its own output (nll_loss on 64 rows took
-// 4 us, torch 2.15's one kernel 0.7 us; cross_entropy on [64, 64] 9 us, torch 2.15's
-// log_softmax and nll_loss 3.6 us; huber and multi_margin on 16M elements wrote half a dozen
-// 64 MB temporaries; binary_cross_entropy_with_logits ran about twelve elementwise ops and a
-// mean, 1.6x torch 2.15's time on 4K elements). The per-element
-// formulas are the composites' own, in the input's dtype; sums accumulate in float blocks
-// added into double (as the reductions do), so the results agree with the composites to the
-// rounding of the sum. The front ends (src/ops/LossOps.cpp) fall back to the composites for
-// anything else, and for invalid targets, whose error messages the composites give.
+// binary_cross_entropy_with_logits are composites of public ops in nn (so that their gradients
+// come from the ops' own). Without autograd recording, on CPU float32/float64 inputs, each runs
+// instead as one pass below: the composites ran 9 to 16 dispatched ops, each with its own
+// output (nll_loss on 64 rows took 4 us, torch 2.15's one kernel 0.7 us; cross_entropy on
+// [64, 64] 9 us, torch 2.15's log_softmax and nll_loss 3.6 us; huber and multi_margin on 16M
+// elements wrote half a dozen 64 MB temporaries; binary_cross_entropy_with_logits ran about
+// twelve elementwise ops and a mean, 1.6x torch 2.15's time on 4K elements). The per-element
+// formulas are the composites' own (binary_cross_entropy_with_logits' in its log1p form, below),
+// in the input's dtype; sums accumulate in float blocks added into double (as the reductions
+// do), so the results agree with the composites to the rounding of the sum. The front ends
+// (src/ops/LossOps.cpp) fall back to the composites for anything else, and for invalid targets,
+// whose error messages the composites give.
 
 /// nll_loss of a contiguous [N, C] input and contiguous int64 [N] target: row n contributes
 /// -w_n input[n, t_n], w_n = weight[t_n] (1 without a weight; 0 where t_n == ignore_index).
