@@ -1,19 +1,20 @@
 // The fused CPU losses (Note [Fused CPU losses] in kernels/cpu/LossKernels.h): nll_loss,
-// cross_entropy, huber_loss and multi_margin_loss run as one kernel where nothing records a
-// gradient. Their values are checked against PyTorch's (tests/reference/torch_nn_port_ref.h,
-// the inputs of tests/test_port_nn.cpp), against float64 loops written here from the losses'
-// definitions, and against the composite path (taken for a weight that requires grad; for
-// huber_loss, with a broadcast target; for cross_entropy, with an input that requires grad) on
-// sizes that split over threads; invalid targets still raise the composite's errors. With
-// autograd each is a Function whose backward is one pass (Notes [Huber loss Function],
-// [nll_loss Function], [Multi-margin loss Function]): gradchecked, gradgradchecked, and its
-// gradient checked against float64 loops and the composite's.
+// cross_entropy, huber_loss, multi_margin_loss and binary_cross_entropy_with_logits run as one
+// kernel where nothing records a gradient. Their values are checked against PyTorch's
+// (tests/reference/torch_nn_port_ref.h, the inputs of tests/test_port_nn.cpp), against float64
+// loops written here from the losses' definitions, and against the composite path (taken for a
+// weight that requires grad; for huber_loss, with a broadcast target; for cross_entropy, with
+// an input that requires grad) on sizes that split over threads; invalid targets still raise
+// the composite's errors. With autograd each is a Function whose backward is one pass (Notes
+// [Huber loss Function], [nll_loss Function], [Multi-margin loss Function]): gradchecked,
+// gradgradchecked, and its gradient checked against float64 loops and the composite's.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 
 #include <omp.h>
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -218,6 +219,120 @@ TEST(FusedLosses, ReducedLossesInsideAnOpenMPTeam) {
   for (int id = 0; id < 2; ++id) {
     EXPECT_DOUBLE_EQ(got_ce[id], want_ce) << "thread " << id;
     EXPECT_DOUBLE_EQ(got_mm[id], want_mm) << "thread " << id;
+  }
+}
+
+TEST(FusedLosses, BceWithLogitsInsideAnOpenMPTeam) {
+  // As above, for the element sum of binary_cross_entropy_with_logits (parallel_sum).
+  manual_seed(10);
+  Tensor x = randn({64, 70}) * 3, t = rand({64, 70});
+  const double want = tensor::binary_cross_entropy_with_logits(x, t, {}, {}, Reduction::Sum).item<double>();
+  ASSERT_GT(want, 0.0);
+  double got[2] = {0, 0};
+  int team = 0;
+#pragma omp parallel num_threads(2)
+  {
+    const int id = omp_get_thread_num();
+    if (id == 0) team = omp_get_num_threads();
+    got[id] = tensor::binary_cross_entropy_with_logits(x, t, {}, {}, Reduction::Sum).item<double>();
+  }
+  ASSERT_EQ(team, 2);
+  for (int id = 0; id < 2; ++id) EXPECT_DOUBLE_EQ(got[id], want) << "thread " << id;
+}
+
+namespace {
+
+// log(1 + e^-x), written per sign so that neither exponential overflows.
+double softplus_neg_ref(double x) { return x >= 0 ? std::log1p(std::exp(-x)) : -x + std::log1p(std::exp(x)); }
+
+// binary_cross_entropy_with_logits per element in float64 from its definition:
+// -w (l t log(sigmoid(x)) + (1 - t) log(1 - sigmoid(x))), l the pos_weight, where
+// -log(sigmoid(x)) = log(1 + e^-x) and -log(1 - sigmoid(x)) = x + log(1 + e^-x).
+std::vector<double> bce_logits_ref(const std::vector<double>& x, const std::vector<double>& t,
+                                   const std::vector<double>* w, const std::vector<double>* pw) {
+  std::vector<double> out;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double l = pw ? (*pw)[i] : 1.0, sp = softplus_neg_ref(x[i]);
+    const double v = l * t[i] * sp + (1 - t[i]) * (x[i] + sp);
+    out.push_back(w ? (*w)[i] * v : v);
+  }
+  return out;
+}
+
+}  // namespace
+
+// binary_cross_entropy_with_logits without recording is one kernel: against a float64 loop and
+// the composite (the same call with an input that requires grad), with and without weight and
+// pos_weight, on a transposed input over the threading grain whose logits include +-100 and
+// +-1e4 (their targets 0, 1/2 or 1, so that (1 - t) x is exact and the float64 loop is a fair
+// reference). A broadcast weight or pos_weight takes the composite, checked against the loop.
+TEST(FusedLosses, BceWithLogitsMatchesReferenceAndComposite) {
+  manual_seed(11);
+  const int64_t R = 67, C = 131;  // 8777 elements: two threads
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    std::vector<double> xs = vals(randn({C, R}, kFloat64) * 3), ts = vals(rand({C, R}, kFloat64));
+    const double big[] = {100, -100, 1e4, -1e4};
+    for (size_t k = 0; k < 4; ++k)
+      for (size_t j = 0; j < 3; ++j) {
+        xs[k * 1000 + j * 7] = big[k];
+        ts[k * 1000 + j * 7] = 0.5 * static_cast<double>(j);
+      }
+    // x is [R, C], the transpose of a contiguous [C, R] tensor.
+    Tensor x = tensor::tensor(xs, TensorOptions(dt)).reshape({C, R}).t();
+    Tensor t = tensor::tensor(ts, TensorOptions(dt)).reshape({C, R}).t().contiguous();
+    ASSERT_FALSE(x.is_contiguous());
+    Tensor w = rand({R, C}, dt) + 0.5, pw = rand({R, C}, dt) * 2 + 0.1;
+    const std::vector<double> xv = vals(x), tv = vals(t), wv = vals(w), pwv = vals(pw);
+    const double tol = dt == kFloat32 ? 2e-5 : 1e-12;
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool use_w = variant & 1, use_pw = variant & 2;
+      const std::vector<double> per = bce_logits_ref(xv, tv, use_w ? &wv : nullptr, use_pw ? &pwv : nullptr);
+      for (int64_t r : kReductions) {
+        const std::string what = std::string("bce_with_logits ") + to_string(dt) + " w " + std::to_string(use_w) +
+                                 " pw " + std::to_string(use_pw) + " r " + std::to_string(r);
+        auto f = [&](const Tensor& a) {
+          return tensor::binary_cross_entropy_with_logits(a, t, use_w ? std::optional<Tensor>(w) : std::nullopt,
+                                                          use_pw ? std::optional<Tensor>(pw) : std::nullopt, r);
+        };
+        Tensor got = f(x);
+        EXPECT_EQ(got.dtype(), dt) << what;
+        const std::vector<int64_t> want_shape =
+            r == Reduction::None ? std::vector<int64_t>{R, C} : std::vector<int64_t>{};
+        EXPECT_EQ(got.sizes().vec(), want_shape) << what;
+        expect_values(got, reduce_ref(per, r, static_cast<double>(per.size())), tol, what);
+        expect_values(got, vals(composite(x, f)), tol, what + " vs composite");
+      }
+    }
+    // Broadcast weight and pos_weight (one per column) take the composite.
+    Tensor wc = rand({C}, dt) + 0.5, pwc = rand({C}, dt) * 2 + 0.1;
+    const std::vector<double> wcv = vals(wc.expand({R, C})), pwcv = vals(pwc.expand({R, C}));
+    const std::vector<double> per = bce_logits_ref(xv, tv, &wcv, &pwcv);
+    for (int64_t r : kReductions)
+      expect_values(tensor::binary_cross_entropy_with_logits(x, t, wc, pwc, r),
+                    reduce_ref(per, r, static_cast<double>(per.size())), tol,
+                    std::string("bce_with_logits broadcast ") + to_string(dt) + " " + std::to_string(r));
+  }
+}
+
+TEST(FusedLosses, BceWithLogitsPropagatesNaN) {
+  // 37 elements: NaN inside the vector loop's lanes (index 1) and in its scalar tail (35).
+  const double nan = std::nan("");
+  std::vector<double> xs, ts;
+  for (int i = 0; i < 37; ++i) {
+    xs.push_back(i == 1 || i == 35 ? nan : 0.37 * i - 6.0);
+    ts.push_back((i % 5) * 0.25);
+  }
+  const std::vector<double> want = bce_logits_ref(xs, ts, nullptr, nullptr);
+  ASSERT_TRUE(std::isnan(want[1]) && std::isnan(want[35]) && !std::isnan(want[0]));
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    Tensor x = tensor::tensor(xs, TensorOptions(dt)), t = tensor::tensor(ts, TensorOptions(dt));
+    auto f = [&](const Tensor& a, int64_t r) { return tensor::binary_cross_entropy_with_logits(a, t, {}, {}, r); };
+    expect_values(f(x, Reduction::None), want, 1e-6, std::string("bce_with_logits NaN none ") + to_string(dt));
+    for (int64_t r : {Reduction::Mean, Reduction::Sum}) {
+      EXPECT_TRUE(std::isnan(f(x, r).item<double>())) << to_string(dt) << " " << r;
+      EXPECT_TRUE(std::isnan(composite(x, [&](const Tensor& a) { return f(a, r); }).item<double>()))
+          << to_string(dt) << " " << r;
+    }
   }
 }
 

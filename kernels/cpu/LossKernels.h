@@ -20,17 +20,19 @@ void ctc_loss_backward(const Tensor& grad, const Tensor& log_probs, const Tensor
                        const Tensor& neg_log_likelihood, const Tensor& log_alpha, const Tensor& grad_input);
 
 // Note [Fused CPU losses]
-// nll_loss, cross_entropy, huber_loss (and smooth_l1_loss) and multi_margin_loss are
-// composites of public ops in nn (so that their gradients come from the ops' own). Without
-// autograd recording, on CPU float32/float64 inputs, each runs instead as one pass below: the
-// composites ran 9 to 16 dispatched ops, each with its own output (nll_loss on 64 rows took
-// 4 us, torch 2.15's one kernel 0.7 us; cross_entropy on [64, 64] 9 us, torch 2.15's
-// log_softmax and nll_loss 3.6 us; huber and multi_margin on 16M elements wrote half a dozen
-// 64 MB temporaries). The per-element
-// formulas are the composites' own, in the input's dtype; sums accumulate in float blocks
-// added into double (as the reductions do), so the results agree with the composites to the
-// rounding of the sum. The front ends (src/ops/LossOps.cpp) fall back to the composites for
-// anything else, and for invalid targets, whose error messages the composites give.
+// nll_loss, cross_entropy, huber_loss (and smooth_l1_loss), multi_margin_loss and
+// binary_cross_entropy_with_logits are composites of public ops in nn (so that their gradients
+// come from the ops' own). Without autograd recording, on CPU float32/float64 inputs, each runs
+// instead as one pass below: the composites ran 9 to 16 dispatched ops, each with its own
+// output (nll_loss on 64 rows took 4 us, torch 2.15's one kernel 0.7 us; cross_entropy on
+// [64, 64] 9 us, torch 2.15's log_softmax and nll_loss 3.6 us; huber and multi_margin on 16M
+// elements wrote half a dozen 64 MB temporaries; binary_cross_entropy_with_logits ran about
+// twelve elementwise ops and a mean, 1.6x torch 2.15's time on 4K elements). The per-element
+// formulas are the composites' own (binary_cross_entropy_with_logits' in its log1p form, below),
+// in the input's dtype; sums accumulate in float blocks added into double (as the reductions
+// do), so the results agree with the composites to the rounding of the sum. The front ends
+// (src/ops/LossOps.cpp) fall back to the composites for anything else, and for invalid targets,
+// whose error messages the composites give.
 
 /// nll_loss of a contiguous [N, C] input and contiguous int64 [N] target: row n contributes
 /// -w_n input[n, t_n], w_n = weight[t_n] (1 without a weight; 0 where t_n == ignore_index).
@@ -52,6 +54,15 @@ bool cross_entropy_forward(const Tensor& input, const Tensor& target, const Tens
 /// Huber loss over beta, in the composite's own formula).
 void huber_loss_forward(const Tensor& input, const Tensor& target, double delta, int64_t reduction,
                         const Tensor& out, bool smooth_l1 = false);
+
+/// binary_cross_entropy_with_logits of contiguous input x, target t and optional weight w and
+/// pos_weight p, all of one shape: (1 - t) x + l_p sp(x), times w, where sp(x) = log(1 + e^-x)
+/// = max(-x, 0) + log1p(e^-|x|) (the composite's overflow-free m + log(e^-m + e^(-x-m)) in
+/// libtorch's log_sigmoid form: equal to rounding, and exact where e^-|x| is below the
+/// rounding of 1; Highway's Exp and Log1p, rows::softplus_neg) and l_p = (p - 1) t + 1 (1
+/// without pos_weight); reduction as for huber_loss.
+void bce_with_logits_forward(const Tensor& input, const Tensor& target, const Tensor& weight,
+                             const Tensor& pos_weight, int64_t reduction, const Tensor& out);
 
 /// multi_margin_loss of a contiguous [N, C] input and int64 [N] target: row n's loss is
 /// sum over c != y of max(0, margin - x[n, y] + x[n, c])^p * w[y] / C (p 1 or 2; w 1 without a

@@ -60,6 +60,10 @@ void axpbypc_f32(const float* g, const float* x, float* y, int64_t n, float a, f
 /// out[r] = the mean of row r of the contiguous [rows, n] block x (n >= 1), for short rows
 /// (global pooling's planes) without a call per row.
 void row_means_f32(const float* x, int64_t rows, int64_t n, float* out);
+/// y = log(1 + e^-x) = max(-x, 0) + log1p(e^-|x|) (never overflowing; NaN stays NaN), float32
+/// or float64: the fused binary_cross_entropy_with_logits of kernels/cpu/LossKernels.h.
+void softplus_neg(const float* x, float* y, int64_t n);
+void softplus_neg(const double* x, double* y, int64_t n);
 }  // namespace rows
 
 }  // namespace tensor::cpu

@@ -59,6 +59,8 @@ struct ReducePrims {
   void (*affine_f32)(const float*, float*, int64_t, float, float);
   void (*axpbypc_f32)(const float*, const float*, float*, int64_t, float, float, float);
   void (*row_means_f32)(const float*, int64_t, int64_t, float*);
+  void (*softplus_neg_f32)(const float*, float*, int64_t);
+  void (*softplus_neg_f64)(const double*, double*, int64_t);
 };
 }  // namespace tensor::cpu
 #endif
@@ -227,6 +229,26 @@ void AxpbypcF32(const float* HWY_RESTRICT g, const float* HWY_RESTRICT x, float*
 // full load where the block has that many elements left (the next row's, ignored), so that a
 // short row costs a handful of instructions rather than a call of SumRun; longer rows take
 // SumRun.
+// y = log(1 + e^-x) = max(-x, 0) + log1p(e^-|x|), which never overflows. e^-|x| is 0 below
+// exp's range (Highway's Exp is accurate only inside it, Note [Vector math at the edges]); its
+// log1p argument stays in [0, 1]. NaN stays NaN; the tail takes the C library's functions.
+template <class T>
+void SoftplusNeg(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const auto zero = hn::Zero(d);
+  const auto lo = hn::Set(d, sizeof(T) == 4 ? T(-103.972) : T(-745.1332191019411));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) {
+    const auto v = hn::LoadU(d, x + i);
+    const auto na = hn::Neg(hn::Abs(v));
+    const auto e = hn::IfThenElse(hn::Lt(na, lo), zero, hn::Exp(d, na));
+    const auto r = hn::Add(hn::Max(hn::Neg(v), zero), hn::Log1p(d, e));
+    hn::StoreU(hn::IfThenElse(hn::IsNaN(v), v, r), d, y + i);
+  }
+  for (; i < n; ++i) y[i] = std::max(-x[i], T(0)) + std::log1p(std::exp(-std::abs(x[i])));
+}
+
 void RowMeansF32(const float* HWY_RESTRICT x, int64_t rows, int64_t n, float* HWY_RESTRICT out) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
@@ -538,7 +560,8 @@ const ReducePrims* GetReducePrims() {
       &ColArg<double, int64_t, true>, &ColArg<double, int64_t, false>,
       &ProdRun<float>, &ProdRun<double>,
       &SumSqRun<float>, &SumSqRun<double>, &ColSumSq<float>, &ColSumSq<double>,
-      &LayerNormRowF32, &SumDevF32, &SumGxF32, &AffineF32, &AxpbypcF32, &RowMeansF32};
+      &LayerNormRowF32, &SumDevF32, &SumGxF32, &AffineF32, &AxpbypcF32, &RowMeansF32,
+      &SoftplusNeg<float>, &SoftplusNeg<double>};
   return &kPrims;
 }
 
@@ -1421,6 +1444,8 @@ void axpbypc_f32(const float* g, const float* x, float* y, int64_t n, float a, f
   prims().axpbypc_f32(g, x, y, n, a, b, e);
 }
 void row_means_f32(const float* x, int64_t rows, int64_t n, float* out) { prims().row_means_f32(x, rows, n, out); }
+void softplus_neg(const float* x, float* y, int64_t n) { prims().softplus_neg_f32(x, y, n); }
+void softplus_neg(const double* x, double* y, int64_t n) { prims().softplus_neg_f64(x, y, n); }
 }  // namespace rows
 
 }  // namespace tensor::cpu

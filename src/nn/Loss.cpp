@@ -337,13 +337,18 @@ Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& targe
   check_floating(op, "target", target);
   TENSOR_CHECK(target.sizes() == input.sizes(), "{}: target size {} must be the same as input size {}", op,
                detail::shape_str(target.sizes()), detail::shape_str(input.sizes()));
+  const Tensor& pw = options.pos_weight();
+  if (pw.defined())
+    TENSOR_CHECK(pw.is_floating_point(), "{}: pos_weight must be floating point, got {}", op, pw.describe());
+  // One kernel where nothing records (Note [Fused CPU losses]); else the composite.
+  Tensor fused = ops::fused_bce_with_logits(input, target, options.weight(), pw,
+                                            static_cast<int64_t>(options.reduction().kind()));
+  if (fused.defined()) return fused;
   // With m = max(-x, 0): log(1 + e^-x) = m + log(e^-m + e^(-x-m)), which never overflows.
   Tensor max_val = (-input).clamp_min(0);
   Tensor log1pexp = (tensor::exp(-max_val) + tensor::exp(-input - max_val)).log() + max_val;
   Tensor loss;
-  if (options.pos_weight().defined()) {
-    const Tensor& pw = options.pos_weight();
-    TENSOR_CHECK(pw.is_floating_point(), "{}: pos_weight must be floating point, got {}", op, pw.describe());
+  if (pw.defined()) {
     Tensor log_weight = (pw - 1) * target + 1;
     loss = (1 - target) * input + log_weight * log1pexp;
   } else {

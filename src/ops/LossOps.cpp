@@ -201,6 +201,19 @@ Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_
   return out;
 }
 
+Tensor fused_bce_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                             const Tensor& pos_weight, int64_t reduction) {
+  const auto same_shape = [&](const Tensor& t) { return !t.defined() || t.sizes() == input.sizes(); };
+  if (!fused_loss_applies({&input, &target, &weight, &pos_weight}) || !valid_reduction(reduction) ||
+      !same_shape(target) || !same_shape(weight) || !same_shape(pos_weight) || input.numel() == 0)
+    return Tensor();
+  Tensor out = empty(reduction == Reduction::None ? input.sizes().vec() : std::vector<int64_t>{}, input.options());
+  const auto contig = [](const Tensor& t) { return t.defined() ? t.contiguous() : t; };
+  cpu::bce_with_logits_forward(input.contiguous(), target.contiguous(), contig(weight), contig(pos_weight), reduction,
+                               out);
+  return out;
+}
+
 namespace {
 
 // Whether grad can feed a fused backward: the loss's shape (one entry per row without a

@@ -52,6 +52,10 @@ Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduc
                         bool smooth_l1 = false);
 Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, double margin,
                                const Tensor& weight, int64_t reduction);
+/// fused_bce_with_logits is binary_cross_entropy_with_logits; weight and pos_weight (either may
+/// be undefined) must have the input's shape (other broadcasts take the composite).
+Tensor fused_bce_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
+                             const Tensor& pos_weight, int64_t reduction);
 
 /// The gradients of fused_nll_loss and fused_multi_margin_loss with respect to their [N, C]
 /// input, in one pass (cpu::nll_loss_backward, cpu::multi_margin_loss_backward) for the nn
