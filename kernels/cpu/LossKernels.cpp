@@ -239,6 +239,13 @@ double parallel_sum(int64_t n, int64_t work_per_item, const F& f) {
   return total;
 }
 
+/// Whether every target of a class-target loss is ignore_index or a class in [0, C).
+bool targets_in_range(const int64_t* t, int64_t N, int64_t C, int64_t ignore_index) {
+  for (int64_t n = 0; n < N; ++n)
+    if (t[n] != ignore_index && (t[n] < 0 || t[n] >= C)) return false;
+  return true;
+}
+
 template <class T>
 void store_reduced(const Tensor& out, double sum, double count, int64_t reduction) {
   T* o = out.data_ptr<T>();
@@ -251,8 +258,7 @@ bool nll_loss_forward(const Tensor& input, const Tensor& target, const Tensor& w
                       int64_t ignore_index, const Tensor& out) {
   const int64_t N = target.numel(), C = input.numel() / std::max<int64_t>(N, 1);
   const int64_t* t = target.data_ptr<int64_t>();
-  for (int64_t n = 0; n < N; ++n)
-    if (t[n] != ignore_index && (t[n] < 0 || t[n] >= C)) return false;
+  if (!targets_in_range(t, N, C, ignore_index)) return false;
   auto run = [&](auto tag) {
     using T = decltype(tag);
     const T* x = input.data_ptr<T>();
@@ -282,8 +288,7 @@ bool cross_entropy_forward(const Tensor& input, const Tensor& target, const Tens
                            int64_t ignore_index, const Tensor& out) {
   const int64_t N = target.numel(), C = input.numel() / std::max<int64_t>(N, 1);
   const int64_t* t = target.data_ptr<int64_t>();
-  for (int64_t n = 0; n < N; ++n)
-    if (t[n] != ignore_index && (t[n] < 0 || t[n] >= C)) return false;
+  if (!targets_in_range(t, N, C, ignore_index)) return false;
   auto run = [&](auto tag) {
     using T = decltype(tag);
     const T* x = input.data_ptr<T>();

@@ -145,35 +145,42 @@ bool fused_loss_applies(std::initializer_list<const Tensor*> floats) {
 
 bool valid_reduction(int64_t r) { return r == Reduction::None || r == Reduction::Mean || r == Reduction::Sum; }
 
+/// The fused class-target losses (nll_loss, cross_entropy, multi_margin_loss): [N, C] input,
+/// [N] int64 targets, an optional [C] weight. Checks that the fused kernel applies, makes the
+/// output ([N] for None, else a scalar) and calls run(input, target, weight, out), contiguous;
+/// an undefined Tensor (the composite's turn) when it does not apply or run finds a target out
+/// of range.
+template <class Run>
+Tensor fused_class_target_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
+                               const Run& run) {
+  if (!fused_loss_applies({&input, &weight}) || !valid_reduction(reduction) || input.dim() != 2 ||
+      !target.defined() || !target.is_cpu() || target.dtype() != kInt64 || target.dim() != 1 ||
+      target.size(0) != input.size(0) || input.numel() == 0 ||
+      (weight.defined() && (weight.dim() != 1 || weight.numel() != input.size(1))))
+    return Tensor();
+  Tensor out = empty(reduction == Reduction::None ? std::vector<int64_t>{input.size(0)} : std::vector<int64_t>{},
+                     input.options());
+  const Tensor w = weight.defined() ? weight.contiguous() : weight;
+  if (!run(input.contiguous(), target.contiguous(), w, out)) return Tensor();
+  return out;
+}
+
 }  // namespace
 
 Tensor fused_nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
                       int64_t ignore_index) {
-  if (!fused_loss_applies({&input, &weight}) || !valid_reduction(reduction) || input.dim() != 2 ||
-      !target.defined() || !target.is_cpu() || target.dtype() != kInt64 || target.dim() != 1 ||
-      target.size(0) != input.size(0) || input.numel() == 0 ||
-      (weight.defined() && (weight.dim() != 1 || weight.numel() != input.size(1))))
-    return Tensor();
-  Tensor out = empty(reduction == Reduction::None ? std::vector<int64_t>{input.size(0)} : std::vector<int64_t>{},
-                     input.options());
-  const Tensor w = weight.defined() ? weight.contiguous() : weight;
-  if (!cpu::nll_loss_forward(input.contiguous(), target.contiguous(), w, reduction, ignore_index, out)) return Tensor();
-  return out;
+  return fused_class_target_loss(input, target, weight, reduction, [&](const Tensor& x, const Tensor& t, const Tensor& w,
+                                                                       const Tensor& out) {
+    return cpu::nll_loss_forward(x, t, w, reduction, ignore_index, out);
+  });
 }
 
 Tensor fused_cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, int64_t reduction,
                            int64_t ignore_index) {
-  if (!fused_loss_applies({&input, &weight}) || !valid_reduction(reduction) || input.dim() != 2 ||
-      !target.defined() || !target.is_cpu() || target.dtype() != kInt64 || target.dim() != 1 ||
-      target.size(0) != input.size(0) || input.numel() == 0 ||
-      (weight.defined() && (weight.dim() != 1 || weight.numel() != input.size(1))))
-    return Tensor();
-  Tensor out = empty(reduction == Reduction::None ? std::vector<int64_t>{input.size(0)} : std::vector<int64_t>{},
-                     input.options());
-  const Tensor w = weight.defined() ? weight.contiguous() : weight;
-  if (!cpu::cross_entropy_forward(input.contiguous(), target.contiguous(), w, reduction, ignore_index, out))
-    return Tensor();
-  return out;
+  return fused_class_target_loss(input, target, weight, reduction, [&](const Tensor& x, const Tensor& t, const Tensor& w,
+                                                                       const Tensor& out) {
+    return cpu::cross_entropy_forward(x, t, w, reduction, ignore_index, out);
+  });
 }
 
 Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduction, double delta,
@@ -188,17 +195,11 @@ Tensor fused_huber_loss(const Tensor& input, const Tensor& target, int64_t reduc
 
 Tensor fused_multi_margin_loss(const Tensor& input, const Tensor& target, int64_t p, double margin,
                                const Tensor& weight, int64_t reduction) {
-  if (!fused_loss_applies({&input, &weight}) || !valid_reduction(reduction) || (p != 1 && p != 2) ||
-      input.dim() != 2 || input.numel() == 0 || !target.defined() || !target.is_cpu() || target.dtype() != kInt64 ||
-      target.dim() != 1 || target.size(0) != input.size(0) ||
-      (weight.defined() && (weight.dim() != 1 || weight.numel() != input.size(1))))
-    return Tensor();
-  Tensor out = empty(reduction == Reduction::None ? std::vector<int64_t>{input.size(0)} : std::vector<int64_t>{},
-                     input.options());
-  const Tensor w = weight.defined() ? weight.contiguous() : weight;
-  if (!cpu::multi_margin_loss_forward(input.contiguous(), target.contiguous(), p, margin, w, reduction, out))
-    return Tensor();
-  return out;
+  if (p != 1 && p != 2) return Tensor();
+  return fused_class_target_loss(input, target, weight, reduction, [&](const Tensor& x, const Tensor& t, const Tensor& w,
+                                                                       const Tensor& out) {
+    return cpu::multi_margin_loss_forward(x, t, p, margin, w, reduction, out);
+  });
 }
 
 Tensor fused_bce_with_logits(const Tensor& input, const Tensor& target, const Tensor& weight,
