@@ -1,6 +1,6 @@
-// Unary ops computed by oneDNN's eltwise primitive (Note [oneDNN eltwise]): float32 GELU on
-// contiguous tensors takes that path, smaller or strided ones the loops; all against float64
-// values of the definition computed here.
+// GELU, which ran on oneDNN's eltwise primitive (Note [oneDNN eltwise]) and now runs the Highway
+// loop of Note [Vector gelu] on contiguous float32 tensors, strided ones the scalar formula; all
+// against float64 values of the definition computed here.
 #include <gtest/gtest.h>
 #include <tensor/tensor.h>
 

@@ -49,6 +49,7 @@ struct Case {
 };
 
 double sigmoid_ref(double x) { return 1 / (1 + std::exp(-x)); }
+double gelu_ref(double x) { return 0.5 * x * std::erfc(-x * M_SQRT1_2); }
 
 struct Worst {
   double ulp = 0;
@@ -129,6 +130,9 @@ const std::vector<Case>& cases() {
       // value is a subnormal of up to 2.1e6 ulp (Note [Sigmoid and silu edges]).
       {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, sigmoid_ref, 5, 2.2e6},
       {"erf", [](const Tensor& x) { return erf(x); }, [](double v) { return std::erf(v); }, 2},
+      // Below 2^-100 the results near float32's underflow threshold (x < -13.2, gelu exactly 0
+      // past -13.27, Note [Vector gelu]) are subnormals of up to 2.4e6 ulp.
+      {"gelu", [](const Tensor& x) { return gelu(x); }, gelu_ref, 8, 2.4e6},
   };
   return cs;
 }
@@ -157,6 +161,35 @@ TEST(VecMathUlp, ErfPiecesAndSpecialValues) {
     EXPECT_LE(ulp_error(y[static_cast<int64_t>(i)].item<float>(), std::erf(double(xs[i]))), 1.0) << xs[i];
   EXPECT_TRUE(std::signbit(y[1].item<float>()));  // erf(-0) = -0
   EXPECT_TRUE(std::isnan(erf(tensor::tensor({NAN})).item<float>()));
+}
+
+// gelu at its special values and around its cut-off (Note [Vector gelu]), through the vector
+// path (a contiguous float32 tensor) and the scalar one (a strided view), which agree.
+TEST(VecMathUlp, GeluSpecialValuesAndTail) {
+  const std::vector<float> xs = {0.0f,  -0.0f, 1e-30f, -1e-30f, 1e-3f,  0.5f,   1.0f,   -1.0f,  2.0f,   -3.0f,
+                                 5.66f, -5.66f, -8.0f, -11.0f,  -13.0f, -13.3f, -100.0f, 13.3f, 1e38f, FLT_MAX,
+                                 -FLT_MAX, INFINITY, -INFINITY, NAN};
+  Tensor x = tensor::tensor(xs);
+  Tensor strided = tensor::zeros({static_cast<int64_t>(xs.size()), 2}).select(1, 0);
+  strided.copy_(x);
+  for (const Tensor& y : {gelu(x), gelu(strided)}) {
+    for (size_t i = 0; i < xs.size(); ++i) {
+      const float got = y[static_cast<int64_t>(i)].item<float>();
+      const double want = 0.5 * double(xs[i]) * std::erfc(-double(xs[i]) * M_SQRT1_2);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got)) << xs[i];  // NaN, and -inf * 0 at -inf (torch's value)
+      } else if (xs[i] <= -13.27f) {
+        // Past the vector path's cut-off (0 there); the exact value is below 2^-126.
+        EXPECT_LE(std::abs(got), FLT_MIN) << xs[i];
+      } else {
+        EXPECT_LE(ulp_error(got, want), 8.0) << xs[i];
+      }
+    }
+    EXPECT_TRUE(std::signbit(y[1].item<float>()));  // gelu(-0) = -0
+    EXPECT_EQ(y[xs.size() - 3].item<float>(), INFINITY);
+  }
+  // Where 1 + erf cancels, the value keeps its digits: gelu(-8) = -4.9e-15.
+  EXPECT_NEAR(gelu(tensor::tensor({-8.0f})).item<float>() / (-8.0 * 0.5 * std::erfc(8.0 * M_SQRT1_2)), 1.0, 1e-6);
 }
 
 // ---- binary ops with vector paths (Note [Vector binary math] in kernels/cpu/BinaryKernels.cpp) ----

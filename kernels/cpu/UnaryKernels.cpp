@@ -134,6 +134,7 @@ HWY_INLINE bool vec_unary(const T* in, T* out, int64_t n) {
   }
   // The float-only functions of kernels/cpu/VecMath-inl.h; float64 keeps the C library's.
   else if constexpr (Op == UnaryOp::Erf && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Erf(d, v); });
+  else if constexpr (Op == UnaryOp::Gelu && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Gelu(d, v); });
   else if constexpr (Op == UnaryOp::Exp2 && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Exp2(d, v); });
   else if constexpr (Op == UnaryOp::Cosh && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Cosh(d, v); });
   else if constexpr (Op == UnaryOp::Sinh && std::is_same_v<T, float>) return run([](D d, auto v) { return vecmath::Sinh(d, v); });
@@ -220,7 +221,7 @@ namespace {
 // The CPU kernel of one op: oneDNN where it is faster (Note [oneDNN eltwise]), else the loops.
 template <UnaryOp Op>
 void unary_entry(const TensorIterator& iter) {
-  if constexpr (Op == UnaryOp::Gelu || Op == UnaryOp::GeluTanh || Op == UnaryOp::Tanh) {
+  if constexpr (Op == UnaryOp::GeluTanh || Op == UnaryOp::Tanh) {
     if (onednn_unary(iter, Op)) return;
   }
   HWY_DYNAMIC_DISPATCH(UnaryKernelImpl)(iter, static_cast<int>(Op), info(Op).name);

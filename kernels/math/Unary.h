@@ -108,7 +108,10 @@ TENSOR_HD_INLINE auto unary_op(T x) {
     if constexpr (std::is_floating_point_v<T>) return std::isnan(x) || x > T(0) ? x : T(0);  // NaN propagates
     else return static_cast<T>(x > T(0) ? x : T(0));
   } else if constexpr (Op == UnaryOp::Gelu) {
-    return static_cast<T>(T(0.5) * x * (T(1) + std::erf(x * T(0.70710678118654752440))));
+    // erfc, not 1 + erf, which cancels for x < 0 (Note [Vector gelu]); in double for float, as
+    // erfc(a) magnifies the rounding of a = x / sqrt 2 by 2 a^2 (32x at x = -5.7).
+    using W = std::conditional_t<std::is_same_v<T, float>, double, T>;
+    return static_cast<T>(W(0.5) * W(x) * std::erfc(W(x) * W(-0.70710678118654752440)));
   } else if constexpr (Op == UnaryOp::GeluTanh) {
     // PyTorch's tanh approximation: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
     const T inner = T(0.79788456080286535588) * (x + T(0.044715) * x * x * x);

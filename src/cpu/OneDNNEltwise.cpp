@@ -32,6 +32,9 @@ namespace tensor::cpu {
 // "Elementwise kernels"), the price of the correct tail. The 16M wall times of the earlier
 // comparison (oneDNN 11-13 ms, loop 21-23 ms, on a box loaded to 3x its cores) did not hold up
 // in CPU time: whole scheduler slices were lost in either.
+// GELU went back to a Highway loop too (2026-11-28, session 15): Note [Vector gelu] computes
+// it without 1 + erf's cancellation (oneDNN's returns 0 up to 1.7e7 ulp away for x < -5.7), and
+// at 256K floats it runs at 0.91-1.00x torch 2.15's time, where oneDNN's took 1.06-1.34x.
 namespace {
 constexpr int64_t kMinElements = 1024;
 }
@@ -57,7 +60,6 @@ void run_eltwise(dnnl::algorithm alg, int64_t n, void* x, void* y) {
 bool onednn_unary(const TensorIterator& it, UnaryOp op) {
   dnnl::algorithm alg;
   switch (op) {
-    case UnaryOp::Gelu: alg = dnnl::algorithm::eltwise_gelu_erf; break;
     case UnaryOp::GeluTanh: alg = dnnl::algorithm::eltwise_gelu_tanh; break;
     case UnaryOp::Tanh: alg = dnnl::algorithm::eltwise_tanh; break;
     default: return false;
