@@ -74,9 +74,10 @@ HWY_INLINE hn::Vec<D> pow2i(D d, VI n) {
 //   magnified by u^2, unlike exp(-x * x) of a rounded square.
 // - u is clamped to 13.27, where n = -127 makes 2^n (from the exponent bits) exactly 0: past it
 //   gelu is exactly 0 or x, and the true value is below 2^-126 anyway.
-// 21 multiplies or fmas, a division and ~9 cheaper ops per vector, against torch 2.15's ~15 fmas
-// plus its exp: 256K floats run at torch's time or better. Max error over all float32 inputs:
-// docs/benchmarks.md ("Transcendental accuracy"), asserted by tests/test_vec_math_ulp.cpp.
+// 21 multiplies or fmas, a division and ~9 cheaper ops per vector; the fma pipe bounds it, so
+// each degree and each fused step counted (256K floats: 0.91-1.00x torch 2.15's time, whose
+// kernel rounds 1 + erf). Max error over all float32 inputs: 8.54 ulp near x = -0.34, from
+// rounding t (docs/benchmarks.md, "Transcendental accuracy"; tests/test_vec_math_ulp.cpp).
 template <class D, class V>
 HWY_INLINE V Gelu(D d, V x) {
   const hn::RebindToSigned<D> di;
