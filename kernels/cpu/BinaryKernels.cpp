@@ -34,12 +34,14 @@ HWY_INLINE auto scalar_fn(T a, T b) {
 // zero divisor, magnitudes at the ends of the range) is computed with the scalar formula.
 // Truncating division joins them: its scalar std::trunc(a / b) stayed a call per element (4K
 // floats took 3.6 us, torch 2.15 1.0 us); the vector Div and Trunc round exactly as it does.
-// float32 pow (std::pow per element: 4K took 17 us, torch 2.15 10 us) is exp(b log a) in
-// float64 lanes: at most 0.68 ulp from the exact value over the accuracy test's 2M pairs
-// (tests/test_vec_math_ulp.cpp; the C library's powf rounds correctly, torch's Sleef pow is
-// within 1 ulp). Lanes with a <= 0 or a non-finite operand, where pow's special rules apply,
-// take the scalar formula. 4K floats take 10.9 us of CPU time, torch 2.15 10.4 us (getrusage,
-// loaded box, 2026-11-28): Sleef's powf works in float lanes, twice as many per vector.
+// float32 pow (std::pow per element: 4K took 17 us, torch 2.15 10 us) is computed in float64
+// lanes: on AVX-512 as 2^(b log2 a) with short polynomials and lane-permute tables (Note
+// [Vector pow]; 0.5001 ulp over the dense grid of tests/test_vec_math_ulp.cpp, 4K floats about
+// 0.65x torch 2.15's time), elsewhere as Highway's exp(b log a) (4K floats 10.9 us of CPU
+// time, torch 2.15 10.4 us: Sleef's powf works in float lanes, twice as many per vector).
+// Lanes with a <= 0 or a non-finite operand, where pow's special rules apply, take the scalar
+// formula: a vector holding one goes whole to the C library's powf (not correctly rounded:
+// 0.68 ulp over the accuracy test's random pairs; torch's Sleef pow is within 1 ulp).
 // xlogy (a * log(b), 0 where a is 0) ran the scalar formula, a C library log per element (4K
 // floats: 12.4 us of CPU time, 1.74 us now; sweep:xlogy_4K_out read 1.71x torch 2.15, whose
 // loop is scalar too). It is a times Highway's Log (the one tensor::log runs) on vectors whose
@@ -70,6 +72,9 @@ HWY_INLINE V vec_binary_op(D d, V a, V b) {
     using DD = decltype(dd);
     auto half = [&](auto ha, auto hb) {
       const auto x = hn::PromoteTo(dd, ha), y = hn::PromoteTo(dd, hb);
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+      return hn::DemoteTo(dh, vecmath::PowPositiveF64(dd, x, y));  // Note [Vector pow]
+#else
       // A float promoted to double is never subnormal there, so Log's subnormal rescaling
       // (hn::Log is impl::Log<..., true>) is skipped: 7-10% of pow's time at 4K floats. Capped
       // inside Exp's valid range (to +706): exp(110) is still inf as a float; below -1000 Exp
@@ -77,6 +82,7 @@ HWY_INLINE V vec_binary_op(D d, V a, V b) {
       const auto lg = hn::impl::Log<DD, hn::Vec<DD>, /*kAllowSubnormals=*/false>(dd, x);
       const auto t = hn::Min(hn::Mul(y, lg), hn::Set(dd, 110.0));
       return hn::DemoteTo(dh, hn::Exp(dd, t));
+#endif
     };
     return hn::Combine(d, half(hn::UpperHalf(dh, a), hn::UpperHalf(dh, b)),
                        half(hn::LowerHalf(dh, a), hn::LowerHalf(dh, b)));

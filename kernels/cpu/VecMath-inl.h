@@ -264,6 +264,71 @@ HWY_INLINE V LogAddExp(D d, V a, V b) {
   return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), r);
 }
 
+
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
+// Note [Vector pow]
+// float32 pow(a, y) for positive finite a and finite y, as 2^(y log2 a) in float64 lanes with
+// eight-entry tables: one 512-bit vector each, looked up with a lane permute (so AVX-512
+// only; other targets keep Highway's float64 Log and Exp, Note [Vector binary math]). A float
+// result needs y log2 a to about 2^-28 absolute (that times ln 2 is its relative error) and
+// |y log2 a| <= 150 where the result is not 0 or inf, so log2 a needs ~2^-36 relative error,
+// far less than Highway's full-precision float64 Log (a division, 12 polynomial terms) and Exp.
+// - log2: a = 2^k z with z in [0.71875, 1.4375) (the bits of a minus those of 0.71875, split
+//   at the exponent field; a float promoted to double is never subnormal). The top three
+//   mantissa bits of z - 0.71875 pick c (the centre of z's eighth of the range, exactly 1 in
+//   the one holding 1, so that log2 a near 1 keeps its relative accuracy); with r = z / c - 1,
+//   |r| <= 1/16, log2 a = k + log2 c + log2(1 + r), the last by its Taylor series to r^9
+//   (truncation below 2^-39 relative). z * (1 / c) - 1 rounds once, at 2^-53.
+// - exp2: t = y log2 a, clamped to [-160, 130] (past which the float result is 0 or inf),
+//   N = round(8 t) and f = t - N / 8, exact, |f| <= 1/16; 2^t = 2^(N >> 3) 2^((N & 7) / 8) 2^f,
+//   the middle factor from a table whose entries hold -(j << 49) so that adding N << 49 to
+//   their bits also applies 2^(N >> 3); 2^f is its Taylor series to f^5 (below 2^-36).
+// The float64 result is within ~2^-33 relative of the exact power and the demotion to float
+// rounds it once, to a subnormal or to inf where the exact result is one. Max error over the
+// accuracy test's pairs: tests/test_vec_math_ulp.cpp.
+template <class DD>
+HWY_INLINE hn::Vec<DD> PowPositiveF64(DD dd, hn::Vec<DD> a, hn::Vec<DD> y) {
+  static_assert(hn::MaxLanes(DD()) == 8, "eight-entry tables are one 512-bit vector");
+  const hn::RebindToSigned<DD> di;
+  alignas(64) static constexpr double kInvC[8] = {
+      0x1.5555555555555p+0, 0x1.3b13b13b13b14p+0, 0x1.2492492492492p+0, 0x1.1111111111111p+0,
+      0x1p+0,               0x1.c71c71c71c71cp-1, 0x1.999999999999ap-1, 0x1.745d1745d1746p-1};
+  alignas(64) static constexpr double kLog2C[8] = {
+      -0x1.a8ff971810a5dp-2, -0x1.32bfee370ee6ap-2, -0x1.8a8980abfbd3p-3, -0x1.7d60496cfbb4bp-4,
+      0.0,                   0x1.5c01a39fbd68bp-3,  0x1.49a784bcd1b8ap-2, 0x1.d6753e032ea0ep-2};
+  // Bits of 2^(j/8), minus j << 49.
+  alignas(64) static constexpr int64_t kExp2J[8] = {
+      0x3ff0000000000000LL, 0x3fef72b83c7d517bLL, 0x3fef06fe0a31b715LL, 0x3feebfdad5362a27LL,
+      0x3feea09e667f3bcdLL, 0x3feeace5422aa0dbLL, 0x3feee89f995ad3adLL, 0x3fef5818dcfba487LL};
+  // log2(1 + r) = r * (c1 + c2 r + ... + c9 r^8), c_k = (-1)^(k+1) / (k ln 2).
+  static constexpr double kLog2P[9] = {0x1.71547652b82fep+0,  -0x1.71547652b82fep-1, 0x1.ec709dc3a03fdp-2,
+                                       -0x1.71547652b82fep-2, 0x1.2776c50ef9bfep-2,  -0x1.ec709dc3a03fdp-3,
+                                       0x1.a61762a7aded9p-3,  -0x1.71547652b82fep-3, 0x1.484b13d7c02a9p-3};
+  // 2^f - 1 = f * (e1 + e2 f + ... + e5 f^4), e_k = ln(2)^k / k!.
+  static constexpr double kExp2P[5] = {0x1.62e42fefa39efp-1, 0x1.ebfbdff82c58fp-3, 0x1.c6b08d704a0cp-5,
+                                       0x1.3b2ab6fba4e77p-7, 0x1.5d87fe78a6731p-10};
+  const auto bits = hn::BitCast(di, a);
+  const auto tmp = hn::Sub(bits, hn::Set(di, 0x3FE7000000000000LL));
+  const auto idx = hn::IndicesFromVec(dd, hn::And(hn::ShiftRight<49>(tmp), hn::Set(di, 7)));
+  const auto k = hn::ConvertTo(dd, hn::ShiftRight<52>(tmp));  // arithmetic shift: k may be < 0
+  const auto z = hn::BitCast(dd, hn::Sub(bits, hn::And(tmp, hn::Set(di, int64_t(-1) << 52))));
+  const auto r = hn::MulSub(z, hn::TableLookupLanes(hn::Load(dd, kInvC), idx), hn::Set(dd, 1.0));
+  auto p = hn::Set(dd, kLog2P[8]);
+  for (int i = 7; i >= 0; --i) p = hn::MulAdd(p, r, hn::Set(dd, kLog2P[i]));
+  const auto lg = hn::MulAdd(p, r, hn::Add(k, hn::TableLookupLanes(hn::Load(dd, kLog2C), idx)));
+  const auto t = hn::Min(hn::Max(hn::Mul(y, lg), hn::Set(dd, -160.0)), hn::Set(dd, 130.0));
+  const auto n = hn::Round(hn::Mul(t, hn::Set(dd, 8.0)));
+  const auto f = hn::NegMulAdd(n, hn::Set(dd, 0.125), t);
+  const auto ni = hn::ConvertTo(di, n);
+  const auto j = hn::IndicesFromVec(dd, hn::And(ni, hn::Set(di, 7)));
+  const auto tj = hn::TableLookupLanes(hn::BitCast(dd, hn::Load(di, kExp2J)), j);
+  const auto scale = hn::BitCast(dd, hn::Add(hn::BitCast(di, tj), hn::ShiftLeft<49>(ni)));
+  auto q = hn::Set(dd, kExp2P[4]);
+  for (int i = 3; i >= 0; --i) q = hn::MulAdd(q, f, hn::Set(dd, kExp2P[i]));
+  return hn::MulAdd(hn::Mul(q, f), scale, scale);
+}
+#endif
+
 }  // namespace vecmath
 }  // namespace tensor::cpu::HWY_NAMESPACE
 HWY_AFTER_NAMESPACE();
