@@ -502,20 +502,25 @@ template <class T>
 void LogSoftmaxRows(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t rows, int64_t n) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  // Grouped rows are one summation block each (Note [Cascade summation]).
+  // Grouped rows are one summation block each (Note [Cascade summation]); a group is at most
+  // kMaxGroup rows (the lanes of a 512-bit float vector), whose sum vectors wait in acc.
+  constexpr int64_t kMaxGroup = 16;
   const bool grouped = N > 1 && n <= kSumBlock && n * N * static_cast<int64_t>(sizeof(T)) <= kLogGroupBytes;
-  const int64_t group = grouped ? N : 1;
+  const int64_t group = grouped ? std::min(N, kMaxGroup) : 1;
   HWY_ALIGN T m[hn::MaxLanes(d)];
   HWY_ALIGN T ls[hn::MaxLanes(d)];
+  HWY_ALIGN T acc[kMaxGroup * hn::MaxLanes(d)];
   for (int64_t r0 = 0; r0 < rows; r0 += group) {
     const int64_t k = std::min(group, rows - r0);
-    // The maxes first, then the sums: each row's horizontal max and sum are chains of
-    // dependent shuffles, which overlap when independent rows' chains sit side by side.
+    // The maxes first, then the sums' vectors, then their horizontal sums: each row's
+    // horizontal max and sum are chains of dependent shuffles, which overlap when independent
+    // rows' chains sit side by side.
     for (int64_t j = 0; j < k; ++j) m[j] = MinMaxRun<T, true>(x + (r0 + j) * n, n);
     if (grouped) {  // ExpSumRow's sum of one block, inlined
       for (int64_t j = 0; j < k; ++j)
-        ls[j] = hn::GetLane(hn::SumOfLanes(
-            d, ExpSumBlock<T, false>(d, x + (r0 + j) * n, static_cast<T*>(nullptr), 0, n, hn::Set(d, m[j]))));
+        hn::Store(ExpSumBlock<T, false>(d, x + (r0 + j) * n, static_cast<T*>(nullptr), 0, n, hn::Set(d, m[j])), d,
+                  acc + j * N);
+      for (int64_t j = 0; j < k; ++j) ls[j] = hn::GetLane(hn::SumOfLanes(d, hn::Load(d, acc + j * N)));
     } else {
       ls[0] = static_cast<T>(ExpSumRow<T, false>(x + r0 * n, nullptr, n, m[0]));
     }
