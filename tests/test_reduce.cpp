@@ -836,6 +836,65 @@ TEST(Reduce, Softmax) {
   expect_values(big.softmax(0).sum({0}), {2000}, std::vector<double>(2000, 1.0), 1e-5, 1e-5);
 }
 
+// log_softmax along the last dim in groups of rows (Note [Log-softmax row groups]): row
+// counts that leave a part group, rows short enough to group (10, 64, 300 floats) and long
+// enough not to (600, and 1500 over two summation blocks), in float32 and float64 and three
+// layouts, against a float64 reference loop; special rows inside a group; and the fused
+// cross_entropy's per-row value (log_softmax_at) equal to what log_softmax writes.
+TEST(Reduce, LogSoftmaxRowGroups) {
+  manual_seed(29);
+  for (int64_t n : {10, 64, 300, 600, 1500}) {
+    const int64_t rows = 37;
+    Tensor r = randn({rows, n}, TensorOptions().dtype(kFloat64)) * 6;
+    const std::vector<double> data = values(r);
+    std::vector<double> want(data.size());
+    for (int64_t i = 0; i < rows; ++i) {
+      const double* x = data.data() + i * n;
+      double m = -kInf, s = 0;
+      for (int64_t k = 0; k < n; ++k) m = std::max(m, x[k]);
+      for (int64_t k = 0; k < n; ++k) s += std::exp(x[k] - m);
+      for (int64_t k = 0; k < n; ++k) want[i * n + k] = (x[k] - m) - std::log(s);
+    }
+    for (auto& [name, v] : layouts(r)) {
+      SCOPED_TRACE(name + " n " + std::to_string(n));
+      expect_values(v.log_softmax(1), {rows, n}, want, 1e-12, 1e-12);
+      expect_values(v.to(kFloat32).log_softmax(1), {rows, n}, want, 1e-5, 1e-5);
+    }
+  }
+  // Rows 0..19 of 64: in the first group a +inf row, an all -inf row, a NaN row and a row with
+  // one -inf; the other rows ordinary. torch gives NaN for the first three, -inf for the entry.
+  for (ScalarType dt : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dt == kFloat32 ? "float32 special rows" : "float64 special rows");
+    Tensor x = tensor::arange(20 * 64, TensorOptions().dtype(kFloat64)).reshape({20, 64}) * 0.01;
+    x.select(0, 1).narrow(0, 5, 1).fill_(kInf);
+    x.select(0, 2).fill_(-kInf);
+    x.select(0, 3).narrow(0, 7, 1).fill_(kNaN);
+    x.select(0, 4).narrow(0, 0, 1).fill_(-kInf);
+    const std::vector<double> data = values(x);
+    std::vector<double> want(data.size());
+    for (int64_t i = 0; i < 20; ++i) {
+      const double* p = data.data() + i * 64;
+      double m = -kInf, s = 0;
+      bool nan = false;
+      for (int64_t k = 0; k < 64; ++k) nan |= std::isnan(p[k]), m = std::max(m, p[k]);
+      for (int64_t k = 0; k < 64; ++k) s += std::exp(p[k] - m);
+      for (int64_t k = 0; k < 64; ++k)
+        want[i * 64 + k] = nan || std::isinf(m) ? kNaN : (p[k] - m) - std::log(s);
+    }
+    Tensor got = x.to(dt).log_softmax(1);
+    expect_values(got, {20, 64}, want, dt == kFloat32 ? 1e-5 : 1e-12, dt == kFloat32 ? 1e-5 : 1e-12);
+    EXPECT_EQ(values(got)[4 * 64], -kInf);
+  }
+  // Each row's nll_loss through the fused path picks exactly the value log_softmax writes.
+  for (int64_t n : {10, 64, 600}) {
+    Tensor x = randn({19, n}) * 5;
+    Tensor t = tensor::arange(19, TensorOptions().dtype(kInt64)).remainder(n);
+    const std::vector<double> lsm = values(x.log_softmax(1));
+    const std::vector<double> ce = values(tensor::cross_entropy_loss(x, t, std::nullopt, Reduction::None));
+    for (int64_t i = 0; i < 19; ++i) EXPECT_EQ(ce[i], -lsm[i * n + i % n]) << "n " << n << " row " << i;
+  }
+}
+
 // ---- meta tensors ----
 
 TEST(Reduce, MetaShapesAndDtypes) {
