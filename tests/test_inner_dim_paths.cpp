@@ -51,6 +51,25 @@ TEST(InnerDimPaths, GatherLastDimMatchesLoops) {
   EXPECT_THROW(self.gather(1, full({8, 2}, int64_t{-1}, kInt64)), Error);
 }
 
+// 4-byte elements take the vector gather (Note [Vector row gather]): every row length around
+// the vector width, both 4-byte dtypes, indices at both ends of the row; exact values.
+TEST(InnerDimPaths, VectorRowGatherOfEveryLengthMatchesLoops) {
+  manual_seed(5);
+  const int64_t R = 5, S = 70;
+  for (ScalarType dt : {kFloat32, kInt32}) {
+    Tensor self = (randn({R, S}) * 1000).to(dt);
+    for (int64_t K : {1, 7, 15, 16, 17, 31, 32, 33, 64, 100}) {
+      Tensor idx = randint(0, S, {R, K});
+      idx.select(1, 0).fill_(S - 1);
+      idx.select(1, K - 1).fill_(0);
+      auto s = values(self), o = values(self.gather(1, idx));
+      auto ix = ints(idx);
+      for (int64_t r = 0; r < R; ++r)
+        for (int64_t j = 0; j < K; ++j) ASSERT_EQ(o[r * K + j], s[r * S + ix[r * K + j]]) << K << " " << r << " " << j;
+    }
+  }
+}
+
 TEST(InnerDimPaths, GatherAndScatterOfSelfAboveOneMegabyteMatchLoops) {
   // Above 1 MB self is taken to come from memory and its next row is prefetched (Note [Row
   // prefetch only from memory]); the tests above stay below. Same values either way.

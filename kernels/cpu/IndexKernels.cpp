@@ -26,6 +26,7 @@ void masked_fill_where(const Tensor& out, const Tensor& mask, const Tensor& valu
 // unsigned values.
 uint64_t index_max_unsigned(const int64_t* p, int64_t n);
 uint32_t index_max_unsigned(const int32_t* p, int64_t n);
+void gather_row32(const uint32_t* s, const int64_t* idx, uint32_t* o, int64_t k);
 
 void masked_fill(const Tensor& self, const Tensor& mask, const Scalar& value, const Tensor& src, const char* op) {
   // self = where(mask, value, src): the value is a 0-dim tensor that the iterator broadcasts
@@ -184,8 +185,10 @@ void gather(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& ou
       using E = typename decltype(etag)::type;
       E* o = static_cast<E*>(out.data_ptr());
       const E* s = static_cast<const E*>(self.data_ptr());
-#pragma omp parallel for if (rows * k >= tensor::detail::kGrain && !omp_in_parallel())
-      for (int64_t r = 0; r < rows; ++r) {
+      // parallel_range, not an OpenMP region with an if clause: a one-thread region still
+      // costs its set-up, a tenth of a [64, 64] gather.
+      tensor::detail::parallel_range(rows, tensor::detail::threads_for(rows * k), [&](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r) {
         const E* sr = s + r * srow;
         const int64_t* ir = ip + r * k;
         E* orow = o + r * k;
@@ -195,8 +198,15 @@ void gather(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& ou
         if (prefetch && r + 1 < rows)
           for (int64_t b = 0; b < srow * int64_t(sizeof(E)); b += 64)
             __builtin_prefetch(reinterpret_cast<const char*>(sr + srow) + b);
+        if constexpr (sizeof(E) == 4) {
+          if (srow <= INT32_MAX) {  // the gather's offsets are int32 (Note [Vector row gather])
+            gather_row32(reinterpret_cast<const uint32_t*>(sr), ir, reinterpret_cast<uint32_t*>(orow), k);
+            continue;
+          }
+        }
         for (int64_t j = 0; j < k; ++j) orow[j] = sr[ir[j]];
       }
+      });
     });
     return;
   }
