@@ -29,8 +29,10 @@ void cat_copy_slab(const Tensor& out, const Tensor& src, int64_t dim, int64_t of
       std::memcpy(dst, s, static_cast<size_t>(run));  // more than a small copy
       return;
     }
-#pragma omp parallel for if (outer * n * inner >= tensor::detail::kGrain && !omp_in_parallel())
-    for (int64_t o = 0; o < outer; ++o) std::memcpy(dst + o * out_row, s + o * run, static_cast<size_t>(run));
+    // Note [One-thread parallel regions] (src/core/Parallel.h): below the grain, inline.
+    tensor::detail::parallel_range(outer, tensor::detail::threads_for(outer * n * inner), [&](int64_t b, int64_t e) {
+      for (int64_t o = b; o < e; ++o) std::memcpy(dst + o * out_row, s + o * run, static_cast<size_t>(run));
+    });
     return;
   }
   // General path: strided, type-converting, conj-resolving copy of the elementwise engine.
@@ -99,14 +101,15 @@ bool cat_rows(const Tensor& out, TensorList tensors, int64_t dim) {
   }
   const int64_t out_row = out.size(dim) * inner * es;
   char* dst = static_cast<char*>(out.data_ptr());
-#pragma omp parallel for if (out.numel() >= tensor::detail::kGrain && outer > 1 && !omp_in_parallel())
-  for (int64_t o = 0; o < outer; ++o) {
-    char* d = dst + o * out_row;
-    for (size_t i = 0; i < n; ++i) {
-      copy_row(d, src[i] + o * step[i], static_cast<size_t>(run[i]));
-      d += run[i];
+  tensor::detail::parallel_range(outer, outer > 1 ? tensor::detail::threads_for(out.numel()) : 1, [&](int64_t b, int64_t e) {
+    for (int64_t o = b; o < e; ++o) {
+      char* d = dst + o * out_row;
+      for (size_t i = 0; i < n; ++i) {
+        copy_row(d, src[i] + o * step[i], static_cast<size_t>(run[i]));
+        d += run[i];
+      }
     }
-  }
+  });
   return true;
 }
 

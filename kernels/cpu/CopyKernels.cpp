@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "src/core/Parallel.h"
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/cpu/CopyKernels.cpp"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -196,10 +198,11 @@ void Transpose32Impl(uint32_t* dst, const uint32_t* src, int64_t rows, int64_t c
   const hn::Full128<uint32_t> d4;
 #endif
   const int64_t tiles_r = (rows + B - 1) / B, tiles_c = (cols + B - 1) / B;
-#pragma omp parallel for collapse(2) if (rows * cols >= 65536)
-  for (int64_t tr = 0; tr < tiles_r; ++tr)
-    for (int64_t tc = 0; tc < tiles_c; ++tc) {
-      const int64_t r0 = tr * B, c0 = tc * B;
+  // Threads from 64K elements; below, inline (Note [One-thread parallel regions]).
+  tensor::detail::parallel_range(tiles_r * tiles_c, rows * cols >= 65536 ? tensor::detail::threads_for(rows * cols) : 1,
+                                 [&](int64_t ub, int64_t ue) {
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t r0 = u / tiles_c * B, c0 = u % tiles_c * B;
       const int64_t nr = std::min(B, rows - r0), nc = std::min(B, cols - c0);
 #if HWY_TARGET == HWY_SCALAR
       if (true) {
@@ -227,6 +230,7 @@ void Transpose32Impl(uint32_t* dst, const uint32_t* src, int64_t rows, int64_t c
         }
 #endif
     }
+  });
 }
 
 }  // namespace tensor::cpu::HWY_NAMESPACE
@@ -272,10 +276,11 @@ void transpose_tiles(char* dst, const char* src, int64_t rows, int64_t cols, int
   const T* s = reinterpret_cast<const T*>(src);
   T* d = reinterpret_cast<T*>(dst);
   int64_t tiles_r = (rows + B - 1) / B, tiles_c = (cols + B - 1) / B;
-#pragma omp parallel for collapse(2) if (rows * cols >= 65536)
-  for (int64_t tr = 0; tr < tiles_r; ++tr)
-    for (int64_t tc = 0; tc < tiles_c; ++tc) {
-      const int64_t r0 = tr * B, c0 = tc * B;
+  // Threads from 64K elements; below, inline (Note [One-thread parallel regions]).
+  tensor::detail::parallel_range(tiles_r * tiles_c, rows * cols >= 65536 ? tensor::detail::threads_for(rows * cols) : 1,
+                                 [&](int64_t ub, int64_t ue) {
+    for (int64_t u = ub; u < ue; ++u) {
+      const int64_t r0 = u / tiles_c * B, c0 = u % tiles_c * B;
       const int64_t nr = std::min(B, rows - r0), nc = std::min(B, cols - c0);
       alignas(64) T buf[B][B];
       // Source line c holds dst column c (contiguous along r since s_row == 1).
@@ -288,6 +293,7 @@ void transpose_tiles(char* dst, const char* src, int64_t rows, int64_t cols, int
         for (int64_t c = 0; c < nc; ++c) out[c] = buf[r][c];
       }
     }
+  });
 }
 
 // Same dtype, 2-D, destination contiguous, source with unit stride on the other dim.

@@ -128,12 +128,13 @@ void index_select(const Tensor& self, int64_t dim, const Tensor& index, const Te
       const char* src = static_cast<const char*>(self.data_ptr());
       char* dst = static_cast<char*>(out.data_ptr());
       const int64_t src_size = self.size(dim), rows = outer * n, bytes = inner * es;
-#pragma omp parallel for if (rows * inner >= tensor::detail::kGrain && !omp_in_parallel())
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t o = r / n, i = r % n;
-        int64_t v = static_cast<int64_t>(ip[i * idx_stride]);
-        std::memcpy(dst + r * bytes, src + (o * src_size + v) * bytes, static_cast<size_t>(bytes));
-      }
+      tensor::detail::parallel_range(rows, tensor::detail::threads_for(rows * inner), [&](int64_t rb, int64_t re) {
+        for (int64_t r = rb; r < re; ++r) {
+          int64_t o = r / n, i = r % n;
+          int64_t v = static_cast<int64_t>(ip[i * idx_stride]);
+          std::memcpy(dst + r * bytes, src + (o * src_size + v) * bytes, static_cast<size_t>(bytes));
+        }
+      });
       return;
     }
     Geometry g;
@@ -185,8 +186,8 @@ void gather(const Tensor& self, int64_t dim, const Tensor& idx, const Tensor& ou
       using E = typename decltype(etag)::type;
       E* o = static_cast<E*>(out.data_ptr());
       const E* s = static_cast<const E*>(self.data_ptr());
-      // parallel_range, not an OpenMP region with an if clause: a one-thread region still
-      // costs its set-up, a tenth of a [64, 64] gather.
+      // parallel_range, not an OpenMP region with an if clause (Note [One-thread parallel
+      // regions] in src/core/Parallel.h): a one-thread region was a seventh of a [64, 64] gather.
       tensor::detail::parallel_range(rows, tensor::detail::threads_for(rows * k), [&](int64_t rb, int64_t re) {
       for (int64_t r = rb; r < re; ++r) {
         const E* sr = s + r * srow;
@@ -245,8 +246,9 @@ void scatter(const Tensor& s1, int64_t dim, const Tensor& idx, const Tensor& src
     if (src_rows) {
       const bool prefetch = rows_from_memory(s1);
       auto run = [&](auto body) {
-#pragma omp parallel for if (rows * k >= tensor::detail::kGrain && !omp_in_parallel())
-        for (int64_t r = 0; r < rows; ++r) body(r);
+        tensor::detail::parallel_range(rows, tensor::detail::threads_for(rows * k), [&](int64_t rb, int64_t re) {
+          for (int64_t r = rb; r < re; ++r) body(r);
+        });
       };
       if (add) {
         visit_dtype(s1.dtype(), op, [&](auto tag) {

@@ -25,12 +25,8 @@ using tensor::detail::kGrain;
 using tensor::detail::parallel_range;
 using tensor::detail::threads_for;
 
-// Note [One-thread parallel regions]
-// The loops over planes, channels and rows run through parallel_range rather than
-// `#pragma omp parallel for num_threads(threads_for(...))`: with one thread (every input under
-// the grain) libgomp still enters a parallel region, and each region costs a futex system call
-// (0.9 us on an idle 2-vCPU machine, several under load; layer_norm on [64, 64] spent more
-// there than in its arithmetic). parallel_range runs a one-thread range inline.
+// The loops over planes, channels and rows run through parallel_range (Note [One-thread
+// parallel regions] in src/core/Parallel.h).
 
 template <class T> using stat_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
 template <class T> inline double ld(T v) { return static_cast<double>(static_cast<opmath_t<T>>(v)); }
