@@ -752,12 +752,14 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, int64_t rows, int64_t
     const S* vd = var.data_ptr<S>();
     const int nt = threads_for(rows * cols);
     Partials pw(nt, static_cast<size_t>(cols)), pb(nt, static_cast<size_t>(cols));
-#pragma omp parallel num_threads(nt)
-    {
-      std::vector<double>& aw = pw.bufs[static_cast<size_t>(omp_get_thread_num())];
-      std::vector<double>& ab = pb.bufs[static_cast<size_t>(omp_get_thread_num())];
-#pragma omp for
-      for (int64_t r = 0; r < rows; ++r) {
+    // Chunk t of parallel_range's split adds into partial buffer t (Note [One-thread parallel
+    // regions]: one thread runs inline).
+    const int64_t per = (rows + nt - 1) / std::max(nt, 1);
+    parallel_range(rows, nt, [&](int64_t rb, int64_t re) {
+      const size_t t = static_cast<size_t>(per > 0 ? rb / per : 0);
+      std::vector<double>& aw = pw.bufs[t];
+      std::vector<double>& ab = pb.bufs[t];
+      for (int64_t r = rb; r < re; ++r) {
         const T* xr = xd + r * cols;
         const T* gr = gd + r * cols;
         const double m = md[r], rstd = 1.0 / std::sqrt(static_cast<double>(vd[r]) + eps);
@@ -779,7 +781,7 @@ void layer_norm_backward(const Tensor& g, const Tensor& x, int64_t rows, int64_t
           out[j] = st<T>(rstd * (gh - m1 - xh * m2));
         }
       }
-    }
+    });
     S* gwd = opt_mut<S>(gw);
     S* gbd = opt_mut<S>(gb);
     for (int64_t j = 0; j < cols; ++j) {
