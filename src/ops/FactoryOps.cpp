@@ -21,6 +21,7 @@
 #include "src/core/DtypeVisit.h"
 #include "src/core/FactoryImpls.h"
 #include "src/core/FactoryOptions.h"
+#include "src/core/Parallel.h"
 #include "src/core/RandomState.h"
 #include "src/dispatch/BackendKernels.h"
 #include "src/ops/MemoryFormat.h"
@@ -37,13 +38,21 @@ namespace body = cuda_kernels;
 // Below this many elements the threads cost more than the fill.
 constexpr int64_t kParallelGrain = 65536;
 
+/// f(i) for i in [0, count), on threads when n (the elements written) is above the grain;
+/// inline below it (Note [One-thread parallel regions] in src/core/Parallel.h).
+template <class F>
+void for_each_index(int64_t count, int64_t n, const F& f) {
+  detail::parallel_range(count, n > kParallelGrain ? detail::threads_for(n) : 1, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) f(i);
+  });
+}
+
 void random_cpu(const Tensor& out, uint64_t seed, uint64_t base, bool normal) {
   const int64_t n = out.numel(), pairs = (n + 1) / 2;
   visit_dtype<kGroupFloating>(out.dtype(), normal ? "randn" : "rand", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(out.data_ptr());
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < pairs; ++i) body::random_pair_body(p, n, i, seed, base, normal);
+    for_each_index(pairs, n, [&](int64_t i) { body::random_pair_body(p, n, i, seed, base, normal); });
   });
 }
 
@@ -54,11 +63,10 @@ void randint_cpu(const Tensor& out, uint64_t seed, uint64_t base, int64_t low, u
   visit_dtype(out.dtype(), "randint", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(out.data_ptr());
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
+    for_each_index(n, n, [&](int64_t i) {
       if constexpr (is_complex_v<T>) p[i] = convert<T>(body::randint_value(seed, base, i, low, range));
       else body::randint_body(p, i, seed, base, low, range);
-    }
+    });
   });
 }
 
@@ -67,12 +75,11 @@ void arange_cpu(const Tensor& out, const kernels::ArangeParams& a) {
   visit_dtype(out.dtype(), "arange", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(out.data_ptr());
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
+    for_each_index(n, n, [&](int64_t i) {
       if constexpr (is_complex_v<T>)
         p[i] = a.integral ? convert<T>(body::arange_int_value(a, i)) : convert<T>(body::arange_value(a, i));
       else body::arange_body(p, i, a);
-    }
+    });
   });
 }
 
@@ -81,11 +88,10 @@ void linspace_cpu(const Tensor& out, const kernels::LinspaceParams& l) {
   visit_dtype(out.dtype(), "linspace", [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(out.data_ptr());
-#pragma omp parallel for if (n > kParallelGrain)
-    for (int64_t i = 0; i < n; ++i) {
+    for_each_index(n, n, [&](int64_t i) {
       if constexpr (is_complex_v<T>) p[i] = convert<T>(body::linspace_value(l, i));
       else body::linspace_body(p, i, l);
-    }
+    });
   });
 }
 
