@@ -296,23 +296,31 @@ bool cross_entropy_forward(const Tensor& input, const Tensor& target, const Tens
     auto wt = [&](int64_t n) { return t[n] == ignore_index ? T(0) : w ? w[t[n]] : T(1); };
     // The composite's -(log_softmax(x)[n, safe_n] * w_n): an ignored row reads class 0 (times
     // weight 0, so a row whose entry is infinite or NaN gives NaN there too, as the composite).
-    auto row = [&](int64_t n) {
-      return -(log_softmax_at(x + n * C, C, t[n] == ignore_index ? 0 : t[n]) * wt(n));
+    // rows(b, e, f): f(n, loss of row n) for n in [b, e), the log_softmax entries taken 64
+    // rows at a time (log_softmax_at shares one vector log among a group of rows).
+    auto rows = [&](int64_t b, int64_t e, auto&& f) {
+      constexpr int64_t kBlock = 64;
+      int64_t safe[kBlock];
+      T lsm[kBlock];
+      for (int64_t n0 = b; n0 < e; n0 += kBlock) {
+        const int64_t k = std::min(kBlock, e - n0);
+        for (int64_t j = 0; j < k; ++j) safe[j] = t[n0 + j] == ignore_index ? 0 : t[n0 + j];
+        log_softmax_at(x + n0 * C, k, C, safe, lsm);
+        for (int64_t j = 0; j < k; ++j) f(n0 + j, -(lsm[j] * wt(n0 + j)));
+      }
     };
     // exp costs about as much as a few memory passes: threads start at a quarter of the grain,
     // as for softmax.
     const int nt = detail::threads_for(N * C * 4);
     if (reduction == 0) {
       T* o = out.data_ptr<T>();
-      detail::parallel_range(N, nt, [&](int64_t b, int64_t e) {
-        for (int64_t n = b; n < e; ++n) o[n] = row(n);
-      });
+      detail::parallel_range(N, nt, [&](int64_t b, int64_t e) { rows(b, e, [&](int64_t n, T v) { o[n] = v; }); });
       return;
     }
     std::vector<double> part(static_cast<size_t>(std::max(nt, 1)), 0.0);
     detail::parallel_range(N, nt, [&](int64_t b, int64_t e) {
       double s = 0;
-      for (int64_t n = b; n < e; ++n) s += static_cast<double>(row(n));
+      rows(b, e, [&](int64_t, T v) { s += static_cast<double>(v); });
       // One chunk runs inline, perhaps on a thread of an outer team (whose number may be > 0).
       part[static_cast<size_t>(nt > 1 ? omp_get_thread_num() : 0)] = s;
     });

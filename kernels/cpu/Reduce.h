@@ -31,11 +31,11 @@ void cumulative_kernel(bool is_prod, const Tensor& in, int64_t dim, const Tensor
 /// CPU's SoftmaxKernel: softmax (or log_softmax) along `dim`.
 void softmax_kernel(const Tensor& in, int64_t dim, bool log, const Tensor& out);
 
-/// Entry t of the log_softmax of the contiguous row x[0, n) (0 <= t < n), the value
-/// softmax_kernel's log_softmax writes there, without writing the row (the fused cross_entropy
-/// of Note [Fused CPU losses] in kernels/cpu/LossKernels.h).
-float log_softmax_at(const float* x, int64_t n, int64_t t);
-double log_softmax_at(const double* x, int64_t n, int64_t t);
+/// out[r] = entry t[r] of the log_softmax of the contiguous row x[r n, (r + 1) n) for r < rows
+/// (0 <= t[r] < n), the value softmax_kernel's log_softmax writes there, without writing the
+/// rows (the fused cross_entropy of Note [Fused CPU losses] in kernels/cpu/LossKernels.h).
+void log_softmax_at(const float* x, int64_t rows, int64_t n, const int64_t* t, float* out);
+void log_softmax_at(const double* x, int64_t rows, int64_t n, const int64_t* t, double* out);
 
 /// One float32 layer_norm row of n values (n >= 1): mean and biased var of x, then
 /// y = (x - mean) / sqrt(var + eps) * w + b, w and b optional (null). Vectorized for the CPU's
