@@ -330,7 +330,7 @@ HWY_INLINE hn::Vec<DD> PowPositiveF64(DD dd, hn::Vec<DD> a, hn::Vec<DD> y) {
   const auto tmp = hn::Sub(bits, hn::Set(di, 0x3FE7000000000000LL));
   const auto idx = hn::IndicesFromVec(dd, hn::And(hn::ShiftRight<49>(tmp), hn::Set(di, 7)));
   const auto k = hn::ConvertTo(dd, hn::ShiftRight<52>(tmp));  // arithmetic shift: k may be < 0
-  const auto z = hn::BitCast(dd, hn::Sub(bits, hn::And(tmp, hn::Set(di, int64_t(-1) << 52))));
+  const auto z = hn::BitCast(dd, hn::Sub(bits, hn::And(tmp, hn::Set(di, -(int64_t(1) << 52)))));
   const auto r = hn::MulSub(z, hn::TableLookupLanes(hn::Load(dd, kInvC), idx), hn::Set(dd, 1.0));
   auto p = hn::Set(dd, kLog2P[8]);
   for (int i = 7; i >= 0; --i) p = hn::MulAdd(p, r, hn::Set(dd, kLog2P[i]));
