@@ -461,8 +461,8 @@ double ExpSumRow(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t n, T m) {
 // Taking all maxes before the sums lets the rows' horizontal max and sum chains (dependent
 // shuffles, about a fifth of a 64-float row) overlap. Together: [64, 64] 3.2 -> 2.4 us. A group
 // stays in L1 for the shift pass when rows are short (one summation block each); longer rows
-// go one at a time (the log is then a small part of the row's cost). Every path, log_softmax_at
-// included, takes its log from LogOfSums, lane by lane the same arithmetic, so the fused
+// go one at a time (the log is then a small part of the row's cost). log_softmax and
+// log_softmax_at both take their maxes and log-sums from GroupMaxLogSums, so the fused
 // cross_entropy picks the value log_softmax writes.
 constexpr int64_t kLogGroupBytes = 32768;
 
@@ -497,35 +497,44 @@ void SoftmaxRows(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t rows, int64
   for (int64_t r = 0; r < rows; ++r) SoftmaxRow<T>(x + r * n, y + r * n, n);
 }
 
+// Grouped rows are one summation block each (Note [Cascade summation]); a group is at most
+// kMaxGroup rows (the lanes of a 512-bit float vector), whose sum vectors wait in a buffer.
+constexpr int64_t kMaxGroup = 16;
+
+// The maxes m[j] and log-sums ls[j] (LogOfSums) of the k <= kMaxGroup contiguous rows of n at
+// x: the maxes first, then the sums' vectors, then their horizontal sums, as each row's
+// horizontal max and sum are chains of dependent shuffles, which overlap when independent
+// rows' chains sit side by side. ls holds a vector's lanes.
+template <class T>
+void GroupMaxLogSums(const T* HWY_RESTRICT x, int64_t k, int64_t n, T* HWY_RESTRICT m, T* HWY_RESTRICT ls) {
+  const hn::ScalableTag<T> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t j = 0; j < k; ++j) m[j] = MinMaxRun<T, true>(x + j * n, n);
+  if (n <= kSumBlock) {  // ExpSumRow's sum of one block, inlined
+    HWY_ALIGN T acc[kMaxGroup * hn::MaxLanes(d)];
+    for (int64_t j = 0; j < k; ++j)
+      hn::Store(ExpSumBlock<T, false>(d, x + j * n, static_cast<T*>(nullptr), 0, n, hn::Set(d, m[j])), d, acc + j * N);
+    for (int64_t j = 0; j < k; ++j) ls[j] = hn::GetLane(hn::SumOfLanes(d, hn::Load(d, acc + j * N)));
+  } else {
+    for (int64_t j = 0; j < k; ++j) ls[j] = static_cast<T>(ExpSumRow<T, false>(x + j * n, nullptr, n, m[j]));
+  }
+  std::fill(ls + k, ls + N, T(1));
+  hn::Store(LogOfSums(d, hn::Load(d, ls)), d, ls);
+}
+
 // log_softmax of `rows` contiguous rows of n (Note [Log-softmax row groups]).
 template <class T>
 void LogSoftmaxRows(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t rows, int64_t n) {
   const hn::ScalableTag<T> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  // Grouped rows are one summation block each (Note [Cascade summation]); a group is at most
-  // kMaxGroup rows (the lanes of a 512-bit float vector), whose sum vectors wait in acc.
-  constexpr int64_t kMaxGroup = 16;
+  // A group stays in L1 for the shift pass; longer rows go one at a time.
   const bool grouped = N > 1 && n <= kSumBlock && n * N * static_cast<int64_t>(sizeof(T)) <= kLogGroupBytes;
   const int64_t group = grouped ? std::min(N, kMaxGroup) : 1;
   HWY_ALIGN T m[hn::MaxLanes(d)];
   HWY_ALIGN T ls[hn::MaxLanes(d)];
-  HWY_ALIGN T acc[kMaxGroup * hn::MaxLanes(d)];
   for (int64_t r0 = 0; r0 < rows; r0 += group) {
     const int64_t k = std::min(group, rows - r0);
-    // The maxes first, then the sums' vectors, then their horizontal sums: each row's
-    // horizontal max and sum are chains of dependent shuffles, which overlap when independent
-    // rows' chains sit side by side.
-    for (int64_t j = 0; j < k; ++j) m[j] = MinMaxRun<T, true>(x + (r0 + j) * n, n);
-    if (grouped) {  // ExpSumRow's sum of one block, inlined
-      for (int64_t j = 0; j < k; ++j)
-        hn::Store(ExpSumBlock<T, false>(d, x + (r0 + j) * n, static_cast<T*>(nullptr), 0, n, hn::Set(d, m[j])), d,
-                  acc + j * N);
-      for (int64_t j = 0; j < k; ++j) ls[j] = hn::GetLane(hn::SumOfLanes(d, hn::Load(d, acc + j * N)));
-    } else {
-      ls[0] = static_cast<T>(ExpSumRow<T, false>(x + r0 * n, nullptr, n, m[0]));
-    }
-    std::fill(ls + k, ls + N, T(1));
-    hn::Store(LogOfSums(d, hn::Load(d, ls)), d, ls);
+    GroupMaxLogSums(x + r0 * n, k, n, m, ls);
     for (int64_t j = 0; j < k; ++j) {
       const T* xr = x + (r0 + j) * n;
       T* yr = y + (r0 + j) * n;
@@ -538,25 +547,19 @@ void LogSoftmaxRows(const T* HWY_RESTRICT x, T* HWY_RESTRICT y, int64_t rows, in
   }
 }
 
-// Entry t[r] of the log_softmax of each of `rows` contiguous rows of n, the same arithmetic as
-// LogSoftmaxRows without writing the rows; one vector log per group of rows, as there (one
-// per row was a tenth of cross_entropy on [64, 64]).
+// Entry t[r] of the log_softmax of each of `rows` contiguous rows of n, by the same
+// GroupMaxLogSums as LogSoftmaxRows without writing the rows (one vector log per row was a
+// tenth of cross_entropy on [64, 64]).
 template <class T>
 void LogSoftmaxAtRows(const T* HWY_RESTRICT x, int64_t rows, int64_t n, const int64_t* HWY_RESTRICT t,
                       T* HWY_RESTRICT out) {
   const hn::ScalableTag<T> d;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const int64_t group = std::min(static_cast<int64_t>(hn::Lanes(d)), kMaxGroup);
   HWY_ALIGN T m[hn::MaxLanes(d)];
   HWY_ALIGN T ls[hn::MaxLanes(d)];
-  for (int64_t r0 = 0; r0 < rows; r0 += N) {
-    const int64_t k = std::min(N, rows - r0);
-    for (int64_t j = 0; j < k; ++j) {
-      const T* xr = x + (r0 + j) * n;
-      m[j] = MinMaxRun<T, true>(xr, n);
-      ls[j] = static_cast<T>(ExpSumRow<T, false>(xr, nullptr, n, m[j]));
-    }
-    std::fill(ls + k, ls + N, T(1));
-    hn::Store(LogOfSums(d, hn::Load(d, ls)), d, ls);
+  for (int64_t r0 = 0; r0 < rows; r0 += group) {
+    const int64_t k = std::min(group, rows - r0);
+    GroupMaxLogSums(x + r0 * n, k, n, m, ls);
     for (int64_t j = 0; j < k; ++j) out[r0 + j] = (x[(r0 + j) * n + t[r0 + j]] - m[j]) - ls[j];
   }
 }
