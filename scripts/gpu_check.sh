@@ -14,7 +14,7 @@
 #
 # Environment: OUT, GPU_CHECK_DRY_RUN=1 (as --dry-run), GPU_CHECK_HIDE_HOST=1 (as --hide-host),
 # GPU_CHECK_BUNDLE (.gpu_bundle), GPU_CHECK_PREFIX (/tmp/gpu_check_prefix), GPU_CHECK_BUILD_DIR
-# (build-gpu), GPU_CHECK_PYTHON (python3: the one with PyTorch), GPU_CHECK_JOBS (nproc), GPU_CHECK_DEADLINE (seconds for the whole run: 530 on
+# (build-gpu), GPU_CHECK_PYTHON (python3: the one with PyTorch), GPU_CHECK_JOBS (nproc), GPU_CHECK_CTEST_JOBS (8), GPU_CHECK_DEADLINE (seconds for the whole run: 530 on
 # the device, 5400 in a dry run), GPU_CHECK_UNTIL (unpack, configure, build, ctest or bench:
 # the last step to run; the twin runs only when all of them do).
 #
@@ -103,6 +103,7 @@ export root OUT bundle prefix build twin_build jobs dry_run hide_host py cxx
 env_info() {
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "host: $(uname -srm), $(nproc) cores, $(free -g 2>/dev/null | awk '/^Mem:/{print $2 " GiB"}') memory"
+  echo "cpu: $(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ *//')"
   if [[ -r /etc/os-release ]]; then echo "os: $(. /etc/os-release && echo "$PRETTY_NAME")"; fi
   echo "glibc: $(ldd --version 2>&1 | head -1)"
   echo "c++: $("$cxx" --version 2>&1 | head -1)"
@@ -271,8 +272,12 @@ build_targets() {
   cmake --build "$build" -j "$jobs" --target "${targets[@]}" -- "${keep_going[@]}"
 }
 
+# Each test is its own process (gtest_discover_tests), and each spends ~0.4 s creating its CUDA
+# context: 524 of them serially took more than the step's 180 s on the H200 (2026-11-28), so
+# they run 8 at a time (the device is shared; each context takes ~0.5 GB of its memory).
 run_ctest() {
-  ctest --test-dir "$build" -L cuda --output-on-failure --timeout 120 --output-junit "$OUT/ctest.xml"
+  ctest --test-dir "$build" -L cuda -j "${GPU_CHECK_CTEST_JOBS:-8}" --output-on-failure --timeout 120 \
+    --output-junit "$OUT/ctest.xml"
 }
 
 run_bench() {
@@ -412,7 +417,7 @@ def read(name):
         return ""
 L = [f"gpu_check: {mode}; {total} s in all"]
 env = read("env.log")
-for key in ("date", "nvidia-smi", "nvcc", "c++", "glibc", "libstdc++", "torch", "host"):
+for key in ("date", "nvidia-smi", "nvcc", "c++", "glibc", "libstdc++", "torch", "host", "cpu"):
     for line in env.splitlines():
         if line.startswith(key + ":"):
             L.append(line)
