@@ -26,6 +26,13 @@ namespace tensor::autograd {
 //     (nodes/InPlace.cpp). Elementwise in-place ops come from the table's own
 //     template (Derivatives.cpp); tril_/triu_ are composites of masked_fill_.
 
+// Note [View index tensors]
+// The positions of views by positions and of CopySlices depend only on the geometry, so they
+// are computed on the CPU and moved to the base's device once, when recorded; select's index
+// and slice's arange are made on the gradient's device at backward. index_add and index_select
+// take their index on the data's device: the CUDA suite's first run on a GPU (2026-11-28) found
+// the view backwards on CUDA raising for a CPU index.
+
 // Note [Positions in a base]
 // A geometry (sizes, strides, storage offset) over a base's storage reads storage elements; a
 // gradient flowing back through it belongs to the base elements at those storage positions.
@@ -80,7 +87,7 @@ std::shared_ptr<FormulaNode> positions_node(const char* name, const Tensor& base
       Tensor flat = zeros({numel}, TensorOptions(g.dtype()).device(g.device()));
       return {flat.index_add(0, n.saved(0).reshape({-1}), g.reshape({-1})).view(m.sizes)};));
   node->add_input(base);
-  node->save(pos.contiguous());
+  node->save(pos.to(base.device()).contiguous());  // built on the CPU (Note [View index tensors])
   return node;
 }
 
@@ -231,8 +238,9 @@ void set_inplace_history(const Tensor& self, const std::shared_ptr<Node>& node, 
   {
     AutoGradMode no_grad(false);
     const TensorOptions idx = TensorOptions(kInt64);
-    cs->pos = pos.reshape({-1}).contiguous();
-    cs->in_view = zeros({base.numel()}, idx).index_add(0, cs->pos, ones({cs->pos.numel()}, idx)).gt(0);
+    const Tensor flat_pos = pos.reshape({-1}).contiguous();
+    cs->in_view = zeros({base.numel()}, idx).index_add(0, flat_pos, ones({flat_pos.numel()}, idx)).gt(0).to(base.device());
+    cs->pos = flat_pos.to(base.device());
   }
   for (size_t i = 0; i < std::max<size_t>(node->next_edges().size(), self_nr + 1); ++i)
     cs->mutable_next_edges().push_back(i != self_nr                ? node->next_edges()[i]
@@ -276,13 +284,13 @@ void record_view(const Tensor& out, const Tensor& base, ViewKind kind, IntArrayR
     case ViewKind::Select:
       fn = TENSOR_GRAD(
           const InputMeta& m = n.input_meta(0);
-          Tensor idx = tensor::tensor({n.ints[1]});
+          Tensor idx = tensor::tensor({n.ints[1]}).to(g.device());
           return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], idx, g.unsqueeze(n.ints[0]))};);
       break;
     case ViewKind::Slice:
       fn = TENSOR_GRAD(
           const InputMeta& m = n.input_meta(0);
-          Tensor idx = arange(n.ints[1], n.ints[1] + n.ints[3] * n.ints[2], n.ints[2]);
+          Tensor idx = arange(n.ints[1], n.ints[1] + n.ints[3] * n.ints[2], n.ints[2], TensorOptions(kInt64).device(g.device()));
           return {zeros(m.sizes, TensorOptions(g.dtype()).device(g.device())).index_add(n.ints[0], idx, g)};);
       break;
     case ViewKind::View:
