@@ -317,12 +317,13 @@ namespace {
 std::tuple<Tensor, Tensor> qr_forward(const Tensor& A, const std::string& mode);
 
 // Y = X R^{-T} for R upper triangular [.., k, k] and X [.., p, k]: row r of Y is R^{-1} applied
-// to row r of X, by back substitution in float64. A singular R gives inf/NaN, as libtorch's
-// triangular solve (QR is not differentiable there).
+// to row r of X, by back substitution in float64 on the host (for CUDA inputs too, as the
+// forward: the GPU's first run segfaulted reading device memory here). A singular R gives
+// inf/NaN, as libtorch's triangular solve (QR is not differentiable there).
 Tensor solve_right_upper_transposed(const Tensor& X, const Tensor& R) {
   const int64_t k = R.size(-1), p = X.size(-2);
-  const Tensor r = R.reshape({-1, k, k}).to(kFloat64).contiguous();
-  Tensor y = X.reshape({-1, p, k}).to(kFloat64).contiguous().clone();
+  const Tensor r = R.reshape({-1, k, k}).to(Device(kCPU), kFloat64).contiguous();
+  Tensor y = X.reshape({-1, p, k}).to(Device(kCPU), kFloat64).contiguous().clone();
   const int64_t b = r.size(0);
   const double* rd = r.data_ptr<double>();
   double* yd = y.data_ptr<double>();
@@ -336,7 +337,7 @@ Tensor solve_right_upper_transposed(const Tensor& X, const Tensor& R) {
         z[i] = acc / rb[i * k + i];
       }
     }
-  return y.reshape(X.sizes()).to(X.dtype());
+  return y.reshape(X.sizes()).to(X.device(), X.dtype());
 }
 
 // Note [QR backward]
