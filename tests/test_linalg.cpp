@@ -201,6 +201,11 @@ TEST(Linalg, BmmAndBroadcastBatch) {
   // A batch that is only broadcast (stride 0) is not copied, and must still be right.
   Tensor w = randn({1, 7, 4}).expand({5, 7, 4});
   expect_close(bmm(a, w), ref_bmm(a, w.contiguous()), 1e-5, 1e-5, "stride-0 batch");
+  // Both operands broadcast over the batch (oneDNN's descriptor takes no such batch).
+  Tensor a1 = randn({1, 3, 7}).expand({5, 3, 7});
+  expect_close(bmm(a1, w), ref_bmm(a1.contiguous(), w.contiguous()), 1e-5, 1e-5, "both stride-0 batches");
+  expect_close(bmm(a1.to(kBFloat16), w.to(kBFloat16)), ref_bmm(a1.to(kBFloat16).contiguous(), w.to(kBFloat16).contiguous()),
+               2e-2, 2e-2, "both stride-0 batches, bfloat16");
   Tensor at = randn({5, 7, 3}).transpose(1, 2);
   expect_close(bmm(at, b), ref_bmm(at, b), 1e-5, 1e-5, "transposed batch");
   Tensor ad = randn({5, 3, 7}, kFloat64), bd = randn({5, 7, 4}, kFloat64);

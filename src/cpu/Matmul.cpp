@@ -216,6 +216,13 @@ void matmul_onednn(Tensor a, Tensor w, const Tensor& bias, const Tensor& out, do
   if (!describe(w, ow)) { w = w.contiguous(); describe(w, ow); }
   const ScalarType t = out.scalar_type();
   const int64_t B = out.dim() == 3 ? out.size(0) : 1, n = out.size(-2), m = out.size(-1);
+  if (B > 1 && oa.size[0] == 1 && ow.size[0] == 1) {
+    // Both operands broadcast over the batch (stride 0): oneDNN takes dst's batch from a source
+    // and refuses the descriptor, so a is materialized over the batch (found by the CUDA suite's
+    // CPU reference for bmm of two expanded operands).
+    a = a.expand({B, a.size(-2), a.size(-1)}).contiguous();
+    describe(a, oa);
+  }
   Tensor b = bias.defined() ? bias.contiguous() : bias;
   // Blocked weights need one weight matrix for all rows: a batch of 1, or a 2-D weight under a
   // row-major batch of a whose batch stride steps whole matrices (then the batch is more rows).
