@@ -177,3 +177,23 @@ TEST(CudaElementwise, ComplexRaisesAClearError) {
     EXPECT_NE(std::string(e.what()).find("complex"), std::string::npos) << e.what();
   }
 }
+
+// resolve_conj of a complex CUDA tensor: conj_physical through the real parts (Note [Complex
+// conj_physical on CUDA]), contiguous and transposed, complex64 and complex128.
+TEST(CudaComplex, ResolveConjNegatesTheImaginaryParts) {
+  REQUIRE_CUDA();
+  for (ScalarType t : {kComplex64, kComplex128}) {
+    const Tensor re = random_input({3, 5}, kFloat64, -4, 4, 81), im = random_input({3, 5}, kFloat64, -4, 4, 82);
+    const Tensor z = (re.to(kComplex128) + im.to(kComplex128) * complex128(0, 1)).to(t);
+    for (bool transposed : {false, true}) {
+      Tensor zg = z.to(Device(kCUDA, 0));
+      Tensor src = transposed ? zg.t() : zg;
+      Tensor c = src.conj().resolve_conj();
+      EXPECT_FALSE(c.is_conj());
+      Tensor host = c.cpu();
+      const Tensor want = (transposed ? z.t() : z);
+      EXPECT_TRUE(tensor::equal(host.real(), want.real())) << to_string(t);
+      EXPECT_TRUE(tensor::equal(host.imag(), -want.imag())) << to_string(t);
+    }
+  }
+}

@@ -308,18 +308,23 @@ void copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking) {
     device_copy(dst, src.is_cuda() && src.device() == dst.device() ? src : plain_on(src, dst.device(), non_blocking));
     return;
   }
-  // To the host: converted on the device into a contiguous buffer of dst's dtype, then bytes.
+  // To the host: converted on the device into a contiguous buffer holding what dst's memory
+  // must hold (for a lazily conjugated dst, the conjugates: written through a conj view of the
+  // buffer), then bytes; the CPU's copy_ writes no conj view, so a strided dst takes the plain
+  // alias of its memory.
+  NoGradGuard no_grad;
+  const Tensor mem = dst.is_conj() ? dst.conj() : dst;
   Tensor staged = empty(dst.sizes(), TensorOptions(dst.dtype()).device(src.device()));
-  device_copy(staged, src);
-  if (dst.is_contiguous() && !dst.is_conj()) {
-    copy_bytes(dst.data_ptr(), dst.device(), staged.data_ptr(), staged.device(), static_cast<size_t>(dst.nbytes()),
+  device_copy(dst.is_conj() ? staged.conj() : staged, src);
+  if (mem.is_contiguous()) {
+    copy_bytes(mem.data_ptr(), mem.device(), staged.data_ptr(), staged.device(), static_cast<size_t>(mem.nbytes()),
                non_blocking);
     return;
   }
   Tensor host = empty(dst.sizes(), TensorOptions(dst.dtype()));
   copy_bytes(host.data_ptr(), host.device(), staged.data_ptr(), staged.device(), static_cast<size_t>(host.nbytes()),
              false);
-  Tensor(dst).copy_(host);  // the CPU kernel writes the strided or conjugated destination
+  Tensor(mem).copy_(host);  // the CPU kernel writes the strided destination
 }
 
 void fill_kernel(const Tensor& self, const Scalar& value) {

@@ -94,8 +94,32 @@ namespace {
 using cpu::BinaryOp;
 using cpu::UnaryOp;
 
+// Note [Complex conj_physical on CUDA]
+// CUDA has no complex elementwise kernels yet (docs/cuda.md), but resolve_conj of a complex
+// tensor (conj_physical) needs none: over the same shape and byte strides, the output's real
+// parts are a copy of the input's and its imaginary parts (8 or 4 bytes further) their negation,
+// two launches of the real copy and neg kernels in the complex tensors' part dtype.
+void complex_conj_kernel(const TensorIterator& iter) {
+  const ScalarType part = iter.dtype(1) == ScalarType::ComplexFloat ? ScalarType::Float : ScalarType::Double;
+  const int64_t part_bytes = part == ScalarType::Float ? 4 : 8;
+  run_elementwise(iter, "conj_physical", [&](const ElementwiseLaunch& l) {
+    if (l.is_scalar[1]) return cuda_kernels::kNoKernelForDtype;  // a device op's input is on the device
+    ElementwiseLaunch re = l;
+    re.dtype = re.out_dtype = part;
+    const LaunchStatus st = cuda_kernels::launch_copy(re);
+    if (st != 0) return st;
+    ElementwiseLaunch im = re;
+    im.data[0] += part_bytes;
+    im.data[1] += part_bytes;
+    return cuda_kernels::launch_unary(static_cast<int>(UnaryOp::Neg), im);
+  });
+}
+
 template <UnaryOp Op>
 void unary_kernel(const TensorIterator& iter) {
+  if constexpr (Op == UnaryOp::Conj) {
+    if (is_complex(iter.dtype(1)) && iter.dtype(0) == iter.dtype(1)) return complex_conj_kernel(iter);
+  }
   run_elementwise(iter, cpu::info(Op).name,
                   [](const ElementwiseLaunch& l) { return cuda_kernels::launch_unary(static_cast<int>(Op), l); });
 }
