@@ -9,6 +9,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "tests/op_table.h"
 #include "tests/test_util.h"
@@ -176,6 +177,34 @@ TEST(CudaElementwise, ComplexRaisesAClearError) {
     EXPECT_NE(std::string(e.what()).find("exp"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("complex"), std::string::npos) << e.what();
   }
+}
+
+// tril/triu on CUDA (src/cuda/CUDARearrange.cpp) against the CPU's, which are checked against
+// reference loops in tests/test_rearrange.cpp: every element size (bool, float16, float32,
+// int64, complex128), batched, wide and tall, diagonals inside and beyond the matrix, a
+// transposed input, and the in-place forms on a contiguous and a transposed tensor.
+TEST(CudaTriangle, TrilTriuMatchTheCpu) {
+  REQUIRE_CUDA();
+  const Device gpu(kCUDA, 0);
+  int seed = 70;
+  for (ScalarType t : {kBool, kFloat16, kFloat32, kInt64, kComplex128})
+    for (std::vector<int64_t> shape : {std::vector<int64_t>{5, 7}, {2, 3, 9, 4}, {1, 0, 3}})
+      for (int64_t diag : {-100, -3, -1, 0, 2, 6, 100}) {
+        Tensor x = random_input(shape, is_complex(t) ? kFloat64 : kFloat32, -3, 3, ++seed);
+        x = is_complex(t) ? (x.to(t) * complex128(0.5, -2)) : x.to(t);
+        const std::string what = std::string(to_string(t)) + " diagonal " + std::to_string(diag);
+        Tensor xg = x.to(gpu);
+        EXPECT_TRUE(tensor::equal(xg.tril(diag).cpu(), x.tril(diag))) << "tril " << what;
+        EXPECT_TRUE(tensor::equal(xg.triu(diag).cpu(), x.triu(diag))) << "triu " << what;
+        // A transposed (non-contiguous) input, and in place on it and on a contiguous copy.
+        Tensor xt = x.transpose(-1, -2), xtg = xg.transpose(-1, -2);
+        EXPECT_TRUE(tensor::equal(xtg.tril(diag).cpu(), xt.tril(diag))) << "tril of a transpose " << what;
+        Tensor a = xg.clone(), b = xg.clone().transpose(-1, -2);
+        a.triu_(diag);
+        b.tril_(diag);
+        EXPECT_TRUE(tensor::equal(a.cpu(), x.triu(diag))) << "triu_ " << what;
+        EXPECT_TRUE(tensor::equal(b.cpu(), xt.tril(diag))) << "tril_ of a transpose " << what;
+      }
 }
 
 // resolve_conj of a complex CUDA tensor: conj_physical through the real parts (Note [Complex

@@ -11,6 +11,7 @@ void register_blas_kernels();         // src/cuda/CUDABlas.cpp
 void register_optimizer_kernels();    // src/cuda/CUDAOptimizer.cpp
 void register_amp_kernels();          // src/cuda/CUDAAmp.cpp
 void register_random_kernels();       // src/cuda/CUDARandom.cpp
+void register_rearrange_kernels();    // src/cuda/CUDARearrange.cpp (tril, triu)
 
 void register_cuda_kernels() {
   register_elementwise_kernels();
@@ -21,6 +22,7 @@ void register_cuda_kernels() {
   register_optimizer_kernels();
   register_amp_kernels();
   register_random_kernels();
+  register_rearrange_kernels();
 }
 
 }  // namespace tensor::cuda_detail

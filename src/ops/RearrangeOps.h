@@ -38,7 +38,7 @@ struct RearrangeOpDefs {
 RearrangeOpDefs& rearrange_ops();
 
 /// Registers a backend's (CUDA's) kernel: tril, triu, tril_ and triu_ share TriangleKernel.
-void register_kernel(DispatchKey backend, TriangleKernel kernel);
-void register_kernel(DispatchKey backend, FlipKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, TriangleKernel kernel);
+TENSOR_API void register_kernel(DispatchKey backend, FlipKernel kernel);
 
 }  // namespace tensor::ops
