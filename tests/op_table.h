@@ -237,11 +237,13 @@ inline std::vector<StructuredCase> structured_cases() {
       {"fractional_max_pool2d", [](const V& v) { return std::get<0>(tensor::fractional_max_pool2d(v[0], {3, 2}, {3, 4}, tensor::tensor({0.3, 0.7, 0.1, 0.9}, kFloat64).reshape({1, 2, 2}))); }, {{1, 2, 5, 6}}, true, {"fractional_max_pool2d", "fractional_max_pool2d_backward"}},
       {"fractional_max_pool3d", [](const V& v) { return std::get<0>(tensor::fractional_max_pool3d(v[0], {2, 2, 2}, {2, 2, 3}, tensor::tensor({0.3, 0.7, 0.1, 0.9, 0.5, 0.2}, kFloat64).reshape({1, 2, 3}))); }, {{1, 2, 4, 3, 5}}, true, {"fractional_max_pool3d", "fractional_max_pool3d_backward"}},
       {"max_pool3d_with_indices", [](const V& v) { return std::get<0>(tensor::max_pool3d_with_indices(v[0], {2, 3, 2}, {1, 2, 1}, {1, 1, 0}, 1, true)); }, {{1, 2, 3, 4, 3}}, true, {"max_pool3d_with_indices", "max_pool2d_backward"}},
-      {"max_pool3d (unbatched)", [](const V& v) { return tensor::max_pool3d(v[0], 2, 1); }, {{2, 3, 3, 4}}},
+      // Composites (their names are no dispatcher ops) also name the op they run on, so that the
+      // CUDA mode of the table knows whether it has a kernel.
+      {"max_pool3d (unbatched)", [](const V& v) { return tensor::max_pool3d(v[0], 2, 1); }, {{2, 3, 3, 4}}, true, {"max_pool3d", "max_pool3d_with_indices"}},
       {"adaptive_max_pool3d", [](const V& v) { return std::get<0>(tensor::adaptive_max_pool3d(v[0], {2, 3, 2})); }, {{1, 2, 3, 5, 4}}, true, {"adaptive_max_pool3d", "max_pool2d_backward"}},
-      {"adaptive_max_pool2d", [](const V& v) { return std::get<0>(tensor::adaptive_max_pool2d(v[0], {3, 2})); }, {{2, 5, 4}}},
-      {"avg_pool3d", [](const V& v) { return tensor::avg_pool3d(v[0], 3, 2, 1, true, false); }, {{1, 2, 4, 5, 3}}},
-      {"adaptive_avg_pool3d", [](const V& v) { return tensor::adaptive_avg_pool3d(v[0], {2, 3, 2}); }, {{1, 2, 3, 5, 4}}},
+      {"adaptive_max_pool2d", [](const V& v) { return std::get<0>(tensor::adaptive_max_pool2d(v[0], {3, 2})); }, {{2, 5, 4}}, true, {"adaptive_max_pool2d", "adaptive_max_pool3d"}},
+      {"avg_pool3d", [](const V& v) { return tensor::avg_pool3d(v[0], 3, 2, 1, true, false); }, {{1, 2, 4, 5, 3}}, true, {"avg_pool3d", "avg_pool2d"}},
+      {"adaptive_avg_pool3d", [](const V& v) { return tensor::adaptive_avg_pool3d(v[0], {2, 3, 2}); }, {{1, 2, 3, 5, 4}}, true, {"adaptive_avg_pool3d", "adaptive_avg_pool2d"}},
       {"batch_norm (training)", [](const V& v) { return tensor::batch_norm(v[0], v[1], v[2], std::nullopt, std::nullopt, true, 0.1, 1e-5); }, {{4, 3, 2, 2}, {3}, {3}}},
       {"layer_norm", [](const V& v) { return tensor::layer_norm(v[0], {4}, v[1], v[2]); }, {{3, 2, 4}, {4}, {4}}},
       {"group_norm", [](const V& v) { return tensor::group_norm(v[0], 2, v[1], v[2]); }, {{2, 4, 3}, {4}, {4}}},

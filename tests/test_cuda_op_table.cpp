@@ -41,9 +41,14 @@ const Slots& slots() {
   return s;
 }
 
+// The rows that compute in complex: CUDA has no complex elementwise kernels yet (docs/cuda.md:
+// complex copies, fills and conj_physical only), so they must raise until it does.
+const std::set<std::string> kComplexRows = {"views: conj, real, imag", "_to_copy (real to complex)"};
+
 // A row is served on CUDA when each dispatcher op it covers has a CUDA kernel. A covered name
 // that is not a dispatcher op is a composite of public ops (its pieces are checked when it runs).
 bool served_on_cuda(const StructuredCase& c) {
+  if (kComplexRows.count(c.name)) return false;
   for (const std::string& op : optable::covered_ops(c))
     if (slots().builtin.count(op) && !slots().with_cuda.count(op)) return false;
   return true;
@@ -97,6 +102,9 @@ TEST(CudaOpTableCoverage, ElementwiseAndReductionRowsAreServed) {
     if (!served_on_cuda(c)) missing += " [" + c.name + "]";
   }
   EXPECT_EQ(found, static_cast<int>(must.size())) << "a row named here was renamed in tests/op_table.h";
+  int complex_found = 0;
+  for (const StructuredCase& c : optable::structured_cases()) complex_found += static_cast<int>(kComplexRows.count(c.name));
+  EXPECT_EQ(complex_found, static_cast<int>(kComplexRows.size())) << "a row of kComplexRows was renamed";
   EXPECT_TRUE(missing.empty()) << "rows without CUDA kernels:" << missing;
   std::printf("CUDA serves %d of %zu structured rows; not yet:%s\n", served, optable::structured_cases().size(),
               pending.c_str());

@@ -121,8 +121,12 @@ TEST(CudaTrain, MlpFirst20LossesMatchCpu) {
     const std::vector<double> cpu = train_losses(Device(kCPU), which, 20, batches);
     const std::vector<double> gpu = train_losses(Device(kCUDA, 0), which, 20, batches);
     ASSERT_EQ(cpu.size(), gpu.size());
-    // The run learns (on 4 fixed batches): the comparison is of a real trajectory.
-    EXPECT_LT(cpu.back(), cpu.front() * 0.9);
+    // The run learns (on 4 fixed batches): the comparison is of a real trajectory. Each window
+    // of 4 steps sees every batch once; SGD at lr 0.01 gains ~4% in 20 steps (2.306 -> 2.204),
+    // Adam far more. (The first GPU run found the earlier check, last loss < 0.9 x first,
+    // comparing two different batches: SGD's step 19 is 2.225 against 2.311 at step 0.)
+    auto window = [&](size_t first) { return (cpu[first] + cpu[first + 1] + cpu[first + 2] + cpu[first + 3]) / 4; };
+    EXPECT_LT(window(16), window(0) * 0.97) << (which == Opt::Adam ? "Adam" : "SGD");
     for (size_t i = 0; i < cpu.size(); ++i)
       EXPECT_NEAR(gpu[i], cpu[i], 1e-4 * (1 + std::abs(cpu[i])))
           << (which == Opt::Adam ? "Adam" : "SGD") << " step " << i;
