@@ -267,6 +267,19 @@ TEST(CudaReduce, SoftmaxLogSoftmax) {
   expect_close(tensor::log_softmax(s.cuda(), 1), tensor::log_softmax(s, 1), "log_softmax special rows");
   const Tensor h = random_input({7, 50}, kFloat16, -4, 4, 13);
   expect_close(tensor::softmax(h.cuda(), 1, kFloat32), tensor::softmax(h, 1, kFloat32), "softmax half -> float32");
+  // Rows held in registers (257 to 4096 elements, Note [Softmax rows in registers]) and either
+  // side of their bounds, with the same special rows.
+  for (ScalarType dt : {kFloat32, kFloat64})
+    for (int64_t n : {257, 1000, 1024, 1025, 4096, 4097}) {
+      Tensor r = random_input({6, n}, dt, -20, 20, static_cast<uint64_t>(14 + n));
+      r.select(0, 1).fill_(-INFINITY);
+      r.select(0, 2).narrow(0, n - 1, 1).fill_(INFINITY);
+      r.select(0, 3).narrow(0, n / 2, 1).fill_(NAN);
+      r.select(0, 4).narrow(0, 0, 1).fill_(-INFINITY);
+      const std::string what = std::string(to_string(dt)) + " rows of " + std::to_string(n);
+      expect_close(tensor::softmax(r.cuda(), 1), tensor::softmax(r, 1), "softmax " + what);
+      expect_close(tensor::log_softmax(r.cuda(), 1), tensor::log_softmax(r, 1), "log_softmax " + what);
+    }
 }
 
 TEST(CudaReduce, DeterministicAndLargeAllReduce) {
