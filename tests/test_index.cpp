@@ -310,6 +310,36 @@ TEST(IndexAdd, DocExampleAndAlpha) {
   EXPECT_EQ(vals(h), (std::vector<double>{2, 4, 1, 3}));
 }
 
+// The block path (Note [index_add by rows]): contiguous float32/float64 self and source, a
+// middle dim with outer and inner blocks, duplicate indices, alpha, int32 and strided indices,
+// against a float64 loop; a transposed source takes the general path and must agree too.
+TEST(IndexAdd, ContiguousBlocksMatchALoop) {
+  for (ScalarType t : {kFloat32, kFloat64})
+    for (bool strided_index : {false, true})
+      for (bool transposed_source : {false, true}) {
+        Tensor self = tensor::testing::random_input({3, 5, 7}, t, -2, 2, 31);
+        Tensor src = tensor::testing::random_input({3, 4, 7}, t, -2, 2, 32);
+        if (transposed_source) src = src.transpose(0, 2).contiguous().transpose(0, 2);
+        Tensor idx = tensor::tensor({4, 0, 4, 2});  // 4 twice
+        if (strided_index) idx = tensor::tensor({4, 9, 0, 9, 4, 9, 2, 9}).slice(0, 0, 8, 2);
+        const Tensor idx32 = idx.to(kInt32);
+        const double alpha = 0.5;
+        Tensor want = self.to(kFloat64).clone();  // a copy: to() of float64 is self
+        const Tensor s64 = src.to(kFloat64).contiguous();
+        for (int64_t o = 0; o < 3; ++o)
+          for (int64_t b = 0; b < 4; ++b)
+            for (int64_t j = 0; j < 7; ++j) {
+              const int64_t r = idx[b].item<int64_t>();
+              want[o][r][j] = want[o][r][j].item<double>() + alpha * s64[o][b][j].item<double>();
+            }
+        const double tol = t == kFloat32 ? 1e-6 : 1e-14;
+        EXPECT_TRUE(allclose(self.index_add(1, idx, src, alpha).to(kFloat64), want, tol, tol)) << to_string(t);
+        Tensor inplace = self.clone();
+        inplace.index_add_(1, idx32, src, alpha);
+        EXPECT_TRUE(allclose(inplace.to(kFloat64), want, tol, tol)) << to_string(t) << " int32 index, in place";
+      }
+}
+
 TEST(IndexAdd, Errors) {
   Tensor x = zeros({3, 2}, TensorOptions(kInt64));
   expect_error(
