@@ -177,6 +177,37 @@ TEST(Views, ComplexRealImagConj) {
   EXPECT_THROW(tensor::ones({2}).imag(), tensor::Error);
 }
 
+// copy_ and fill_ through a lazily conjugated view (Note [Writing through a conj view]): the
+// view reads back the written values, and its memory (the plain alias) holds their conjugates,
+// as libtorch's; complex and real sources, a broadcast one, and a strided view.
+TEST(Views, CopyAndFillThroughAConjView) {
+  Tensor z = tensor::zeros({2, 3}, kComplex128);
+  Tensor src = tensor::tensor({1.0, 2.0, 3.0}).to(kComplex128) * complex128(1, 2);  // [1+2j, 2+4j, 3+6j]
+  z.conj().copy_(src);  // broadcast over the rows
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t j = 0; j < 3; ++j) {
+      const double k = static_cast<double>(j + 1);
+      EXPECT_EQ(z[i][j].item<complex128>(), complex128(k, -2 * k));
+      EXPECT_EQ(z.conj()[i][j].item<complex128>(), complex128(k, 2 * k));
+    }
+  // A conj source into a conj destination: the memory holds the source's plain values.
+  Tensor w = tensor::zeros({3}, kComplex128);
+  w.conj().copy_(src.conj());
+  EXPECT_EQ(w[2].item<complex128>(), complex128(3, 6));
+  // A real source: the imaginary parts are 0 either way.
+  w.conj().copy_(tensor::tensor({5.0, 6.0, 7.0}));
+  EXPECT_EQ(w[1].item<complex128>(), complex128(6, 0));
+  // fill_ through a strided conj view: only its column changes, to the conjugate in memory.
+  Tensor f = tensor::zeros({2, 3}, kComplex64);
+  f.conj().select(1, 1).fill_(complex128(1.5, -2));
+  EXPECT_EQ(f[0][1].item<complex64>(), complex64(1.5f, 2.0f));
+  EXPECT_EQ(f[1][1].item<complex64>(), complex64(1.5f, 2.0f));
+  EXPECT_EQ(f[0][0].item<complex64>(), complex64(0, 0));
+  EXPECT_EQ(f.conj()[1][1].item<complex64>(), complex64(1.5f, -2.0f));
+  f.conj().fill_(3.0);  // a real value
+  EXPECT_EQ(f[1][2].item<complex64>(), complex64(3, 0));
+}
+
 TEST(Copy, AcrossDtypesLayoutsAndBroadcast) {
   Tensor a = tensor::arange(6, kFloat32).view({2, 3});
   Tensor dst = tensor::zeros({3, 2}, kFloat64);

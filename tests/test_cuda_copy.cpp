@@ -121,8 +121,8 @@ TEST(CudaDeviceCopy, ComplexThroughTheirParts) {
                                    (conj_src ? " conj source" : "") + (conj_dst ? " conj destination" : "");
           Tensor src = z.to(from).t();  // transposed
           if (conj_src) src = src.conj();
-          // The values any destination must read back; a lazily conjugated one stores their
-          // conjugates (the CPU's copy_ itself writes no conj view, so want is plain).
+          // The values any destination must read back (a lazily conjugated one stores their
+          // conjugates).
           Tensor want = empty({3, 4}, TensorOptions(to));
           want.copy_(src);
           Tensor got = empty({3, 4}, TensorOptions(to).device(kGpu));
@@ -147,8 +147,8 @@ TEST(CudaDeviceCopy, ComplexThroughTheirParts) {
   got.copy_(row.to(kGpu));
   expect_same(got, want, "float32 -> complex64, broadcast");
   // A strided complex fill, plain and through a conj view.
-  // Written through a conj view, the memory holds the conjugate (the CPU's fill_ writes no conj
-  // view, so the expected memory is filled directly).
+  // Written through a conj view, the memory holds the conjugate: the expected memory is filled
+  // directly.
   for (bool conj : {false, true}) {
     Tensor w = zeros({3, 4}, TensorOptions(kComplex64)), g = zeros({3, 4}, TensorOptions(kComplex64).device(kGpu));
     w.select(1, 1).fill_(conj ? complex128(1.5, 2) : complex128(1.5, -2));

@@ -310,8 +310,7 @@ void copy_kernel(const Tensor& dst, const Tensor& src, bool non_blocking) {
   }
   // To the host: converted on the device into a contiguous buffer holding what dst's memory
   // must hold (for a lazily conjugated dst, the conjugates: written through a conj view of the
-  // buffer), then bytes; the CPU's copy_ writes no conj view, so a strided dst takes the plain
-  // alias of its memory.
+  // buffer), then bytes, into dst's plain alias (a strided one through the CPU's copy_).
   NoGradGuard no_grad;
   const Tensor mem = dst.is_conj() ? dst.conj() : dst;
   Tensor staged = empty(dst.sizes(), TensorOptions(dst.dtype()).device(src.device()));

@@ -20,6 +20,7 @@
 // Kernels below autograd call copy_ freely: with the Autograd key excluded it never records.
 #include "src/ops/CopyOps.h"
 
+#include <complex>
 #include <vector>
 
 #include "kernels/cpu/CopyKernels.h"
@@ -58,7 +59,14 @@ Tensor& copy_fn(Tensor& self, const Tensor& src, bool non_blocking) {
     if (self.numel() == 0) return self;
     check_no_internal_overlap(self, "copy_");
     if (self.device() == src.device()) check_no_partial_overlap(self, src, "copy_");
-    kernel(self, src, non_blocking);
+    if (K == DispatchKey::CPU && self.is_conj()) {
+      // Note [Writing through a conj view]: a lazily conjugated tensor's memory holds the
+      // conjugates of its values, so the write goes to the plain alias, of src's conjugates
+      // (the CPU kernels write no conj view; CUDA's handle one themselves).
+      kernel(self.conj(), src.conj(), non_blocking);
+    } else {
+      kernel(self, src, non_blocking);
+    }
     self.unsafeGetTensorImpl()->bump_version();
     return self;
   }
@@ -80,8 +88,12 @@ Tensor& fill_fn(Tensor& self, const Scalar& value) {
         if (once.empty()) once = self.sizes().vec();
         once[d] = 1;
       }
-    if (once.empty()) kernel(self, value);
-    else kernel(self.as_strided(once, self.strides(), self.storage_offset()), value);
+    // A conj view on the CPU: its plain alias takes the conjugate (Note [Writing through a conj view]).
+    const bool through_conj = K == DispatchKey::CPU && self.is_conj();
+    const Tensor target = through_conj ? self.conj() : self;
+    const Scalar v = through_conj && value.is_complex() ? Scalar(std::conj(value.to<std::complex<double>>())) : value;
+    if (once.empty()) kernel(target, v);
+    else kernel(target.as_strided(once, target.strides(), target.storage_offset()), v);
     self.unsafeGetTensorImpl()->bump_version();
   }
   return self;
