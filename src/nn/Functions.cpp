@@ -692,7 +692,8 @@ Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, int64_t 
                "{}: target must be an integer tensor of the input's shape, got target {} for input {}", op,
                target.describe(), self.describe());
   Tensor x = self.dim() == 1 ? self.unsqueeze(0) : self;
-  Tensor y = (self.dim() == 1 ? target.unsqueeze(0) : target).to(kInt64).contiguous();
+  // The target is read on the host (a CUDA one too; its masks then go to the input's device).
+  Tensor y = (self.dim() == 1 ? target.unsqueeze(0) : target).to(Device(kCPU), kInt64).contiguous();
   const int64_t n = x.size(0), c = x.size(1);
   // From the (non-differentiable) target: valid[n, j] for the targets before the first -1,
   // is_target[n, i] for the classes among them.
@@ -709,9 +710,9 @@ Tensor multilabel_margin_loss(const Tensor& self, const Tensor& target, int64_t 
       is_target[static_cast<size_t>(r * c + t)] = 1.0;
     }
   }
-  Tensor valid_t = tensor::tensor(valid, kFloat64).reshape({n, c}).to(x.dtype());
-  Tensor not_target = 1 - tensor::tensor(is_target, kFloat64).reshape({n, c}).to(x.dtype());
-  Tensor safe_t = tensor::tensor(safe, kInt64).reshape({n, c});
+  Tensor valid_t = tensor::tensor(valid, kFloat64).reshape({n, c}).to(x.device(), x.dtype());
+  Tensor not_target = 1 - tensor::tensor(is_target, kFloat64).reshape({n, c}).to(x.device(), x.dtype());
+  Tensor safe_t = tensor::tensor(safe, kInt64).reshape({n, c}).to(x.device());
   Tensor xy = x.gather(1, safe_t);                                          // [N, J]
   Tensor h = (1 - xy.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0);           // [N, J, I]
   Tensor w = valid_t.unsqueeze(2) * not_target.unsqueeze(1);

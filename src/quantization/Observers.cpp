@@ -36,9 +36,10 @@ Tensor float_tensor(const std::vector<float>& v, IntArrayRef sizes) {
   return t;
 }
 
-// The float32 values of a buffer (any floating dtype) as a vector.
+// The float32 values of a buffer (any floating dtype, on any device: a prepared model may have
+// been moved to CUDA) as a vector.
 std::vector<float> values_of(const Tensor& t) {
-  Tensor c = t.detach().to(kFloat32).contiguous();
+  Tensor c = t.detach().to(Device(kCPU), kFloat32).contiguous();
   const float* p = c.data_ptr<float>();
   return std::vector<float>(p, p + c.numel());
 }
