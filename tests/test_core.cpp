@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -368,4 +369,21 @@ TEST(Allocator, SmallBlocksAcrossThreadsAndThreadExit) {
     Tensor b = full({16000}, static_cast<double>(i));
     EXPECT_EQ(b.sum().item<double>(), 16000.0 * i);
   }
+}
+
+// Only the CPU can be the default device (Note [Default device is the CPU]): a CUDA or meta
+// default raises naming the function, and the default stays the CPU.
+TEST(Devices, DefaultDeviceIsTheCpuOnly) {
+  for (Device d : {Device(kCUDA), Device(kMeta)}) {
+    try {
+      set_default_device(d);
+      ADD_FAILURE() << "expected tensor::Error for " << d.str();
+    } catch (const tensor::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("set_default_device"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(d.str()), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_TRUE(tensor::zeros({2}).is_cpu());
+  set_default_device(Device(kCPU));
+  EXPECT_TRUE(TensorOptions().device().is_cpu());
 }

@@ -38,6 +38,16 @@ std::ostream& operator<<(std::ostream& os, DeviceType d) { return os << Device(d
 
 static Device g_default_device(DeviceType::CPU);
 Device TensorOptions::default_device() { return g_default_device; }
-void set_default_device(Device d) { g_default_device = d; }
+// Note [Default device is the CPU]
+// Library code builds host scratch tensors (tensor::tensor of a vector, index tables, sampler
+// permutations, quantization observers, DDP headers) with default options and writes them
+// through host pointers; with a CUDA default device those writes would hit device memory and
+// crash. Until every such site names the CPU, only the CPU may be the default device.
+void set_default_device(Device d) {
+  TENSOR_CHECK(d.is_cpu(), "set_default_device: only the CPU can be the default device (got {}); pass the "
+               "device to factories instead, e.g. zeros(shape, TensorOptions().device(Device(kCUDA)))",
+               d.str());
+  g_default_device = d;
+}
 
 }  // namespace tensor

@@ -54,7 +54,8 @@ inline TensorOptions device(Device d) { return TensorOptions().device(d); }
 inline TensorOptions requires_grad(bool r = true) { return TensorOptions().requires_grad(r); }
 /// Options with only the memory format set.
 inline TensorOptions memory_format(MemoryFormat f) { return TensorOptions().memory_format(f); }
-/// Sets the device used by factories when none is given.
+/// Sets the device used by factories when none is given. Only the CPU is accepted for now
+/// (raises tensor::Error otherwise; Note [Default device is the CPU] in src/core/Device.cpp).
 TENSOR_API void set_default_device(Device d);
 
 }  // namespace tensor
