@@ -193,6 +193,47 @@ TEST(VecMathUlp, GeluSpecialValuesAndTail) {
   EXPECT_NEAR(gelu(tensor::tensor({-8.0f})).item<float>() / (-8.0 * 0.5 * std::erfc(8.0 * M_SQRT1_2)), 1.0, 1e-6);
 }
 
+// The two gelu paths (Note [Gelu by table]): vectors whose lanes are all below 4 in magnitude
+// take the table on AVX-512, and one lane past 4 sends the whole vector down the general path.
+// Values on both sides of every table interval's ends (k / 4) and random ones in (-4, 4), as
+// all-small vectors and again with lane 0 of every 16 set to 5, on every Highway target here.
+TEST(VecMathUlp, GeluTablePathAndGeneralPathAgree) {
+  std::vector<float> xs;
+  for (int k = 0; k <= 16; ++k)
+    for (float sign : {1.0f, -1.0f}) {
+      const float e = sign * static_cast<float>(k) / 4;
+      for (float v : {std::nextafter(e, -INFINITY), e, std::nextafter(e, INFINITY)})
+        if (std::abs(v) < 4) xs.push_back(v);
+    }
+  uint64_t s = 0x2545F4914F6CDD1Dull;
+  while (xs.size() % 16 != 0 || xs.size() < 4096) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;  // xorshift64
+    xs.push_back(static_cast<float>(static_cast<double>(s >> 11) * 0x1p-53 * 8 - 4));
+  }
+  std::vector<float> mixed = xs;
+  for (size_t i = 0; i < mixed.size(); i += 16) mixed[i] = 5.0f;
+  const Tensor tx = tensor::tensor(xs), tm = tensor::tensor(mixed);
+  for (int64_t target : hwy::SupportedAndGeneratedTargets()) {
+    hwy::SetSupportedTargetsForTest(target);
+    const std::string name = hwy::TargetName(target);
+    // The table needs 16 float lanes; elsewhere both inputs take the general path (8.54 ulp).
+    const bool table = target == HWY_AVX3 || target == HWY_AVX3_DL;
+    const Tensor gx = gelu(tx).contiguous(), gm = gelu(tm).contiguous();
+    const float *px = gx.data_ptr<float>(), *pm = gm.data_ptr<float>();
+    double worst_table = 0, worst_general = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      worst_table = std::max(worst_table, ulp_error(px[i], gelu_ref(xs[i])));
+      worst_general = std::max(worst_general, ulp_error(pm[i], gelu_ref(mixed[i])));
+    }
+    std::printf("gelu, %s: all-small vectors %.3f ulp, vectors with a lane past 4 %.3f ulp\n", name.c_str(),
+                worst_table, worst_general);
+    EXPECT_LE(worst_table, table ? 3.5 : 9.0) << name;
+    EXPECT_LE(worst_general, 9.0) << name;
+    EXPECT_TRUE(std::signbit(gelu(tensor::tensor({-0.0f, 1.0f})).contiguous().data_ptr<float>()[0])) << name;
+  }
+  hwy::SetSupportedTargetsForTest(0);  // back to what the CPU supports
+}
+
 // ---- binary ops with vector paths (Note [Vector binary math] in kernels/cpu/BinaryKernels.cpp) ----
 
 namespace {
