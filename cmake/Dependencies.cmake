@@ -7,11 +7,12 @@ find_package(dnnl REQUIRED)
 # safetensors headers. Both stay private: no public header includes them.
 find_package(ZLIB REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
-# libdeflate's CRC-32 (carry-less multiply folding) checks checkpoint data at memory speed,
-# 3-4x zlib's (Note [Checkpoint checksums]). Debian ships no CMake package for it: the library's
-# path is linked directly, which a static libtensor's exported link line carries as is.
-find_library(TENSOR_LIBDEFLATE deflate REQUIRED)
-find_path(TENSOR_LIBDEFLATE_INCLUDE libdeflate.h REQUIRED)
+# ISA-L's CRC-32 (carry-less multiply folding, AVX-512 where the CPU has VPCLMULQDQ) checks
+# checkpoint data faster than memory copies it (Note [Fast CRC-32]). Debian ships no CMake
+# package for it: the library's path is linked directly, which a static libtensor's exported
+# link line carries as is.
+find_library(TENSOR_ISAL isal REQUIRED)
+find_path(TENSOR_ISAL_INCLUDE isa-l/crc.h REQUIRED)
 # Gloo (Debian's libgloo-dev) runs the CPU collectives of tensor::distributed over TCP.
 find_package(Gloo CONFIG REQUIRED)
 find_package(Threads REQUIRED)

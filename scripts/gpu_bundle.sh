@@ -30,8 +30,8 @@ pkgs=(
   libgloo-dev libgloo0 libhiredis0.14 libibverbs1 libnl-3-200 libnl-route-3-200
   # zlib1g-dev's libz.so points at /lib/.../libz.so.1.2.13, which zlib1g provides.
   zlib1g-dev zlib1g
-  # libdeflate's CRC-32 for the checkpoint checksums (Note [Fast CRC-32]).
-  libdeflate-dev libdeflate0
+  # ISA-L's CRC-32 for the checkpoint checksums (Note [Fast CRC-32]).
+  libisal-dev libisal2
 )
 
 if ! command -v apt-get >/dev/null || ! command -v dpkg-deb >/dev/null; then

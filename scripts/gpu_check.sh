@@ -216,7 +216,7 @@ PY
 
 # The CMake package of each find_package() in cmake/Dependencies.cmake and tests/, as
 # -D<Package>_DIR=<its folder in the prefix>, so that find_package() takes the prefix's copy
-# before any other; zlib, libdeflate and OpenCL (found by modules or find_library) by their files.
+# before any other; zlib, ISA-L and OpenCL (found by modules or find_library) by their files.
 prefix_cmake_args() {
   local name cfg
   for name in dnnl hwy fmt GTest nlohmann_json Gloo; do
@@ -227,7 +227,7 @@ prefix_cmake_args() {
   local lib=$prefix/usr/lib/x86_64-linux-gnu
   printf '%s\n' "-DZLIB_INCLUDE_DIR=$prefix/usr/include" "-DZLIB_LIBRARY=$lib/libz.so" \
     "-DOpenCL_INCLUDE_DIR=$prefix/usr/include" "-DOpenCL_LIBRARY=$lib/libOpenCL.so" \
-    "-DTENSOR_LIBDEFLATE=$lib/libdeflate.so" "-DTENSOR_LIBDEFLATE_INCLUDE=$prefix/usr/include" \
+    "-DTENSOR_ISAL=$lib/libisal.so" "-DTENSOR_ISAL_INCLUDE=$prefix/usr/include" \
     "-DCMAKE_PREFIX_PATH=$prefix/usr"
 }
 

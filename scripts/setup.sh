@@ -3,7 +3,7 @@
 # The CUDA toolkit is used when present (/usr/local/cuda); it is not installed here.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build ccache git pkg-config lld
-      libdnnl-dev ocl-icd-opencl-dev libfmt-dev libgtest-dev libgmock-dev libhwy-dev nlohmann-json3-dev zlib1g-dev libdeflate-dev libgloo-dev
+      libdnnl-dev ocl-icd-opencl-dev libfmt-dev libgtest-dev libgmock-dev libhwy-dev nlohmann-json3-dev zlib1g-dev libisal-dev libgloo-dev
       python3
       dataset-fashion-mnist)
 if [[ "${TENSOR_WITH_LIBTORCH:-0}" == 1 ]]; then
