@@ -343,6 +343,12 @@ TEST(QuantizedLinear, BadParametersRaise) {
     Tensor x = tensor::randn({4, 3});
     x.index_put_({2, 1}, bad);
     expect_error([&] { quantized::linear_dynamic(x, *packed); }, {"quantized::linear_dynamic", "NaN or infinite"});
+    // 120 values: index 16 is inside the range's vector loop, 119 in its scalar tail.
+    for (int64_t at : {16, 119}) {
+      Tensor big = tensor::randn({40, 3});
+      big.view({-1}).index_put_({at}, bad);
+      expect_error([&] { quantized::linear_dynamic(big, *packed); }, {"quantized::linear_dynamic", "NaN or infinite"});
+    }
   }
 }
 

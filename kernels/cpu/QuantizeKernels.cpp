@@ -65,6 +65,57 @@ void QuantizeImpl(const float* src, void* dst, bool is_signed, int64_t n, float 
     QuantizeT(src, static_cast<uint8_t*>(dst), n, inv, zp);
 }
 
+// The dynamic linear's input range (Note [Dynamic quantization range] in
+// src/ops/QuantizedLinear.cpp): min and max of the values and 0, false if any is NaN or inf.
+bool FiniteRangeImpl(const float* HWY_RESTRICT src, int64_t n, float* lo, float* hi) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  auto vlo0 = hn::Zero(d), vhi0 = hn::Zero(d), vlo1 = vlo0, vhi1 = vhi0;
+  auto bad = hn::Lt(vlo0, vlo0);  // all false
+  int64_t i = 0;
+  for (; kVectors && i + 2 * N <= n; i += 2 * N) {
+    const auto a = hn::LoadU(d, src + i), b = hn::LoadU(d, src + i + N);
+    vlo0 = hn::Min(vlo0, a), vhi0 = hn::Max(vhi0, a);
+    vlo1 = hn::Min(vlo1, b), vhi1 = hn::Max(vhi1, b);
+    bad = hn::Or(bad, hn::Or(hn::Not(hn::IsFinite(a)), hn::Not(hn::IsFinite(b))));
+  }
+  float l = hn::GetLane(hn::MinOfLanes(d, hn::Min(vlo0, vlo1)));
+  float h = hn::GetLane(hn::MaxOfLanes(d, hn::Max(vhi0, vhi1)));
+  bool finite = hn::AllFalse(d, bad);
+  for (; i < n; ++i) {
+    finite &= std::isfinite(src[i]);
+    l = std::min(l, src[i]);
+    h = std::max(h, src[i]);
+  }
+  *lo = l, *hi = h;
+  return finite;
+}
+
+// The dynamic linear's epilogue (Note [Constant scales in the int8 matmul]): each row of `out`
+// [M, N] times s, plus bias[n], then ReLU (x > 0 ? x : 0) if asked; multiply and add round
+// separately (this file is compiled without contraction).
+void DynamicEpilogueImpl(float* HWY_RESTRICT out, int64_t M, int64_t N, float s, const float* HWY_RESTRICT bias,
+                         bool relu) {
+  const hn::ScalableTag<float> d;
+  const int64_t L = static_cast<int64_t>(hn::Lanes(d));
+  const auto vs = hn::Set(d, s);
+  for (int64_t m = 0; m < M; ++m) {
+    float* row = out + m * N;
+    int64_t n = 0;
+    for (; kVectors && n + L <= N; n += L) {
+      auto v = hn::Mul(hn::LoadU(d, row + n), vs);
+      if (bias) v = hn::Add(v, hn::LoadU(d, bias + n));
+      if (relu) v = hn::Max(v, hn::Zero(d));  // x86 max returns the second operand for NaN and -0
+      hn::StoreU(v, d, row + n);
+    }
+    for (; n < N; ++n) {
+      float v = row[n] * s;
+      if (bias) v += bias[n];
+      row[n] = relu ? (v > 0.f ? v : 0.f) : v;
+    }
+  }
+}
+
 template <class T>
 void DequantizeT(const T* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n, double scale, int64_t zp) {
   const double z = static_cast<double>(zp);
@@ -135,6 +186,8 @@ namespace tensor::cpu {
 HWY_EXPORT(QuantizeImpl);
 HWY_EXPORT(DequantizeImpl);
 HWY_EXPORT(BinaryImpl);
+HWY_EXPORT(FiniteRangeImpl);
+HWY_EXPORT(DynamicEpilogueImpl);
 
 void quantize_q8(const float* src, void* dst, bool is_signed, int64_t n, float inv_scale, int64_t zero_point) {
   HWY_DYNAMIC_DISPATCH(QuantizeImpl)(src, dst, is_signed, n, inv_scale, zero_point);
@@ -144,6 +197,12 @@ void dequantize_q8(const void* src, bool is_signed, float* dst, int64_t n, doubl
 }
 void binary_q8(const void* a, const void* b, void* dst, bool is_signed, int64_t n, const QBinaryParams& p) {
   HWY_DYNAMIC_DISPATCH(BinaryImpl)(a, b, dst, is_signed, n, p);
+}
+bool finite_range(const float* src, int64_t n, float* lo, float* hi) {
+  return HWY_DYNAMIC_DISPATCH(FiniteRangeImpl)(src, n, lo, hi);
+}
+void dynamic_epilogue(float* out, int64_t M, int64_t N, float s, const float* bias, bool relu) {
+  HWY_DYNAMIC_DISPATCH(DynamicEpilogueImpl)(out, M, N, s, bias, relu);
 }
 }  // namespace tensor::cpu
 #endif

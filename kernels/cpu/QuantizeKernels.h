@@ -37,4 +37,10 @@ struct QBinaryParams {
 };
 void binary_q8(const void* a, const void* b, void* dst, bool is_signed, int64_t n, const QBinaryParams& p);
 
+/// *lo = min(0, src...), *hi = max(0, src...); false if any of the n values is NaN or infinite.
+bool finite_range(const float* src, int64_t n, float* lo, float* hi);
+/// out[m, n] = out[m, n] * s (+ bias[n] if bias) (then x > 0 ? x : 0 if relu), rounding after
+/// each operation; out is [M, N] row-major.
+void dynamic_epilogue(float* out, int64_t M, int64_t N, float s, const float* bias, bool relu);
+
 }  // namespace tensor::cpu

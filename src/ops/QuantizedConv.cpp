@@ -156,12 +156,9 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
   // output parameters makes its primitive once. A zero input zero point is left out of the
   // attributes, which lets oneDNN pick its brgemm kernels (a nonzero one needs jit_int8's
   // compensation).
-  const detail::Requant rq = detail::make_requant(p.w, p.bias, qx.q_scale(), y_scale);
   const bool src_zp = qx.q_zero_point() != 0;
-  const float* sc = rq.scales.data_ptr<float>();
-  const std::vector<float> scales(sc, sc + rq.scales.numel());
   dn::Key key("quantized::conv");
-  for (float f : scales) key.add(static_cast<double>(f));
+  detail::add_scales_key(key, p.w, qx.q_scale(), y_scale);
   key.add(static_cast<int64_t>(src_zp));
   key.add(IntArrayRef(src_dims)).add(IntArrayRef(w_dims)).add(IntArrayRef(strides)).add(IntArrayRef(dil));
   key.add(IntArrayRef(pl)).add(IntArrayRef(pr)).add(static_cast<int64_t>(src_dt));
@@ -171,7 +168,7 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
       .add(static_cast<int64_t>(sum_zp));
   dn::CachedPrimitive prim = dn::cached(key, [&] {
     dnnl::primitive_attr attr = dn::make_attr();
-    attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, scales);
+    attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, detail::requant_scales(p.w, qx.q_scale(), y_scale));
     if (src_zp) attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     attr.set_zero_points(DNNL_ARG_DST, 0, {DNNL_RUNTIME_S32_VAL});
     dnnl::post_ops po;
@@ -203,7 +200,8 @@ Tensor conv_impl(const Tensor& qx, const ConvPackedParams& wp, const Tensor* res
     args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC,
                  detail::s32_scalar(static_cast<int32_t>(qx.q_zero_point()), zp_src));
   }
-  if (has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, dn::engine(), rq.bias.data_ptr()));
+  const Tensor bias = detail::requant_bias(p.w, p.bias, qx.q_scale());
+  if (has_bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, dn::engine(), bias.data_ptr()));
   dn::execute(prim, std::move(args));
   return out;
 }

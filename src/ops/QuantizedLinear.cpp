@@ -22,13 +22,14 @@
 // point (v = -154.5, y_zp = 255: 100 rather than 101), one step. The matmul behind linear does the same (its zero point
 // is an eltwise post-op: Note [Output zero point as a post-op]). The tests hold both exactly to a reference that adds
 // first, and to within one step of (for even zero points, exactly to) round-then-add.
-#include <emmintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "kernels/cpu/QuantizeKernels.h"
 #include "src/core/Check.h"
 #include "src/core/Quantizer.h"
 #include "src/ops/QuantizedOneDNN.h"
@@ -75,6 +76,8 @@ CheckedWeight check_weight(const Tensor& qweight, int64_t min_dim, int64_t max_d
     w.per_channel = true;
   }
   w.ints = as_underlying(qweight).contiguous();
+  static std::atomic<int64_t> next_id{1};
+  w.id = next_id.fetch_add(1, std::memory_order_relaxed);
   return w;
 }
 
@@ -137,19 +140,24 @@ dnnl::memory PackedWeights::get(const dnnl::memory::desc& want, const dnnl::memo
   return packed;
 }
 
-Requant make_requant(const CheckedWeight& w, const Tensor& bias, double x_scale, double y_scale) {
+std::vector<float> requant_scales(const CheckedWeight& w, double x_scale, double y_scale) {
+  std::vector<float> s(w.per_channel ? w.scales.size() : 1);
+  for (size_t c = 0; c < s.size(); ++c) s[c] = static_cast<float>(x_scale * w.scales[c] / y_scale);
+  return s;
+}
+
+Tensor requant_bias(const CheckedWeight& w, const Tensor& bias, double x_scale) {
+  if (!bias.defined()) return Tensor();
   const int64_t out = static_cast<int64_t>(w.scales.size());
-  Requant r;
-  r.scales = tensor::empty({w.per_channel ? out : 1}, TensorOptions().dtype(kFloat32));
-  float* s = r.scales.data_ptr<float>();
-  for (int64_t c = 0; c < r.scales.numel(); ++c) s[c] = static_cast<float>(x_scale * w.scales[c] / y_scale);
-  if (bias.defined()) {
-    r.bias = tensor::empty({out}, TensorOptions().dtype(kFloat32));
-    float* b = r.bias.data_ptr<float>();
-    const float* src = bias.data_ptr<float>();
-    for (int64_t c = 0; c < out; ++c) b[c] = static_cast<float>(src[c] / (x_scale * w.scales[c]));
-  }
+  Tensor r = tensor::empty({out}, TensorOptions().dtype(kFloat32));
+  float* b = r.data_ptr<float>();
+  const float* src = bias.data_ptr<float>();
+  for (int64_t c = 0; c < out; ++c) b[c] = static_cast<float>(src[c] / (x_scale * w.scales[c]));
   return r;
+}
+
+void add_scales_key(dn::Key& key, const CheckedWeight& w, double x_scale, double y_scale) {
+  key.add(w.id).add(x_scale).add(y_scale);
 }
 
 dnnl::memory f32_memory(const Tensor& t) {
@@ -190,23 +198,6 @@ std::shared_ptr<LinearPackedParams> linear_prepack(const Tensor& qweight, const 
 
 namespace {
 
-// The dynamic linear's output after its matmul (Note [Constant scales in the int8 matmul]):
-// out[m, n] = out[m, n] * x_scale + bias[n], then ReLU if asked, in place, in one pass.
-void dynamic_epilogue(const Tensor& out, int64_t M, int64_t N, float x_scale, const Tensor& bias, bool relu) {
-  float* o = out.data_ptr<float>();
-  const float* b = bias.defined() ? bias.data_ptr<float>() : nullptr;
-  for (int64_t m = 0; m < M; ++m) {
-    float* row = o + m * N;
-    if (b) {
-      for (int64_t n = 0; n < N; ++n) row[n] = row[n] * x_scale + b[n];
-    } else {
-      for (int64_t n = 0; n < N; ++n) row[n] *= x_scale;
-    }
-    if (relu)
-      for (int64_t n = 0; n < N; ++n) row[n] = row[n] > 0.f ? row[n] : 0.f;
-  }
-}
-
 // Runs the int8 matmul: x_ints [M, K] (u8 or s8, contiguous) with zero point x_zp, the packed
 // weights, into out [M, N] (u8/s8 with y_zp, or f32 with no zero point).
 void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory::data_type src_dt, double x_scale,
@@ -229,15 +220,13 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
   // (dynamic_epilogue).
   const bool dynamic = !q_out;
   const bool bias_in_prim = has_bias && !dynamic;
-  const detail::Requant rq =
-      detail::make_requant(p.w, dynamic ? Tensor() : p.bias, dynamic ? 1.0 : x_scale, dynamic ? 1.0 : y_scale);
-  const std::vector<float> scales(rq.scales.data_ptr<float>(), rq.scales.data_ptr<float>() + rq.scales.numel());
+  const double out_x_scale = dynamic ? 1.0 : x_scale, out_y_scale = dynamic ? 1.0 : y_scale;
   dn::Key key("quantized::linear");
   key.add(M).add(K).add(N).add(static_cast<int64_t>(src_dt)).add(static_cast<int64_t>(dst_dt));
   key.add(static_cast<int64_t>(p.w.per_channel)).add(static_cast<int64_t>(bias_in_prim));
   key.add(static_cast<int64_t>(relu)).add(q_out ? y_zp : int64_t{0});
   key.add(dynamic ? int64_t{-1} : x_zp);
-  for (float f : scales) key.add(static_cast<double>(f));
+  detail::add_scales_key(key, p.w, out_x_scale, out_y_scale);
   // ReLU after the bias: in the dynamic epilogue when that adds one.
   const bool relu_in_prim = relu && !(dynamic && has_bias);
   const dnnl::memory::desc src_md({M, K}, src_dt, tag::ab);
@@ -245,7 +234,7 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
   const dnnl::memory::desc bias_md({1, N}, dt::f32, tag::ab);
   dn::CachedPrimitive prim = dn::cached(key, [&] {
     dnnl::primitive_attr attr = dn::make_attr();
-    attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, scales);
+    attr.set_output_scales(p.w.per_channel ? (1 << 1) : 0, detail::requant_scales(p.w, out_x_scale, out_y_scale));
     if (dynamic) {
       attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
     } else if (x_zp != 0) {
@@ -281,9 +270,15 @@ void run_qmatmul(LinearPackedParams::Impl& p, const Tensor& x_ints, dnnl::memory
       {DNNL_ARG_DST, dnnl::memory(dst_md, dn::engine(), out.data_ptr())},
   };
   if (dynamic) args.emplace(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, detail::s32_scalar(static_cast<int32_t>(x_zp), zp_src));
-  if (bias_in_prim) args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, dn::engine(), rq.bias.data_ptr()));
+  Tensor bias;
+  if (bias_in_prim) {
+    bias = detail::requant_bias(p.w, p.bias, x_scale);
+    args.emplace(DNNL_ARG_BIAS, dnnl::memory(bias_md, dn::engine(), bias.data_ptr()));
+  }
   dn::execute(prim, std::move(args));
-  if (dynamic) dynamic_epilogue(out, M, N, static_cast<float>(x_scale), p.bias, relu && has_bias);
+  if (dynamic)
+    cpu::dynamic_epilogue(out.data_ptr<float>(), M, N, static_cast<float>(x_scale),
+                          has_bias ? p.bias.data_ptr<float>() : nullptr, relu && has_bias);
 }
 
 // The input's integers as a contiguous [M, K] tensor, checked against the packed weight.
@@ -332,64 +327,21 @@ Tensor linear_dynamic_impl(const Tensor& x, const LinearPackedParams& w, bool re
     return relu ? tensor::relu(b) : b;
   }
   // Note [Dynamic quantization range]: one scale for the whole batch, from its min and max (as
-  // libtorch's dynamic linear); 8 bits, or 7 with reduce_range. The quantization is inlined
-  // (x * (1/scale) in float32, rounded half to even by cvtps2dq under the default MXCSR, as
-  // quantize_per_tensor's nearbyint) so that it costs a fraction of the int8 matmul.
+  // libtorch's dynamic linear); 8 bits, or 7 with reduce_range. The range and the quantization
+  // (quantize_per_tensor's definition: x * (1/scale) in float32, rounded half to even) run as
+  // vector loops (kernels/cpu/QuantizeKernels.cpp), so they cost a fraction of the int8 matmul.
   const float* p = xf.data_ptr<float>();
   const int64_t n = xf.numel();
-  // One vector pass for min, max and NaN (a scalar loop cost a quarter of the matmul's time at
-  // 64 x 1024).
   float lo = 0, hi = 0;
-  bool nan = false;
-  {
-    __m128 vlo = _mm_setzero_ps(), vhi = _mm_setzero_ps(), vlo2 = vlo, vhi2 = vhi, vnan = vlo;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-      const __m128 a = _mm_loadu_ps(p + i), b = _mm_loadu_ps(p + i + 4);
-      vlo = _mm_min_ps(vlo, a);
-      vhi = _mm_max_ps(vhi, a);
-      vlo2 = _mm_min_ps(vlo2, b);
-      vhi2 = _mm_max_ps(vhi2, b);
-      vnan = _mm_or_ps(vnan, _mm_cmpunord_ps(a, b));
-    }
-    alignas(16) float l[4], h[4];
-    _mm_store_ps(l, _mm_min_ps(vlo, vlo2));
-    _mm_store_ps(h, _mm_max_ps(vhi, vhi2));
-    nan = _mm_movemask_ps(vnan) != 0;
-    for (int k = 0; k < 4; ++k) {
-      lo = std::min(lo, l[k]);
-      hi = std::max(hi, h[k]);
-    }
-    for (; i < n; ++i) {
-      lo = std::min(lo, p[i]);
-      hi = std::max(hi, p[i]);
-      nan |= p[i] != p[i];
-    }
-  }
-  TENSOR_CHECK(!nan && std::isfinite(lo) && std::isfinite(hi),
+  TENSOR_CHECK(cpu::finite_range(p, n, &lo, &hi),
                "{}: the input {} holds NaN or infinite values; dynamic quantization needs a finite range", op,
                x.describe());
   auto [s, zp] = choose_qparams(lo, hi, 0, reduce_range ? 127 : 255);
   Tensor xq = tensor::empty(xf.sizes(), TensorOptions().dtype(kUInt8));
   uint8_t* q = xq.data_ptr<uint8_t>();
-  const float inv = 1.0f / static_cast<float>(s);
-  const __m128 vinv = _mm_set1_ps(inv);
-  const __m128i vzp = _mm_set1_epi32(static_cast<int32_t>(zp));
-  const __m128i vmax = _mm_set1_epi8(static_cast<char>(reduce_range ? 127 : 255));
-  int64_t i = 0;
-  // 16 at a time: round (cvtps2dq), add the zero point, then the saturating packs clamp to
-  // [0, 255] (the values are far inside int16), and an unsigned min to 127 with reduce_range.
-  for (; i + 16 <= n; i += 16) {
-    __m128i v[4];
-    for (int k = 0; k < 4; ++k)
-      v[k] = _mm_add_epi32(_mm_cvtps_epi32(_mm_mul_ps(_mm_loadu_ps(p + i + 4 * k), vinv)), vzp);
-    const __m128i u8 = _mm_packus_epi16(_mm_packs_epi32(v[0], v[1]), _mm_packs_epi32(v[2], v[3]));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), _mm_min_epu8(u8, vmax));
-  }
-  for (; i < n; ++i) {
-    const double r = std::nearbyint(p[i] * inv) + static_cast<double>(zp);
-    q[i] = static_cast<uint8_t>(std::clamp(r, 0.0, reduce_range ? 127.0 : 255.0));
-  }
+  cpu::quantize_q8(p, q, false, n, 1.0f / static_cast<float>(s), zp);
+  if (reduce_range)  // the range maps to [0, 127]; rounding at its top may give 128
+    for (int64_t i = 0; i < n; ++i) q[i] = std::min<uint8_t>(q[i], 127);
   run_qmatmul(*w.impl(), xq, dnnl::memory::data_type::u8, s, zp, out, dnnl::memory::data_type::f32, 1.0, 0, relu);
   return out;
 }

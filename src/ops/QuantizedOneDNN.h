@@ -18,6 +18,8 @@ struct CheckedWeight {
   Tensor ints;                 // contiguous int8 copy of the integers
   std::vector<double> scales;  // one per output channel
   bool per_channel = false;
+  // Names `scales` in primitive cache keys (Note [Weight scales by id]): unique in the process.
+  int64_t id = 0;
 };
 CheckedWeight check_weight(const Tensor& qweight, int64_t min_dim, int64_t max_dim, const char* op);
 /// The bias as contiguous float32 [out] (or undefined), checked.
@@ -55,15 +57,23 @@ class PackedWeights {
   std::vector<Packed> packed_;
 };
 
-/// The runtime arguments of requantization: output scales x_scale * w_scale[c] / y_scale (one
-/// per channel or one for all) and the bias moved into the accumulator's units, bias[c] /
-/// (x_scale * w_scale[c]) (oneDNN 2.x adds the bias before scaling; Note [Requantization in
-/// oneDNN] in src/ops/QuantizedLinear.cpp).
-struct Requant {
-  Tensor scales;  // float32
-  Tensor bias;    // float32, undefined without bias
-};
-Requant make_requant(const CheckedWeight& w, const Tensor& bias, double x_scale, double y_scale);
+/// Requantization's output scales, x_scale * w_scale[c] / y_scale (one per channel, or one for
+/// all), for a primitive's attributes (Note [Requantization in oneDNN] in
+/// src/ops/QuantizedLinear.cpp).
+std::vector<float> requant_scales(const CheckedWeight& w, double x_scale, double y_scale);
+/// The bias moved into the accumulator's units, bias[c] / (x_scale * w_scale[c]), float32 (oneDNN
+/// 2.x adds the bias before scaling); undefined without a bias.
+Tensor requant_bias(const CheckedWeight& w, const Tensor& bias, double x_scale);
+
+// Note [Weight scales by id]
+// An int8 primitive's output scales are fixed at creation, so they belong to its cache key. A
+// key holding every channel's scale (1024 doubles for a 1024-wide linear) cost a hash and a
+// compare of 8 KB and the scales' computation on every call, a few microseconds against a
+// 90 us int8 matmul of 64 x 1024 x 1024. The scales are a function of the checked weight's
+// scales and the call's input and output scales, so the key holds the weight's id (fresh for
+// every prepack) and those two instead, and requant_scales runs only when a primitive is made.
+/// Adds what determines requant_scales(w, x_scale, y_scale) to a key.
+void add_scales_key(::tensor::cpu::onednn::Key& key, const CheckedWeight& w, double x_scale, double y_scale);
 
 /// A float32 / int32 one-dim memory over a tensor's data.
 dnnl::memory f32_memory(const Tensor& t);
