@@ -263,6 +263,28 @@ TEST(ReduceBodies, MaxMinPropagateNaN) {
   }
 }
 
+// The full max/min of a contiguous run takes four vectors per step, then two, then single
+// elements (MinMaxRun in kernels/cpu/ReduceKernels.cpp): a NaN or the extreme value in each of
+// those parts must be found, for lengths that end in each part.
+TEST(ReduceBodies, MaxMinRunFindsNaNAndExtremesInEveryPart) {
+  for (ScalarType dt : {kFloat32, kFloat64})
+    for (int64_t n : {32, 33, 48, 64, 95, 96, 100, 130, 1000}) {
+      const Tensor base = tensor::rand({n}, TensorOptions().dtype(dt));
+      for (int64_t at : {int64_t{0}, int64_t{17}, int64_t{40}, int64_t{70}, n / 2, n - 1}) {
+        if (at >= n) continue;
+        Tensor hi = base.clone(), lo = base.clone(), nan = base.clone();
+        hi.index_put_({at}, 5.0);
+        lo.index_put_({at}, -5.0);
+        nan.index_put_({at}, std::nan(""));
+        const std::string what = "n=" + std::to_string(n) + " at=" + std::to_string(at) + (dt == kFloat32 ? " float32" : " float64");
+        EXPECT_EQ(hi.max().item<double>(), 5.0) << what;
+        EXPECT_EQ(lo.min().item<double>(), -5.0) << what;
+        EXPECT_TRUE(std::isnan(nan.max().item<double>())) << what;
+        EXPECT_TRUE(std::isnan(nan.min().item<double>())) << what;
+      }
+    }
+}
+
 TEST(ReduceBodies, AnyAll) {
   for (ScalarType dt : kRealTypes)
     for (int layout = 0; layout < 3; ++layout)

@@ -355,17 +355,21 @@ T MinMaxRun(const T* HWY_RESTRICT p, int64_t n) {
   if (n >= 2 * N) {
     auto m0 = hn::LoadU(d, p), m1 = hn::LoadU(d, p + N);
     auto nan = hn::Or(hn::IsNaN(m0), hn::IsNaN(m1));
-    for (i = 2 * N; i + 2 * N <= n; i += 2 * N) {
+    auto m2 = m0, m3 = m1;
+    const auto better = [](auto a, auto b) { return kMax ? hn::Max(a, b) : hn::Min(a, b); };
+    // Four loads per step, as SumRun (two read max_16M 5-10% below sum_16M's bandwidth).
+    for (i = 2 * N; i + 4 * N <= n; i += 4 * N) {
+      const auto v0 = hn::LoadU(d, p + i), v1 = hn::LoadU(d, p + i + N);
+      const auto v2 = hn::LoadU(d, p + i + 2 * N), v3 = hn::LoadU(d, p + i + 3 * N);
+      nan = hn::Or(nan, hn::Or(hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)), hn::Or(hn::IsNaN(v2), hn::IsNaN(v3))));
+      m0 = better(m0, v0), m1 = better(m1, v1), m2 = better(m2, v2), m3 = better(m3, v3);
+    }
+    for (; i + 2 * N <= n; i += 2 * N) {
       const auto v0 = hn::LoadU(d, p + i), v1 = hn::LoadU(d, p + i + N);
       nan = hn::Or(nan, hn::Or(hn::IsNaN(v0), hn::IsNaN(v1)));
-      if constexpr (kMax) {
-        m0 = hn::Max(m0, v0);
-        m1 = hn::Max(m1, v1);
-      } else {
-        m0 = hn::Min(m0, v0);
-        m1 = hn::Min(m1, v1);
-      }
+      m0 = better(m0, v0), m1 = better(m1, v1);
     }
+    m0 = better(m0, m2), m1 = better(m1, m3);
     if (!hn::AllFalse(d, nan)) return std::numeric_limits<T>::quiet_NaN();
     best = kMax ? hn::GetLane(hn::MaxOfLanes(d, hn::Max(m0, m1))) : hn::GetLane(hn::MinOfLanes(d, hn::Min(m0, m1)));
   }
