@@ -282,6 +282,23 @@ TEST(Allocator, ReusesLargeBlocks) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(tensor::empty({3}).data_ptr()) % 64, 0u);
 }
 
+// Note [CPU caching allocator]: blocks between 64 KB and 1 MB are cached too, in 64 KB classes
+// (they went to glibc, which returned the top of its heap to the kernel on every free).
+TEST(Allocator, ReusesMediumBlocksWithinTheirClass) {
+  void* first;
+  {
+    Tensor a = tensor::empty({(int64_t(200) << 10) / 4});  // 200 KB: the 256 KB class
+    first = a.data_ptr();
+  }
+  Tensor b = tensor::empty({(int64_t(250) << 10) / 4});  // 250 KB: the same class
+  EXPECT_EQ(b.data_ptr(), first);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data_ptr()) % 64, 0u);
+  Tensor c = tensor::empty({(int64_t(300) << 10) / 4});  // the 320 KB class: another block
+  EXPECT_NE(c.data_ptr(), first);
+  c.fill_(1.0f);  // the whole block is writable
+  EXPECT_EQ(c.sum().item<double>(), (300 << 10) / 4);
+}
+
 // Note [Reuse the warmest block]: with several free blocks of one size class cached, a request
 // gets the one freed last (it used to get the oldest, so a loop cycled through cold blocks).
 TEST(Allocator, LargeRequestGetsTheBlockFreedLast) {

@@ -26,9 +26,13 @@ namespace tensor {
 
 // Note [CPU caching allocator]
 // Fresh pages cost more than the arithmetic of an add: a 64 MB output touched for the first
-// time page-faults 16k times. Blocks of at least kMinCached bytes are kept on free and reused
-// for a request of the same size class (rounded up to 1 MB), up to kMaxCachedBytes in total;
-// small blocks go straight to malloc, which already caches them well. Every block is
+// time page-faults 16k times. Blocks above 64 KB are kept on free and reused for a request of
+// the same size class (rounded up to 1 MB from kMinCached on, to 64 KB below it), up to
+// kMaxCachedBytes in total; smaller ones go through per-thread lists (Note [Small block
+// cache]). The blocks between 64 KB and 1 MB went straight to malloc until session 17: glibc
+// gave the top of its heap back to the kernel when they were freed and took it again for the
+// next, so an LSTM's per-step buffers (128-512 KB) paid a TLB shootdown and fresh-page faults
+// every step, 13% of lstm_fwd_bwd_T64_B32_256's samples (perf: __brk, exc_page_fault). Every block is
 // 64-byte aligned for AVX-512 loads. Blocks of 2 MB and more are 2 MB aligned and advised as
 // transparent huge pages: a strided walk over a big tensor (transpose, reductions over dim 0)
 // then misses the TLB once per 2 MB instead of once per 4 KB, and first touch faults 512x less.
@@ -43,6 +47,7 @@ namespace tensor {
 namespace {
 constexpr size_t kAlign = 64;
 constexpr size_t kMinCached = size_t(1) << 20;
+constexpr size_t kMediumGranule = size_t(64) << 10;  // the size classes below kMinCached
 constexpr size_t kMaxCachedBytes = size_t(2) << 30;
 constexpr size_t kHugePage = size_t(2) << 20;
 
@@ -206,8 +211,8 @@ class CPUCachingAllocator final : public Allocator {
  private:
   __attribute__((always_inline)) DataPtr allocate_block(size_t nbytes) {
     if (nbytes <= kSmallMax) return allocate_small(nbytes);
-    if (nbytes < kMinCached) return {raw_alloc(nbytes), reinterpret_cast<void*>(nbytes), &free_medium};
-    size_t sz = (nbytes + kMinCached - 1) / kMinCached * kMinCached;
+    const size_t granule = nbytes < kMinCached ? kMediumGranule : kMinCached;
+    size_t sz = (nbytes + granule - 1) / granule * granule;
     void* ctx = reinterpret_cast<void*>(static_cast<uintptr_t>(sz));
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -223,7 +228,6 @@ class CPUCachingAllocator final : public Allocator {
     return {hand_out(raw_alloc(sz), nbytes, sz), ctx, &free_large};
   }
 
-  static void free_medium(void* p, void* ctx) { raw_free(p, reinterpret_cast<uintptr_t>(ctx)); }
   static void free_large(void* p, void* ctx);
   void release(void* p, size_t sz) {
     std::lock_guard<std::mutex> g(mu_);
