@@ -739,6 +739,45 @@ TEST(SafetensorsChecksums, TheChecksumIsTheStandardCrc32) {
   EXPECT_TRUE(find(io::load(path), "digits").equal(bytes));
 }
 
+// Note [Clean upper vector state after ISA-L]: the CRC's AVX-512 code must not leave the upper
+// halves of the vector registers in use, or every SSE instruction the thread runs afterwards
+// pays for it. XGETBV(1) reports which state components are not in their initial state: bit 2
+// is the upper 128 bits of YMM0-15, bit 6 the upper 256 bits of ZMM0-15.
+#if defined(__x86_64__)
+namespace {
+bool xinuse_readable() {
+  unsigned a, b, c, d;
+  __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+  if (a < 0xD) return false;
+  __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+  if (!(c & (1u << 27))) return false;  // OSXSAVE
+  __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0xD), "c"(1));
+  return (a & (1u << 2)) != 0;  // XGETBV with ECX = 1
+}
+uint64_t xinuse() {
+  unsigned lo, hi;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(1));
+  return (uint64_t(hi) << 32) | lo;
+}
+}  // namespace
+
+TEST(SafetensorsChecksums, SaveAndLoadLeaveTheUpperVectorStateClean) {
+  if (!xinuse_readable()) GTEST_SKIP() << "this CPU cannot report the state components in use (XGETBV 1)";
+  const std::string path = temp_path("upper.safetensors");
+  const Tensor t = tensor::rand({int64_t(1) << 20});  // 4 MB: the CRC's vector loops run
+  io::save({{"t", t}}, path);
+  const uint64_t after_save = xinuse();
+  EXPECT_EQ(after_save & ((1u << 2) | (1u << 6)), 0u) << std::hex << after_save;
+  const int threads = get_num_threads();
+  set_num_threads(1);  // the checked load's chunks on this thread
+  auto loaded = io::load(path);
+  const uint64_t after_load = xinuse();
+  set_num_threads(threads);
+  EXPECT_EQ(after_load & ((1u << 2) | (1u << 6)), 0u) << std::hex << after_load;
+  EXPECT_TRUE(find(loaded, "t").equal(t));
+}
+#endif
+
 TEST(SafetensorsChecksums, TensorsOfManyReadChunksLoadAndAFlipInAnyChunkIsRefused) {
   // Tensors larger than one read chunk (1 MB, Note [Parallel checkpoint reads] in
   // src/io/Safetensors.cpp), of sizes that are no multiple of it: their chunks are read and

@@ -36,9 +36,27 @@ inline constexpr const char* kChecksumKey = "__crc32__";
 /// Whether loads check checksums (io::set_verify_checksums; Safetensors.cpp holds the flag).
 bool checksums_enabled();
 
+// Note [Clean upper vector state after ISA-L]
+// ISA-L's AVX-512 CRC returns without VZEROUPPER, leaving the upper halves of the vector
+// registers in use; every legacy-SSE instruction the thread ran afterwards then paid for it
+// (libtensor's baseline code is SSE2): MNIST's reader took 60 ms instead of 38 after one
+// io::save on the same thread (bench_ops mnist_read_train 1.03-1.08x torch in the whole suite,
+// 0.5x alone). crc32_of clears that state itself, on every thread that computes a CRC; the
+// test SafetensorsChecksums.SaveAndLoadLeaveTheUpperVectorStateClean reads it with XGETBV.
+inline void clear_upper_vector_state() {
+#if defined(__x86_64__)
+  static const bool avx = __builtin_cpu_supports("avx");
+  if (avx)
+    __asm__ volatile("vzeroupper" ::: "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+                     "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+#endif
+}
+
 /// The CRC-32 of n bytes (zlib's and zip's CRC; computed by ISA-L, Note [Fast CRC-32]).
 inline uint32_t crc32_of(const void* data, uint64_t n) {
-  return ::crc32_gzip_refl(0, static_cast<const unsigned char*>(data), n);
+  const uint32_t crc = ::crc32_gzip_refl(0, static_cast<const unsigned char*>(data), n);
+  clear_upper_vector_state();
+  return crc;
 }
 
 /// The CRC-32 of a then b, from a's CRC, b's CRC and b's length (zlib's crc32_combine).
