@@ -1,9 +1,11 @@
 // CPU kernel of _amp_foreach_non_finite_check_and_unscale_ (GradScaler.unscale_).
 #include "kernels/cpu/AmpKernels.h"
 
+#include <atomic>
 #include <cstdint>
 
 #include "kernels/AmpMath.h"
+#include "src/core/Parallel.h"
 
 namespace tensor::cpu {
 namespace {
@@ -12,14 +14,18 @@ namespace {
 // Half types are widened to float for both steps, as libtorch's opmath.
 template <class T, class Acc>
 bool unscale_contiguous(T* p, int64_t n, Acc inv_scale) {
-  bool bad = false;
-#pragma omp parallel for if (n > (int64_t{1} << 16)) reduction(|| : bad)
-  for (int64_t i = 0; i < n; ++i) {
-    const Acc v = static_cast<Acc>(p[i]);
-    bad = bad || amp_math::non_finite(v);
-    p[i] = static_cast<T>(amp_math::unscale(v, inv_scale));
-  }
-  return bad;
+  std::atomic<bool> bad{false};
+  ::tensor::detail::parallel_range(n, n > (int64_t{1} << 16) ? ::tensor::detail::threads_for(n) : 1,
+                                   [&](int64_t b, int64_t e) {
+                                     bool local = false;
+                                     for (int64_t i = b; i < e; ++i) {
+                                       const Acc v = static_cast<Acc>(p[i]);
+                                       local = local || amp_math::non_finite(v);
+                                       p[i] = static_cast<T>(amp_math::unscale(v, inv_scale));
+                                     }
+                                     if (local) bad.store(true, std::memory_order_relaxed);
+                                   });
+  return bad.load(std::memory_order_relaxed);
 }
 
 bool unscale_one(const Tensor& g, float inv_scale) {

@@ -20,6 +20,7 @@
 
 #include "kernels/cpu/QuantizeKernels.h"
 #include "src/core/Check.h"
+#include "src/core/Parallel.h"
 #include "src/core/Quantizer.h"
 #include "tensor/ops.h"
 #include "tensor/quantized.h"
@@ -45,8 +46,11 @@ constexpr int64_t kChunk = 65536;
 template <class F>
 void for_chunks(int64_t n, F&& f) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-#pragma omp parallel for if (chunks > 1)
-  for (int64_t c = 0; c < chunks; ++c) f(c * kChunk, std::min(kChunk, n - c * kChunk));
+  ::tensor::detail::parallel_range(
+      chunks, chunks > 1 ? static_cast<int>(std::min<int64_t>(chunks, ::tensor::detail::threads_for(n))) : 1,
+      [&](int64_t c_begin, int64_t c_end) {
+        for (int64_t c = c_begin; c < c_end; ++c) f(c * kChunk, std::min(kChunk, n - c * kChunk));
+      });
 }
 // Per-channel rows shorter than this run the scalar loop (a vector call per row would cost more).
 constexpr int64_t kMinVectorRow = 64;
@@ -98,16 +102,22 @@ void quantize_into(const Tensor& out, const Tensor& x) {
     }
     const ChannelLayout l = layout_of(xc.sizes(), q.axis());
     const bool long_rows = vec && l.inner >= kMinVectorRow;
-#pragma omp parallel for if (xc.numel() > kChunk)
-    for (int64_t row = 0; row < l.outer * l.channels; ++row) {
-      const int64_t c = row % l.channels, i0 = row * l.inner;
-      const float inv = 1.0f / static_cast<float>(q.channel_scale(c));
-      const int64_t zp = q.channel_zero_point(c);
-      if (long_rows)
-        cpu::quantize_q8(src + i0, dst + i0, is_signed, l.inner, inv, zp);
-      else
-        for (int64_t i = i0; i < i0 + l.inner; ++i) dst[i] = cpu::quantize_value<T>(src[i], inv, zp);
-    }
+    ::tensor::detail::parallel_range(
+        l.outer * l.channels,
+        xc.numel() > kChunk
+            ? static_cast<int>(std::min<int64_t>(l.outer * l.channels, ::tensor::detail::threads_for(xc.numel())))
+            : 1,
+        [&](int64_t row_begin, int64_t row_end) {
+          for (int64_t row = row_begin; row < row_end; ++row) {
+            const int64_t c = row % l.channels, i0 = row * l.inner;
+            const float inv = 1.0f / static_cast<float>(q.channel_scale(c));
+            const int64_t zp = q.channel_zero_point(c);
+            if (long_rows)
+              cpu::quantize_q8(src + i0, dst + i0, is_signed, l.inner, inv, zp);
+            else
+              for (int64_t i = i0; i < i0 + l.inner; ++i) dst[i] = cpu::quantize_value<T>(src[i], inv, zp);
+          }
+        });
   });
 }
 
@@ -182,14 +192,20 @@ Tensor dequantize(const Tensor& self) {
     }
     const ChannelLayout l = layout_of(ints.sizes(), q.axis());
     const bool long_rows = vec && l.inner >= kMinVectorRow;
-#pragma omp parallel for if (ints.numel() > kChunk)
-    for (int64_t row = 0; row < l.outer * l.channels; ++row) {
-      const int64_t c = row % l.channels, i0 = row * l.inner;
-      if (long_rows)
-        cpu::dequantize_q8(src + i0, is_signed, dst + i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
-      else
-        scalar(i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
-    }
+    ::tensor::detail::parallel_range(
+        l.outer * l.channels,
+        ints.numel() > kChunk
+            ? static_cast<int>(std::min<int64_t>(l.outer * l.channels, ::tensor::detail::threads_for(ints.numel())))
+            : 1,
+        [&](int64_t row_begin, int64_t row_end) {
+          for (int64_t row = row_begin; row < row_end; ++row) {
+            const int64_t c = row % l.channels, i0 = row * l.inner;
+            if (long_rows)
+              cpu::dequantize_q8(src + i0, is_signed, dst + i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
+            else
+              scalar(i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
+          }
+        });
   });
   return out;
 }
