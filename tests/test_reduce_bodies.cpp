@@ -276,7 +276,8 @@ TEST(ReduceBodies, MaxMinRunFindsNaNAndExtremesInEveryPart) {
         hi.index_put_({at}, 5.0);
         lo.index_put_({at}, -5.0);
         nan.index_put_({at}, std::nan(""));
-        const std::string what = "n=" + std::to_string(n) + " at=" + std::to_string(at) + (dt == kFloat32 ? " float32" : " float64");
+        const std::string what =
+            "n=" + std::to_string(n) + " at=" + std::to_string(at) + (dt == kFloat32 ? " float32" : " float64");
         EXPECT_EQ(hi.max().item<double>(), 5.0) << what;
         EXPECT_EQ(lo.min().item<double>(), -5.0) << what;
         EXPECT_TRUE(std::isnan(nan.max().item<double>())) << what;

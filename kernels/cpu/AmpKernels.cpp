@@ -15,16 +15,15 @@ namespace {
 template <class T, class Acc>
 bool unscale_contiguous(T* p, int64_t n, Acc inv_scale) {
   std::atomic<bool> bad{false};
-  ::tensor::detail::parallel_range(n, n > (int64_t{1} << 16) ? ::tensor::detail::threads_for(n) : 1,
-                                   [&](int64_t b, int64_t e) {
-                                     bool local = false;
-                                     for (int64_t i = b; i < e; ++i) {
-                                       const Acc v = static_cast<Acc>(p[i]);
-                                       local = local || amp_math::non_finite(v);
-                                       p[i] = static_cast<T>(amp_math::unscale(v, inv_scale));
-                                     }
-                                     if (local) bad.store(true, std::memory_order_relaxed);
-                                   });
+  ::tensor::detail::parallel_range(n, ::tensor::detail::threads_for(n), [&](int64_t b, int64_t e) {
+    bool local = false;
+    for (int64_t i = b; i < e; ++i) {
+      const Acc v = static_cast<Acc>(p[i]);
+      local = local || amp_math::non_finite(v);
+      p[i] = static_cast<T>(amp_math::unscale(v, inv_scale));
+    }
+    if (local) bad.store(true, std::memory_order_relaxed);
+  });
   return bad.load(std::memory_order_relaxed);
 }
 

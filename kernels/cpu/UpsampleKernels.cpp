@@ -19,6 +19,7 @@ namespace tensor::cpu {
 namespace loops {
 namespace {
 
+using tensor::detail::parallel_range;
 using tensor::detail::threads_for;
 
 // PyTorch's area_pixel_compute_scale.
@@ -69,31 +70,28 @@ void upsample_bicubic2d(const Tensor& x, const Upsample2d& g, const Tensor& out)
     const T* xd = x.data_ptr<T>();
     T* od = out.data_ptr<T>();
     const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
-    ::tensor::detail::parallel_range(
-        g.planes,
-        static_cast<int>(std::min<int64_t>(g.planes, ::tensor::detail::threads_for(g.planes * out_plane * 16))),
-        [&](int64_t pl_begin, int64_t pl_end) {
-          for (int64_t pl = pl_begin; pl < pl_end; ++pl) {
-            const T* xp = xd + pl * in_plane;
-            T* op = od + pl * out_plane;
-            for (int64_t oy = 0; oy < g.oh; ++oy) {
-              const auto& iy = ty.index[static_cast<size_t>(oy)];
-              const auto& wy = ty.weight[static_cast<size_t>(oy)];
-              for (int64_t ox = 0; ox < g.ow; ++ox) {
-                const auto& ix = tx.index[static_cast<size_t>(ox)];
-                const auto& wx = tx.weight[static_cast<size_t>(ox)];
-                A acc = 0;
-                for (size_t j = 0; j < 4; ++j) {
-                  const T* row = xp + iy[j] * g.iw;
-                  A r = 0;
-                  for (size_t i = 0; i < 4; ++i) r += wx[i] * static_cast<A>(row[ix[i]]);
-                  acc += wy[j] * r;
-                }
-                op[oy * g.ow + ox] = convert<T>(acc);
-              }
+    parallel_range(g.planes, threads_for(g.planes * out_plane * 16), [&](int64_t pl_begin, int64_t pl_end) {
+      for (int64_t pl = pl_begin; pl < pl_end; ++pl) {
+        const T* xp = xd + pl * in_plane;
+        T* op = od + pl * out_plane;
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const auto& iy = ty.index[static_cast<size_t>(oy)];
+          const auto& wy = ty.weight[static_cast<size_t>(oy)];
+          for (int64_t ox = 0; ox < g.ow; ++ox) {
+            const auto& ix = tx.index[static_cast<size_t>(ox)];
+            const auto& wx = tx.weight[static_cast<size_t>(ox)];
+            A acc = 0;
+            for (size_t j = 0; j < 4; ++j) {
+              const T* row = xp + iy[j] * g.iw;
+              A r = 0;
+              for (size_t i = 0; i < 4; ++i) r += wx[i] * static_cast<A>(row[ix[i]]);
+              acc += wy[j] * r;
             }
+            op[oy * g.ow + ox] = convert<T>(acc);
           }
-        });
+        }
+      }
+    });
   });
 }
 
@@ -106,29 +104,26 @@ void upsample_bicubic2d_backward(const Tensor& grad_out, const Upsample2d& g, co
     const T* gd = grad_out.data_ptr<T>();
     T* gi = grad_in.data_ptr<T>();
     const int64_t in_plane = g.ih * g.iw, out_plane = g.oh * g.ow;
-    ::tensor::detail::parallel_range(
-        g.planes,
-        static_cast<int>(std::min<int64_t>(g.planes, ::tensor::detail::threads_for(g.planes * out_plane * 16))),
-        [&](int64_t pl_begin, int64_t pl_end) {
-          for (int64_t pl = pl_begin; pl < pl_end; ++pl) {
-            // Accumulate the plane in the opmath type (clamped taps hit the border many times).
-            std::vector<A> acc(static_cast<size_t>(in_plane), A(0));
-            const T* gp = gd + pl * out_plane;
-            for (int64_t oy = 0; oy < g.oh; ++oy) {
-              const auto& iy = ty.index[static_cast<size_t>(oy)];
-              const auto& wy = ty.weight[static_cast<size_t>(oy)];
-              for (int64_t ox = 0; ox < g.ow; ++ox) {
-                const auto& ix = tx.index[static_cast<size_t>(ox)];
-                const auto& wx = tx.weight[static_cast<size_t>(ox)];
-                const A v = static_cast<A>(gp[oy * g.ow + ox]);
-                for (size_t j = 0; j < 4; ++j)
-                  for (size_t i = 0; i < 4; ++i) acc[static_cast<size_t>(iy[j] * g.iw + ix[i])] += v * wy[j] * wx[i];
-              }
-            }
-            T* out = gi + pl * in_plane;
-            for (int64_t k = 0; k < in_plane; ++k) out[k] = convert<T>(acc[static_cast<size_t>(k)]);
+    parallel_range(g.planes, threads_for(g.planes * out_plane * 16), [&](int64_t pl_begin, int64_t pl_end) {
+      for (int64_t pl = pl_begin; pl < pl_end; ++pl) {
+        // Accumulate the plane in the opmath type (clamped taps hit the border many times).
+        std::vector<A> acc(static_cast<size_t>(in_plane), A(0));
+        const T* gp = gd + pl * out_plane;
+        for (int64_t oy = 0; oy < g.oh; ++oy) {
+          const auto& iy = ty.index[static_cast<size_t>(oy)];
+          const auto& wy = ty.weight[static_cast<size_t>(oy)];
+          for (int64_t ox = 0; ox < g.ow; ++ox) {
+            const auto& ix = tx.index[static_cast<size_t>(ox)];
+            const auto& wx = tx.weight[static_cast<size_t>(ox)];
+            const A v = static_cast<A>(gp[oy * g.ow + ox]);
+            for (size_t j = 0; j < 4; ++j)
+              for (size_t i = 0; i < 4; ++i) acc[static_cast<size_t>(iy[j] * g.iw + ix[i])] += v * wy[j] * wx[i];
           }
-        });
+        }
+        T* out = gi + pl * in_plane;
+        for (int64_t k = 0; k < in_plane; ++k) out[k] = convert<T>(acc[static_cast<size_t>(k)]);
+      }
+    });
   });
 }
 

@@ -27,9 +27,10 @@ inline int threads_for(int64_t work) {
 // and a [64, 64] gather a seventh of its call). parallel_range runs a one-thread range inline.
 
 /// Runs f(begin, end) over [0, n) in at most nt contiguous chunks (f once, inline, when one
-/// thread suffices). f must not throw.
+/// thread suffices); never more threads than items. f must not throw.
 template <class F>
 void parallel_range(int64_t n, int nt, const F& f) {
+  if (n < nt) nt = static_cast<int>(n);
   if (nt <= 1) {
     if (n > 0) f(int64_t{0}, n);
     return;

@@ -43,7 +43,9 @@
 namespace tensor {
 namespace {
 using detail::as_underlying;
+using detail::parallel_range;
 using detail::shape_str;
+using detail::threads_for;
 
 template <class F>
 void visit_q8(ScalarType t, F&& f) {
@@ -138,14 +140,12 @@ Tensor binary(const Tensor& qa, const Tensor& qb, double scale, int64_t zp, BinK
   auto* po = static_cast<uint8_t*>(out.data_ptr());
   const int64_t n = out.numel();
   const int64_t chunks = (n + kParallelGrain - 1) / kParallelGrain;
-  ::tensor::detail::parallel_range(
-      chunks, chunks > 1 ? static_cast<int>(std::min<int64_t>(chunks, ::tensor::detail::threads_for(n))) : 1,
-      [&](int64_t c_begin, int64_t c_end) {
-        for (int64_t c = c_begin; c < c_end; ++c) {
-          const int64_t b0 = c * kParallelGrain;
-          cpu::binary_q8(pa + b0, pb + b0, po + b0, is_signed, std::min(kParallelGrain, n - b0), p);
-        }
-      });
+  parallel_range(chunks, threads_for(n), [&](int64_t c_begin, int64_t c_end) {
+    for (int64_t c = c_begin; c < c_end; ++c) {
+      const int64_t b0 = c * kParallelGrain;
+      cpu::binary_q8(pa + b0, pb + b0, po + b0, is_signed, std::min(kParallelGrain, n - b0), p);
+    }
+  });
   // Back to the inputs' dim order (a contiguous output stays a whole tensor, not a view).
   if (std::is_sorted(order.begin(), order.end())) return out;
   std::vector<int64_t> inverse(order.size());
@@ -167,12 +167,10 @@ Tensor requantized_ints(const Tensor& q, double scale, int64_t zp) {
     const T* s = static_cast<const T*>(src.data_ptr());
     T* d = static_cast<T*>(dst.data_ptr());
     const int64_t n = src.numel();
-    ::tensor::detail::parallel_range(
-        n, n > kParallelGrain ? static_cast<int>(std::min<int64_t>(n, ::tensor::detail::threads_for(n))) : 1,
-        [&](int64_t i_begin, int64_t i_end) {
-          for (int64_t i = i_begin; i < i_end; ++i)
-            d[i] = static_cast<T>(round_clamp((static_cast<double>(s[i]) - zq) * sq / scale, zp, lo, hi));
-        });
+    parallel_range(n, threads_for(n), [&](int64_t i_begin, int64_t i_end) {
+      for (int64_t i = i_begin; i < i_end; ++i)
+        d[i] = static_cast<T>(round_clamp((static_cast<double>(s[i]) - zq) * sq / scale, zp, lo, hi));
+    });
   });
   return dst;
 }
@@ -237,14 +235,9 @@ void for_planes(const Tensor& xc, Tensor& out, int64_t ih, int64_t iw, int64_t o
   const int64_t planes = xc.numel() / std::max<int64_t>(ih * iw, 1);
   const T* src = static_cast<const T*>(xc.data_ptr());
   T* dst = static_cast<T*>(out.data_ptr());
-  ::tensor::detail::parallel_range(
-      planes,
-      planes * ih * iw > kParallelGrain
-          ? static_cast<int>(std::min<int64_t>(planes, ::tensor::detail::threads_for(planes * ih * iw)))
-          : 1,
-      [&](int64_t pl_begin, int64_t pl_end) {
-        for (int64_t pl = pl_begin; pl < pl_end; ++pl) f(src + pl * ih * iw, dst + pl * oh * ow);
-      });
+  parallel_range(planes, threads_for(planes * ih * iw), [&](int64_t pl_begin, int64_t pl_end) {
+    for (int64_t pl = pl_begin; pl < pl_end; ++pl) f(src + pl * ih * iw, dst + pl * oh * ow);
+  });
 }
 
 // Note [Channels-last quantized max pooling]
@@ -265,37 +258,32 @@ Tensor q_max_pool2d_channels_last(const Tensor& x, const Window& wh, const Windo
     const T* src = static_cast<const T*>(xi.data_ptr());
     T* dst = static_cast<T*>(out_nhwc.data_ptr());
     const int64_t rows = n * wh.out;
-    ::tensor::detail::parallel_range(
-        rows,
-        rows * ww.out * c > kParallelGrain
-            ? static_cast<int>(std::min<int64_t>(rows, ::tensor::detail::threads_for(rows * ww.out * c)))
-            : 1,
-        [&](int64_t r_begin, int64_t r_end) {
-          for (int64_t r = r_begin; r < r_end; ++r) {
-            const int64_t b = r / wh.out, y = r % wh.out;
-            for (int64_t xo = 0; xo < ww.out; ++xo) {
-              T* o = dst + ((b * wh.out + y) * ww.out + xo) * c;
-              bool first = true;
-              for (int64_t a = 0; a < wh.k; ++a) {
-                const int64_t iy = y * wh.s - wh.p + a * wh.d;
-                if (iy < 0 || iy >= ih) continue;
-                for (int64_t e = 0; e < ww.k; ++e) {
-                  const int64_t ix = xo * ww.s - ww.p + e * ww.d;
-                  if (ix < 0 || ix >= iw) continue;
-                  const T* __restrict in = src + ((b * ih + iy) * iw + ix) * c;
-                  T* __restrict acc = o;
-                  if (first) {
-                    std::memcpy(acc, in, static_cast<size_t>(c) * sizeof(T));
-                    first = false;
-                  } else {
+    parallel_range(rows, threads_for(rows * ww.out * c), [&](int64_t r_begin, int64_t r_end) {
+      for (int64_t r = r_begin; r < r_end; ++r) {
+        const int64_t b = r / wh.out, y = r % wh.out;
+        for (int64_t xo = 0; xo < ww.out; ++xo) {
+          T* o = dst + ((b * wh.out + y) * ww.out + xo) * c;
+          bool first = true;
+          for (int64_t a = 0; a < wh.k; ++a) {
+            const int64_t iy = y * wh.s - wh.p + a * wh.d;
+            if (iy < 0 || iy >= ih) continue;
+            for (int64_t e = 0; e < ww.k; ++e) {
+              const int64_t ix = xo * ww.s - ww.p + e * ww.d;
+              if (ix < 0 || ix >= iw) continue;
+              const T* __restrict in = src + ((b * ih + iy) * iw + ix) * c;
+              T* __restrict acc = o;
+              if (first) {
+                std::memcpy(acc, in, static_cast<size_t>(c) * sizeof(T));
+                first = false;
+              } else {
 #pragma omp simd
-                    for (int64_t ch = 0; ch < c; ++ch) acc[ch] = acc[ch] < in[ch] ? in[ch] : acc[ch];
-                  }
-                }
+                for (int64_t ch = 0; ch < c; ++ch) acc[ch] = acc[ch] < in[ch] ? in[ch] : acc[ch];
               }
             }
           }
-        });
+        }
+      }
+    });
   });
   return out;
 }

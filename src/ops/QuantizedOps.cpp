@@ -28,7 +28,9 @@
 namespace tensor {
 namespace {
 using detail::as_underlying;
+using detail::parallel_range;
 using detail::quantizer_of;
+using detail::threads_for;
 
 template <class F>
 void visit_qint(ScalarType t, F&& f) {
@@ -40,17 +42,14 @@ void visit_qint(ScalarType t, F&& f) {
   }
 }
 
-
 // Runs f(begin, length) over [0, n) in chunks, on OpenMP's threads when there are several.
 constexpr int64_t kChunk = 65536;
 template <class F>
 void for_chunks(int64_t n, F&& f) {
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  ::tensor::detail::parallel_range(
-      chunks, chunks > 1 ? static_cast<int>(std::min<int64_t>(chunks, ::tensor::detail::threads_for(n))) : 1,
-      [&](int64_t c_begin, int64_t c_end) {
-        for (int64_t c = c_begin; c < c_end; ++c) f(c * kChunk, std::min(kChunk, n - c * kChunk));
-      });
+  parallel_range(chunks, threads_for(n), [&](int64_t c_begin, int64_t c_end) {
+    for (int64_t c = c_begin; c < c_end; ++c) f(c * kChunk, std::min(kChunk, n - c * kChunk));
+  });
 }
 // Per-channel rows shorter than this run the scalar loop (a vector call per row would cost more).
 constexpr int64_t kMinVectorRow = 64;
@@ -102,22 +101,17 @@ void quantize_into(const Tensor& out, const Tensor& x) {
     }
     const ChannelLayout l = layout_of(xc.sizes(), q.axis());
     const bool long_rows = vec && l.inner >= kMinVectorRow;
-    ::tensor::detail::parallel_range(
-        l.outer * l.channels,
-        xc.numel() > kChunk
-            ? static_cast<int>(std::min<int64_t>(l.outer * l.channels, ::tensor::detail::threads_for(xc.numel())))
-            : 1,
-        [&](int64_t row_begin, int64_t row_end) {
-          for (int64_t row = row_begin; row < row_end; ++row) {
-            const int64_t c = row % l.channels, i0 = row * l.inner;
-            const float inv = 1.0f / static_cast<float>(q.channel_scale(c));
-            const int64_t zp = q.channel_zero_point(c);
-            if (long_rows)
-              cpu::quantize_q8(src + i0, dst + i0, is_signed, l.inner, inv, zp);
-            else
-              for (int64_t i = i0; i < i0 + l.inner; ++i) dst[i] = cpu::quantize_value<T>(src[i], inv, zp);
-          }
-        });
+    parallel_range(l.outer * l.channels, threads_for(xc.numel()), [&](int64_t row_begin, int64_t row_end) {
+      for (int64_t row = row_begin; row < row_end; ++row) {
+        const int64_t c = row % l.channels, i0 = row * l.inner;
+        const float inv = 1.0f / static_cast<float>(q.channel_scale(c));
+        const int64_t zp = q.channel_zero_point(c);
+        if (long_rows)
+          cpu::quantize_q8(src + i0, dst + i0, is_signed, l.inner, inv, zp);
+        else
+          for (int64_t i = i0; i < i0 + l.inner; ++i) dst[i] = cpu::quantize_value<T>(src[i], inv, zp);
+      }
+    });
   });
 }
 
@@ -192,20 +186,15 @@ Tensor dequantize(const Tensor& self) {
     }
     const ChannelLayout l = layout_of(ints.sizes(), q.axis());
     const bool long_rows = vec && l.inner >= kMinVectorRow;
-    ::tensor::detail::parallel_range(
-        l.outer * l.channels,
-        ints.numel() > kChunk
-            ? static_cast<int>(std::min<int64_t>(l.outer * l.channels, ::tensor::detail::threads_for(ints.numel())))
-            : 1,
-        [&](int64_t row_begin, int64_t row_end) {
-          for (int64_t row = row_begin; row < row_end; ++row) {
-            const int64_t c = row % l.channels, i0 = row * l.inner;
-            if (long_rows)
-              cpu::dequantize_q8(src + i0, is_signed, dst + i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
-            else
-              scalar(i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
-          }
-        });
+    parallel_range(l.outer * l.channels, threads_for(ints.numel()), [&](int64_t row_begin, int64_t row_end) {
+      for (int64_t row = row_begin; row < row_end; ++row) {
+        const int64_t c = row % l.channels, i0 = row * l.inner;
+        if (long_rows)
+          cpu::dequantize_q8(src + i0, is_signed, dst + i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
+        else
+          scalar(i0, l.inner, q.channel_scale(c), q.channel_zero_point(c));
+      }
+    });
   });
   return out;
 }
