@@ -142,8 +142,8 @@ HWY_INLINE V GeluByTable(D d, V x, V u) {
 
 template <class D, class V>
 HWY_INLINE V Gelu(D d, V x) {
+  const V a = hn::Abs(x);
   if constexpr (hn::MaxLanes(D()) == 16 && std::is_same_v<hn::TFromD<D>, float>) {
-    const V a = hn::Abs(x);
     if (hn::AllTrue(d, hn::Lt(a, hn::Set(d, 4.0f)))) return GeluByTable(d, x, a);
   }
   const hn::RebindToSigned<D> di;
@@ -153,7 +153,6 @@ HWY_INLINE V Gelu(D d, V x) {
   // (7.5e-8 relative) over powers of two, which is exact.
   static constexpr float kE[] = {1.000000119e+00f,      9.999997020e-01f / 2,  4.999889433e-01f / 4,
                                  1.666757464e-01f / 8,  4.191538319e-02f / 16, 8.297652006e-03f / 32};
-  const V a = hn::Abs(x);
   const V u = hn::Min(a, hn::Set(d, 13.27f));
   const V h = hn::Mul(u, u);
   const V l = hn::MulSub(u, u, h);  // u^2 = h + l exactly
